@@ -1,0 +1,23 @@
+# Two entry points for a fresh machine with Python 3, pip and make:
+#   make demo   set up .venv and run the Tesla P4 demo
+#   make test   set up .venv and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test clean
+
+$(BIN)/.graphguard-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(BIN)/.graphguard-installed
+	$(BIN)/graphguard demo
+
+test: $(BIN)/.graphguard-installed
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info
