@@ -1,0 +1,30 @@
+"""A finding, as every reporter sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding. Rows and columns are 1-based, as editors and ruff show them.
+
+    ``end_row``/``end_column`` point just past the reported expression. ``loop_row``/``loop_column``
+    locate the loop that repeats it (None for checker codes such as ``GG001``).
+    """
+
+    filename: str
+    row: int
+    column: int
+    code: str
+    name: str
+    message: str
+    end_row: int
+    end_column: int
+    loop_row: int | None = None
+    loop_column: int | None = None
+
+    @property
+    def url(self) -> str:
+        """Where the rule's documentation page lives, relative to the repository root."""
+        return f"docs/rules/{self.code}.md"

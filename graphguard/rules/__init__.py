@@ -1,0 +1,24 @@
+"""The rule catalog: every rule class, by code, in code order.
+
+``RULES`` is built once at import; the checker builds its dispatch table (effect -> rule) from the
+selected subset once per run, not per file.
+"""
+
+from __future__ import annotations
+
+from graphguard.rules.base import Rule
+from graphguard.rules.gg101_op_in_session_loop import OpInSessionLoop
+from graphguard.rules.gg102_saver_in_session_loop import SaverInSessionLoop
+from graphguard.rules.gg103_initializer_in_session_loop import InitializerInSessionLoop
+
+RULES: dict[str, type[Rule]] = {
+    rule.CODE: rule for rule in (OpInSessionLoop, SaverInSessionLoop, InitializerInSessionLoop)
+}
+
+#: Codes reported by the checker itself rather than by a rule: (code, name, summary).
+CHECKER_CODES: dict[str, tuple[str, str]] = {
+    "GG001": ("syntax-error", "The file could not be parsed (Python 2 code is common in TF1-era repositories)."),
+    "GG002": ("io-error", "The file could not be read or decoded."),
+}
+
+__all__ = ["RULES", "CHECKER_CODES", "Rule"]

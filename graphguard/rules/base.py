@@ -1,0 +1,42 @@
+"""The shape of a rule: one small, self-describing class per module (after Fixit's rules).
+
+A rule reports one kind of :class:`~graphguard.analysis.loops.Construction` that the shared analysis
+finds; it does no traversal of its own, so adding a rule costs no extra pass over the file. Its class
+docstring is its documentation (markdown with ruff's headings), ``MESSAGE`` its message, and its
+``VALID`` and ``INVALID`` snippets are both its tests (``tests/test_rules.py``) and the examples in
+its generated page (``docs/rules/CODE.md``).
+
+In ``INVALID`` snippets, every line that must be reported ends with a ``# CODE`` comment
+(``saver = tf.train.Saver()  # GG102``); no other line may be reported for that code.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from graphguard.analysis.catalog import Effect
+
+
+class Rule:
+    """Base class. Subclasses set every class attribute below."""
+
+    CODE: ClassVar[str]  #: stable code, ``GG102``
+    NAME: ClassVar[str]  #: kebab-case name saying what is wrong, ``saver-in-session-loop``
+    EFFECT: ClassVar[Effect]  #: the construction effect this rule reports
+    #: Message template. ``{call}`` is the callee as written (``tf.train.Saver``), ``{loop_row}`` the
+    #: 1-based line of the loop that repeats it.
+    MESSAGE: ClassVar[str]
+    VALID: ClassVar[tuple[str, ...]]
+    INVALID: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def message(cls, call: str, loop_row: int) -> str:
+        """The finding's message for the callee text ``call`` repeated by the loop at ``loop_row``."""
+        return cls.MESSAGE.format(call=call, loop_row=loop_row)
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first paragraph of the docstring's "What it does" section, on one line."""
+        doc = (cls.__doc__ or "").strip()
+        body = doc.split("## What it does", 1)[-1].strip()
+        return " ".join(body.split("\n\n", 1)[0].split())

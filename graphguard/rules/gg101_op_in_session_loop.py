@@ -1,0 +1,188 @@
+"""GG101 op-in-session-loop."""
+
+from graphguard.analysis.catalog import Effect
+from graphguard.rules.base import Rule
+
+
+class OpInSessionLoop(Rule):
+    """
+    ## What it does
+    Finds TensorFlow calls that build graph ops (`tf.argmax`, `tf.reduce_mean`, `tf.nn.softmax`,
+    `tf.layers.dense`, `optimizer.minimize`, ...) on every iteration of a loop that also runs a
+    session step (`sess.run`, `tensor.eval`, `op.run`).
+
+    ## Why is this bad?
+    In graph mode (TF 1.x, or `tf.compat.v1` under TF 2) a call such as `tf.argmax(y, 1)` does not
+    compute anything: it adds new nodes to the default graph and returns a symbolic tensor. Inside the
+    training loop it adds them again on every step, so the graph grows without bound. After any op is
+    added, the next `Session.run` copies the whole graph to the runtime again (about 11-22 us per
+    existing op) and builds a new executor for the new fetch, so every step is slower than the last and
+    memory climbs until the job dies. A public report shows a 0.1 s step creeping past 1.7 s.
+
+    Build every op once, before the loop, and only *run* it in the loop. Feed values that change per
+    step through a `tf.placeholder` and `feed_dict`.
+
+    ## References
+    - [`tf.Graph.finalize`](https://www.tensorflow.org/api_docs/python/tf/Graph#finalize): makes any
+      later op creation raise, the runtime counterpart of this rule (`graphguard.GraphGuard`).
+    - [`tf.compat.v1.Session.run`](https://www.tensorflow.org/api_docs/python/tf/compat/v1/Session#run)
+    """
+
+    CODE = "GG101"
+    NAME = "op-in-session-loop"
+    EFFECT = Effect.OP
+    MESSAGE = (
+        "`{call}(...)` builds new graph ops on every iteration of the session loop at line {loop_row}; "
+        "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
+    )
+
+    VALID = (
+        # The fix for the first INVALID example: built once, run per step.
+        """\
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 10])
+y = tf.layers.dense(x, 3)
+prediction = tf.argmax(y, 1)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for batch in batches:
+        print(sess.run(prediction, feed_dict={x: batch}))
+""",
+        # A loop that runs no session step: building towers before training is how graphs are made.
+        """\
+import tensorflow as tf
+
+losses = []
+for gpu in range(4):
+    with tf.device("/gpu:%d" % gpu):
+        losses.append(tf.reduce_mean(tower(gpu)))
+total = tf.add_n(losses)
+sess = tf.Session()
+for step in range(1000):
+    sess.run(total)
+""",
+        # A graph made fresh in the same iteration: each trial has its own small graph.
+        """\
+import tensorflow as tf
+
+for lr in [0.1, 0.01]:
+    with tf.Graph().as_default():
+        loss = tf.reduce_mean(model())
+        train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(train_op)
+""",
+        # The default graph is reset at the start of every iteration.
+        """\
+import tensorflow as tf
+
+for fold in range(5):
+    tf.reset_default_graph()
+    logits = build_model()
+    loss = tf.reduce_mean(logits)
+    sess = tf.Session()
+    sess.run(loss)
+""",
+        # A function defined in the loop is not called there; defining it builds nothing.
+        """\
+import tensorflow as tf
+
+sess = tf.Session()
+for step in range(10):
+    def make_metric(t):
+        return tf.reduce_mean(t)
+    sess.run(train_op)
+""",
+        # Host-side TensorFlow utilities build no ops.
+        """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    for step in range(100):
+        sess.run(train_op)
+        tf.logging.info("step %d", step)
+        if tf.gfile.Exists("STOP"):
+            break
+        tf.train.latest_checkpoint("ckpt")
+""",
+        # Running existing ops and reading tensors by name add nothing.
+        """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    graph = tf.get_default_graph()
+    while True:
+        logits = graph.get_tensor_by_name("logits:0")
+        sess.run(logits)
+""",
+    )
+
+    INVALID = (
+        """\
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 10])
+y = tf.layers.dense(x, 3)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for batch in batches:
+        print(sess.run(tf.argmax(y, 1), feed_dict={x: batch}))  # GG101
+""",
+        # A while loop and an InteractiveSession with T.eval() as the step.
+        """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+step = 0
+while step < 1000:
+    accuracy = tf.reduce_mean(tf.cast(correct, tf.float32))  # GG101
+    print(accuracy.eval(feed_dict={x: xs}))
+    step += 1
+""",
+        # The loss and the train op are rebuilt on every step; the optimizer object itself builds nothing.
+        """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    for step in range(100):
+        loss = tf.reduce_mean(tf.square(pred - y))  # GG101
+        train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)  # GG101
+        sess.run(train_op)
+""",
+        # The op is built in the outer loop, the step runs in the inner one: the graph grows per epoch.
+        """\
+from tensorflow.compat import v1
+
+sess = v1.Session()
+for epoch in range(10):
+    for batch in batches:
+        sess.run(train_op, feed_dict={x: batch})
+    epoch_accuracy = v1.reduce_mean(accuracies)  # GG101
+""",
+        # tf.compat.v1 spelled out, MonitoredTrainingSession, an op's own run() as the step.
+        """\
+import tensorflow as tf
+
+with tf.compat.v1.train.MonitoredTrainingSession() as mon_sess:
+    while not mon_sess.should_stop():
+        step_op = tf.compat.v1.assign_add(counter, 1)  # GG101
+        step_op.run(session=mon_sess)
+""",
+        # A comprehension is a loop too.
+        """\
+import tensorflow as tf
+
+sess = tf.Session()
+scores = [sess.run(tf.nn.softmax(logits), {x: batch}) for batch in batches]  # GG101
+""",
+        # A session passed in as a parameter, an alias of the module.
+        """\
+import tensorflow
+tf1 = tensorflow.compat.v1
+
+def evaluate(sess, batches):
+    for batch in batches:
+        sess.run(tf1.image.resize(images, [64, 64]), {raw: batch})  # GG101
+""",
+    )
