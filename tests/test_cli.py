@@ -1,0 +1,158 @@
+"""The command line as a user runs it: output formats, exit codes, one-line errors, no TensorFlow import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LEAKY = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+        saver = tf.train.Saver()
+    """
+)
+CLEAN = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    prediction = tf.argmax(y, 1)
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(prediction)
+    """
+)
+
+
+def graphguard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "graphguard", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_concise_output_and_exit_code_1(tree):
+    result = graphguard("check", str(tree))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    leaky = str(tree / "leaky.py")
+    assert lines[0].startswith(f"{leaky}:5:14: GG101 op-in-session-loop: `tf.argmax(...)`")
+    assert lines[1].startswith(f"{leaky}:6:13: GG102 saver-in-session-loop: `tf.train.Saver(...)`")
+    assert "session loop at line 4" in lines[1]
+    assert len(lines) == 2
+    assert "Found 2 findings in 1 of 2 files checked." in result.stderr
+
+
+def test_clean_file_exits_0(tree):
+    result = graphguard("check", str(tree / "clean.py"))
+    assert result.returncode == 0
+    assert result.stdout == ""
+    assert "All checks passed (1 files checked)." in result.stderr
+
+
+def test_json_output_has_ruff_keys(tree):
+    result = graphguard("check", "--output-format", "json", str(tree))
+    assert result.returncode == 1
+    findings = json.loads(result.stdout)
+    assert [f["code"] for f in findings] == ["GG101", "GG102"]
+    saver = findings[1]
+    assert saver["name"] == "saver-in-session-loop"
+    assert saver["filename"] == str((tree / "leaky.py").resolve())
+    assert saver["location"] == {"row": 6, "column": 13}
+    assert saver["end_location"] == {"row": 6, "column": 29}
+    assert saver["loop"] == {"row": 4, "column": 1}
+    assert saver["fix"] is None
+    assert saver["url"] == "docs/rules/GG102.md"
+    assert (ROOT / saver["url"]).exists()
+
+
+def test_json_output_for_clean_tree_is_an_empty_array(tree):
+    result = graphguard("check", "--output-format", "json", str(tree / "clean.py"))
+    assert (result.returncode, json.loads(result.stdout)) == (0, [])
+
+
+def test_exit_zero_select_ignore_and_statistics(tree):
+    assert graphguard("check", "--exit-zero", str(tree)).returncode == 0
+    only_saver = graphguard("check", "--select", "GG102", str(tree))
+    assert [line.split()[1] for line in only_saver.stdout.splitlines()] == ["GG102"]
+    ignored = graphguard("check", "--ignore", "GG1", str(tree))
+    assert (ignored.returncode, ignored.stdout) == (0, "")
+    stats = graphguard("check", "--statistics", str(tree))
+    assert stats.stdout.split() == ["1", "GG101", "op-in-session-loop", "1", "GG102", "saver-in-session-loop"]
+
+
+def test_syntax_error_is_reported_and_other_files_still_checked(tree):
+    (tree / "py2.py").write_text("import tensorflow as tf\nprint 'hello'\n")
+    result = graphguard("check", str(tree))
+    assert result.returncode == 1
+    codes = [line.split()[1] for line in result.stdout.splitlines()]
+    assert codes == ["GG101", "GG102", "GG001"]
+    assert f"{tree / 'py2.py'}:2:1: GG001 syntax-error:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "/no/such/path"], "graphguard: error: /no/such/path: no such file or directory"),
+        (["check", "--select", "XX9", "."], "graphguard: error: --select: unknown rule code or prefix 'XX9'"),
+        (["check", "--output-format", "xml", "."], "graphguard: error: argument --output-format: invalid choice"),
+        (["rule", "GG999"], "graphguard: error: unknown rule code 'GG999'"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(tree, args, message):
+    result = graphguard(*args, cwd=tree)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(message)
+
+
+def test_skips_virtualenvs_and_git(tree):
+    venv = tree / "myenv"
+    (venv / "lib").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr\n")
+    (venv / "lib" / "dep.py").write_text(LEAKY)
+    (tree / ".git").mkdir()
+    (tree / ".git" / "hook.py").write_text(LEAKY)
+    result = graphguard("check", "--output-format", "json", str(tree))
+    assert {Path(f["filename"]).name for f in json.loads(result.stdout)} == {"leaky.py"}
+
+
+def test_default_path_is_the_current_folder(tree):
+    result = graphguard("check", cwd=tree)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith("leaky.py:5:14: GG101")
+
+
+def test_rule_command_prints_the_rule_page():
+    result = graphguard("rule", "GG102")
+    assert result.returncode == 0
+    assert result.stdout.startswith("# GG102 saver-in-session-loop")
+    assert "## Why is this bad?" in result.stdout
+
+
+def test_check_never_imports_tensorflow(tree):
+    code = (
+        "import sys; from graphguard.cli import main; "
+        f"main(['check', '-q', {str(tree)!r}]); "
+        "heavy = [m for m in ('tensorflow', 'numpy', 'psutil', 'keras') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "[]"

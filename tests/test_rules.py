@@ -1,0 +1,181 @@
+"""Every rule's VALID and INVALID snippets, one test case each (the snippets are also the docs)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graphguard.checker import Checker
+from graphguard.rules import RULES
+
+CHECKER = Checker()
+_MARKER = re.compile(r"#\s*(GG\d{3})\s*$")
+
+
+def _cases(kind: str):
+    for code, rule in RULES.items():
+        for index, source in enumerate(getattr(rule, kind)):
+            yield pytest.param(code, source, id=f"{code}-{kind.lower()}-{index}")
+
+
+def _expected_rows(source: str, code: str) -> set[int]:
+    return {row for row, line in enumerate(source.splitlines(), 1) if (m := _MARKER.search(line)) and m[1] == code}
+
+
+@pytest.mark.parametrize(("code", "source"), list(_cases("VALID")))
+def test_valid_snippet_is_not_reported(code, source):
+    found = [d for d in CHECKER.check_source(source.encode(), "snippet.py") if d.code == code]
+    assert found == []
+
+
+@pytest.mark.parametrize(("code", "source"), list(_cases("INVALID")))
+def test_invalid_snippet_is_reported_on_marked_lines(code, source):
+    expected = _expected_rows(source, code)
+    assert expected, "an INVALID snippet must mark at least one line"
+    found = [d for d in CHECKER.check_source(source.encode(), "snippet.py") if d.code == code]
+    assert {d.row for d in found} == expected
+    assert len(found) == len(expected), "one finding per marked line"
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_rule_has_six_examples_of_each_kind(code):
+    rule = RULES[code]
+    assert len(rule.VALID) >= 6 and len(rule.INVALID) >= 6
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_rule_docstring_has_the_standard_headings(code):
+    doc = RULES[code].__doc__
+    for heading in ("## What it does", "## Why is this bad?", "## References"):
+        assert heading in doc
+
+
+def test_finding_reports_the_loop_that_repeats_it():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for epoch in range(10):
+    for batch in batches:
+        sess.run(train_op)
+    acc = tf.reduce_mean(history)
+"""
+    (finding,) = CHECKER.check_source(source, "t.py")
+    assert (finding.row, finding.column, finding.loop_row, finding.loop_column) == (6, 11, 3, 1)
+    assert "session loop at line 3" in finding.message
+    assert finding.message.startswith("`tf.reduce_mean(...)`")
+
+
+def test_innermost_session_loop_is_reported():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for epoch in range(10):
+    for batch in batches:
+        sess.run(tf.argmax(y, 1))
+"""
+    (finding,) = CHECKER.check_source(source, "t.py")
+    assert finding.loop_row == 4
+
+
+def test_nested_op_calls_are_one_finding_but_savers_inside_are_kept():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+while True:
+    sess.run(tf.argmax(tf.nn.softmax(tf.matmul(x, w)), 1))
+    sess.run(tf.group(tf.global_variables_initializer(), tf.local_variables_initializer()))
+"""
+    found = [(d.row, d.code) for d in CHECKER.check_source(source, "t.py")]
+    assert found == [(4, "GG101"), (5, "GG101"), (5, "GG103"), (5, "GG103")]
+
+
+def test_for_iterable_is_evaluated_once():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for value in sess.run(tf.unstack(values)):
+    sess.run(train_op, {x: value})
+"""
+    assert CHECKER.check_source(source, "t.py") == []
+
+
+def test_graph_entered_outside_the_loop_is_not_fresh():
+    source = b"""\
+import tensorflow as tf
+with tf.Graph().as_default():
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+"""
+    assert [d.row for d in CHECKER.check_source(source, "t.py")] == [5]
+
+
+def test_graph_created_outside_but_entered_inside_the_loop_is_not_fresh():
+    source = b"""\
+import tensorflow as tf
+g = tf.Graph()
+sess = tf.Session(graph=g)
+for step in range(10):
+    with g.as_default():
+        sess.run(tf.argmax(y, 1))
+"""
+    assert [d.row for d in CHECKER.check_source(source, "t.py")] == [6]
+
+
+def test_reset_in_an_outer_loop_does_not_excuse_an_inner_session_loop():
+    source = b"""\
+import tensorflow as tf
+for trial in range(3):
+    tf.reset_default_graph()
+    build()
+    sess = tf.Session()
+    for step in range(100):
+        sess.run(tf.argmax(y, 1))
+"""
+    found = CHECKER.check_source(source, "t.py")
+    assert [(d.row, d.loop_row) for d in found] == [(7, 6)]
+
+
+def test_local_name_shadowing_tf_is_not_tensorflow():
+    source = b"""\
+import tensorflow as tf
+def train(sess, tf):
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+"""
+    assert CHECKER.check_source(source, "t.py") == []
+
+
+def test_sess_run_results_are_not_tensors():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for step in range(10):
+    loss = sess.run(loss_op)
+    loss.eval()
+    print(loss.mean())
+"""
+    assert CHECKER.check_source(source, "t.py") == []
+
+
+def test_file_without_tensorflow_is_not_parsed():
+    # The prefilter skips the file before parsing: even a syntax error is not reported.
+    assert CHECKER.check_source(b"print 'hello'\n", "py2.py") == []
+
+
+def test_python2_tensorflow_file_is_a_syntax_error_with_cpython_position():
+    (finding,) = CHECKER.check_source(b"import tensorflow as tf\nprint 'x'\n", "py2.py")
+    assert (finding.code, finding.row, finding.column) == ("GG001", 2, 1)
+    assert "Missing parentheses" in finding.message
+
+
+def test_selection_limits_codes():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for step in range(10):
+    sess.run(tf.argmax(y, 1))
+    tf.train.Saver()
+"""
+    assert [d.code for d in Checker({"GG102"}).check_source(source, "t.py")] == ["GG102"]
