@@ -31,6 +31,19 @@ PREFILTER = (b"tensorflow", b"keras")
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
 
 
+def _callee_text(module: cst.Module, func: cst.BaseExpression) -> str:
+    """The callee as the user wrote it, on one line, with inner calls' arguments elided:
+    ``tf.train.AdamOptimizer(...).minimize``."""
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return f"{_callee_text(module, func.value)}.{func.attr.value}"
+    if isinstance(func, cst.Call):
+        return f"{_callee_text(module, func.func)}(...)"
+    text = " ".join(module.code_for_node(func).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class Checker:
     """Checks source files against a fixed selection of rules.
 
@@ -73,7 +86,7 @@ class Checker:
             rule: type[Rule] = self._by_effect[construction.effect]
             where = positions[construction.node]
             loop = positions[construction.loop].start
-            call = module.code_for_node(construction.func)
+            call = _callee_text(module, construction.func)
             found.append(
                 Diagnostic(
                     filename=filename,
