@@ -179,3 +179,17 @@ for step in range(10):
     tf.train.Saver()
 """
     assert [d.code for d in Checker({"GG102"}).check_source(source, "t.py")] == ["GG102"]
+
+
+def test_message_shows_a_multiline_chained_callee_on_one_line():
+    # Regression: the callee's source text, line breaks and all, went into the message.
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for step in range(10):
+    train = tf.train.AdamOptimizer(learning_rate=lr,
+                                   beta1=0.9).minimize(loss)
+    sess.run(train)
+"""
+    (finding,) = CHECKER.check_source(source, "t.py")
+    assert finding.message.startswith("`tf.train.AdamOptimizer(...).minimize(...)` builds new graph ops")
