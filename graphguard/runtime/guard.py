@@ -44,8 +44,11 @@ _FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
     "step through a tf.compat.v1.placeholder and feed_dict."
 )
-# RSS is sampled after step 1 and every _RSS_EVERY steps (psutil costs 33-44 us per read).
+# RSS (psutil, 33-44 us per read) is sampled after step 1, then on every _RSS_EVERY-th step if at
+# least _RSS_SECONDS passed since the last sample, and when stats is read or the guard released. So a
+# 0.2 ms step pays nothing measurable and a slow step is still sampled every 10 steps.
 _RSS_EVERY = 10
+_RSS_SECONDS = 1.0
 # Median step time is taken over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
 # Count mode reads Operation.traceback (about 11 us per op) for every new op up to this many; beyond
@@ -305,33 +308,36 @@ def _refused_change(frame: Any) -> tuple[Optional[str], str]:
     local = frame.f_locals
     if name == "_create_op_internal":
         op_type = str(local.get("op_type"))
-        return op_type, f"a new {op_type!r} op"
+        return op_type, f"add a new {op_type!r} op"
     if name == "_create_op_from_tf_operation":
         try:
             from tensorflow.python.client import pywrap_tf_session  # lazy: only on the error path
 
             op_type = pywrap_tf_session.TF_OperationOpType(local["c_op"])
-            return op_type, f"a new {op_type!r} op"
+            return op_type, f"add a new {op_type!r} op"
         except Exception:
-            return None, "new ops"
+            return None, "add new ops"
     if name in ("add_to_collection", "add_to_collections", "clear_collection"):
-        return None, f"a change to graph collection {local.get('name', local.get('names'))!r}"
+        return None, f"change graph collection {local.get('name', local.get('names'))!r}"
     if name in ("_add_function", "_remove_function"):
-        fn = local.get("function")
-        return None, f"library function {getattr(fn, 'name', local.get('name'))!r}"
+        fn_name = getattr(local.get("function"), "name", local.get("name"))
+        if isinstance(fn_name, bytes):
+            fn_name = fn_name.decode("utf-8", "replace")
+        verb = "add" if name == "_add_function" else "remove"
+        return None, f"{verb} library function {fn_name!r}"
     if name == "_add_new_tf_operations":
-        return None, "new ops"
-    return None, "a change"
+        return None, "add new ops"
+    return None, "modify the graph"
 
 
 def _finalized_error(
     op_type: Optional[str], what: str, filename: Optional[str], lineno: Optional[int], step: int
 ) -> GraphGrowthError:
     message = (
-        f"tried to add {what} to the finalized graph at step {step} "
-        f"({step} guarded run{'s' if step != 1 else ''} done), at {_where(filename, lineno)}\n"
+        f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), "
+        f"at {_where(filename, lineno)}\n"
         f"{_source_lines([(filename, lineno)])}\n"
-        f"The guarded graph is finalized, so TensorFlow refused the op. {_WHY}\n{_FIX}"
+        f"The guarded graph is finalized, so nothing was added. {_WHY}\n{_FIX}"
     )
     return GraphGrowthError(message, op_type=op_type, filename=filename, lineno=lineno, step=step)
 
@@ -401,7 +407,8 @@ class GraphGuard:
             or from ``run`` (count mode).
 
     Cost per guarded run: two ``time.perf_counter`` calls, one ``Graph.version`` read (O(1)), a
-    counter and an append; psutil RSS every 10 steps. About 2 us, see docs/guard.md.
+    counter and an append; a psutil RSS read (about 40 us) on every 10th step at most once a
+    second. Measured about 1-2 us per run, see docs/guard.md.
     ``release()`` (also ``__exit__`` and ``close()``) undoes the guard: TF's finalization check is
     restored and the graph is un-finalized (``Graph._unsafe_unfinalize``) if it was not finalized
     when guarding started.
@@ -436,6 +443,7 @@ class GraphGuard:
         self._first_seconds: Optional[float] = None
         self._recent_seconds: collections.deque[float] = collections.deque(maxlen=_STEP_WINDOW)
         self._process = _psutil_process()
+        self._rss_time = float("inf") if self._process is None else 0.0  # perf_counter of the last sample
         self._rss_first: Optional[int] = None
         self._rss_last: Optional[int] = None
 
@@ -462,13 +470,14 @@ class GraphGuard:
             self._on_growth(version)
         start = time.perf_counter()
         result = self._sess.run(fetches, feed_dict, options, run_metadata)
-        seconds = time.perf_counter() - start
+        end = time.perf_counter()
         self._steps += 1
-        self._recent_seconds.append(seconds)
-        if self._first_seconds is None:
-            self._first_seconds = seconds
-        if self._process is not None and (self._steps == 1 or self._steps % _RSS_EVERY == 0):
-            self._sample_rss()
+        self._recent_seconds.append(end - start)
+        if self._steps % _RSS_EVERY == 0 and end - self._rss_time >= _RSS_SECONDS:
+            self._sample_rss(end)
+        elif self._steps == 1:
+            self._first_seconds = end - start
+            self._sample_rss(end)
         return result
 
     def _on_growth(self, version: int) -> None:
@@ -549,7 +558,7 @@ class GraphGuard:
         """
         if not self._active:
             return
-        if self._process is not None and self._steps:
+        if self._steps:
             self._sample_rss()
         self._final_version = self._graph.version
         self._active = False
@@ -574,7 +583,7 @@ class GraphGuard:
         # Fallback for when the hook could not be installed (or TF raised from a path that does not
         # call _check_not_finalized): turn TF's plain error into a GraphGrowthError, after the fact.
         if exc_type is RuntimeError and str(exc) == _FINALIZED_MESSAGE:
-            op_type, what = None, "a new op"
+            op_type, what = None, "add a new op"
             frame_tb = tb
             while frame_tb is not None:  # TF may have filtered its own frames out of the traceback
                 if frame_tb.tb_frame.f_code.co_name in _TF_CHANGERS:
@@ -592,7 +601,7 @@ class GraphGuard:
 
         While guarding, reading it takes a fresh RSS sample (psutil, about 40 us).
         """
-        if self._active and self._process is not None and self._steps:
+        if self._active and self._steps:
             self._sample_rss()
         ops = self._graph.version if self._final_version is None else self._final_version
         steps = self._steps
@@ -614,7 +623,10 @@ class GraphGuard:
             rss_growth_bytes=rss_growth,
         )
 
-    def _sample_rss(self) -> None:
+    def _sample_rss(self, now: Optional[float] = None) -> None:
+        if self._process is None:
+            return
+        self._rss_time = time.perf_counter() if now is None else now
         try:
             rss = self._process.memory_info().rss
         except Exception:  # psutil.Error: process info unavailable
