@@ -74,6 +74,9 @@ class GraphGrowthError(RuntimeError):
             ``None`` in finalize mode, where the op was refused and nothing was added.
     """
 
+    # Shown in tracebacks as graphguard.GraphGrowthError, the name users import it by.
+    __module__ = "graphguard"
+
     def __init__(
         self,
         message: str,
@@ -188,12 +191,22 @@ def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
 _DIRS: Optional[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = None
+_INTERNAL: dict[str, bool] = {}  # filename -> verdict; a process touches few distinct files
 
 
 def _is_internal(filename: str) -> bool:
+    verdict = _INTERNAL.get(filename)
+    if verdict is None:
+        verdict = _INTERNAL[filename] = _classify(filename)
+    return verdict
+
+
+def _classify(filename: str) -> bool:
     global _DIRS
-    if not filename or filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+    if not filename or filename.startswith("<frozen"):  # importlib; but <stdin>, <ipython-input-..> are user code
         return True
+    if filename.startswith("<"):
+        return False
     if _DIRS is None:
         _DIRS = _internal_dirs()
     pkgs, stdlib, site_dirs = _DIRS
@@ -244,7 +257,11 @@ def _op_location(op: Any) -> tuple[Optional[str], Optional[int]]:
         tb = op.traceback
     except Exception:  # an op imported from a GraphDef may have no traceback
         return None, None
-    return _user_location(reversed(list(tb)))
+    for i in range(len(tb) - 1, -1, -1):  # innermost first, without copying the whole stack
+        frame = tb[i]
+        if not _is_internal(frame.filename):
+            return frame.filename, frame.lineno
+    return None, None
 
 
 def _where(filename: Optional[str], lineno: Optional[int]) -> str:
