@@ -126,10 +126,11 @@ def test_unfinalized_after_exit_and_session_still_usable(model):
     assert str(info.value) == "Graph is finalized and cannot be modified."
 
 
-def test_finalized_before_stays_finalized(model):
+@pytest.mark.parametrize("mode", ["finalize", "count"])
+def test_finalized_before_stays_finalized(model, mode):
     graph, sess, x, _, loss = model
-    graph.finalize()
-    with GraphGuard(sess) as guarded:
+    graph.finalize()  # as MonitoredSession does
+    with GraphGuard(sess, mode=mode) as guarded:
         guarded.run(loss, {x: FEED})
         with pytest.raises(GraphGrowthError):
             tf.reduce_max(x)
