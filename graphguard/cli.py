@@ -82,19 +82,10 @@ def _run_check(args) -> int:
     except FileNotFoundError as missing:
         raise UsageError(f"{missing.args[0]}: no such file or directory") from None
 
-    checker = Checker(selected)
-    diagnostics = []
-    internal_errors = 0
-    for path in files:
-        try:
-            diagnostics.extend(checker.check_file(path))
-        except RecursionError:
-            internal_errors += 1
-            print(f"graphguard: error: {path}: too deeply nested to analyse", file=sys.stderr)
-        except Exception as error:  # a bug in graphguard: say where, keep checking the rest
-            internal_errors += 1
-            print(f"graphguard: internal error: {path}: {type(error).__name__}: {error} "
-                  "(please report this)", file=sys.stderr)
+    report = Checker(selected).check_paths(files)
+    diagnostics = report.diagnostics
+    for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
+        print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 
     if args.statistics:
         counts: dict[tuple[str, str], int] = {}
@@ -113,7 +104,7 @@ def _run_check(args) -> int:
         else:
             print(f"All checks passed ({len(files)} files checked).", file=sys.stderr)
 
-    if internal_errors:
+    if report.errors:
         return EXIT_ERROR
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS

@@ -159,9 +159,24 @@ for step in range(10):
     assert CHECKER.check_source(source, "t.py") == []
 
 
-def test_file_without_tensorflow_is_not_parsed():
-    # The prefilter skips the file before parsing: even a syntax error is not reported.
-    assert CHECKER.check_source(b"print 'hello'\n", "py2.py") == []
+def test_syntax_error_is_reported_in_any_file():
+    # Any file may hold a helper that a loop elsewhere calls, so every file is parsed.
+    (finding,) = CHECKER.check_source(b"print 'hello'\n", "py2.py")
+    assert (finding.code, finding.row) == ("GG001", 1)
+
+
+def test_periodic_condition_is_not_a_once_guard():
+    source = b"""\
+import tensorflow as tf
+sess = tf.Session()
+for step in range(1000):
+    sess.run(train_op)
+    if step % 100 == 0:
+        saver = tf.train.Saver()
+    if step == 0:
+        first = tf.reduce_mean(x)
+"""
+    assert [(d.row, d.code) for d in CHECKER.check_source(source, "t.py")] == [(6, "GG102")]
 
 
 def test_python2_tensorflow_file_is_a_syntax_error_with_cpython_position():

@@ -1,18 +1,22 @@
-"""What local names stand for: TensorFlow modules, sessions, graphs and TF-made objects.
+"""What local names stand for: TensorFlow modules, sessions, graphs, TF-made objects, project code.
 
-A small, pyflakes-style binding model. The analysis needs to know, for a name or an attribute chain
-in the code, only one of these things:
+A small, pyflakes-style binding model. For a name or an attribute chain in the code the analysis
+needs to know only one of these things:
 
 * :class:`TFName` - a canonical TensorFlow path (``import tensorflow.compat.v1 as tf`` binds ``tf``
   to ``TFName("tf")``; ``from tensorflow.train import Saver`` binds ``Saver`` to
   ``TFName("tf.train.Saver")``);
 * :data:`SESSION` - a ``tf.Session`` (or another session maker's result);
+* :data:`STEP_CALLABLE` - the callable that ``sess.make_callable(...)`` returns: calling it is a step;
 * :class:`GraphValue` - a ``tf.Graph()`` and the loops it was created in;
-* :class:`TFObject` - anything else a TensorFlow call returned (a tensor, an op, an optimizer, a
-  dataset): methods such as ``minimize`` and ``get_next`` on it build ops, and ``T.eval()`` on it
-  is a session step;
-* :data:`OTHER` - a binding the analysis knows nothing about, which shadows a name from an outer
-  scope.
+* :class:`TFObject` - anything else a TensorFlow call returned, with its ``kind`` (``tensor``,
+  ``variable``, ``optimizer``, ``dataset``, ``iterator``, ...): its methods may build ops;
+* :class:`ProjectRef` - a function or class of the checked project (maybe in another module);
+* :class:`Instance` - an object of a project class; :class:`CallResult` - what a project function
+  returned (a session from a factory, a tensor from a model builder), known only after every module's
+  summary is computed;
+* :class:`Param` - a function parameter, which may turn out to be used as a tensor;
+* :data:`OTHER` - a binding the analysis knows nothing about, which shadows outer names.
 """
 
 from __future__ import annotations
@@ -36,16 +40,59 @@ class TFName:
 
 @dataclass(frozen=True)
 class TFObject:
-    """The result of calling the TensorFlow name ``api`` (a tensor, op, optimizer, dataset, ...)."""
+    """The result of a TensorFlow call: ``kind`` says which methods build ops (see the catalog)."""
 
-    api: str
+    kind: str
+
+
+TENSOR = TFObject("tensor")
 
 
 @dataclass(frozen=True)
 class GraphValue:
-    """A ``tf.Graph()``; ``loops`` are the ids of the loops that enclose its creation."""
+    """A ``tf.Graph()``; ``loops`` are the indices of the loops that enclose its creation."""
 
     loops: frozenset
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A project function or class: ``module`` is the dotted module as imported (``""`` for the
+    module being read), ``name`` the qualified name inside it (``build``, ``Model.loss``)."""
+
+    module: str
+    name: str
+
+    def member(self, attr: str) -> "Ref":
+        return Ref(self.module, f"{self.name}.{attr}" if self.name else attr)
+
+
+@dataclass(frozen=True)
+class ProjectRef:
+    """A name bound to project code (a module, a function or a class); resolved after all files are read."""
+
+    ref: Ref
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An instance of the project class ``cls``."""
+
+    cls: Ref
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What calling the project function ``ref`` returned."""
+
+    ref: Ref
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of the function being read."""
+
+    name: str
 
 
 class _Marker:
@@ -55,8 +102,12 @@ class _Marker:
     def __repr__(self) -> str:
         return self._name
 
+    def __reduce__(self):  # markers survive pickling (parallel workers) as the same objects
+        return self._name
+
 
 SESSION = _Marker("SESSION")
+STEP_CALLABLE = _Marker("STEP_CALLABLE")
 OTHER = _Marker("OTHER")
 
 #: Top-level modules whose names are TensorFlow's, and their canonical root.
@@ -66,7 +117,8 @@ _ROOTS = {"tensorflow": "tf", "keras": "tf.keras", "tf_keras": "tf.keras"}
 def canonical_module(dotted: str) -> TFName | None:
     """The canonical :class:`TFName` of an imported module path, or None when it is not TensorFlow.
 
-    ``"tensorflow.compat.v1"`` -> ``TFName("tf")``; ``"keras.backend"`` -> ``TFName("tf.keras.backend")``.
+    ``"tensorflow.compat.v1"`` -> ``TFName("tf")``; ``"keras.backend"`` -> ``TFName("tf.keras.backend")``;
+    ``"tensorflow.contrib.slim"`` -> ``TFName("tf.contrib.slim")``.
     """
     parts = dotted.split(".")
     root = _ROOTS.get(parts[0])
@@ -86,14 +138,3 @@ _SESSION_NAME = re.compile(r"^(?:\w+_)?sess(?:ion)?(?:_?\d+)?$")
 def looks_like_session(identifier: str) -> bool:
     """True when ``identifier`` is conventionally a session (``sess``, ``train_sess``, ``_session``)."""
     return _SESSION_NAME.match(identifier.lstrip("_").lower()) is not None
-
-
-class Scope(dict):
-    """Names bound in one function, class or module body. ``is_class`` scopes are skipped by lookups
-    from nested functions, as in Python."""
-
-    __slots__ = ("is_class",)
-
-    def __init__(self, is_class: bool = False) -> None:
-        super().__init__()
-        self.is_class = is_class

@@ -28,15 +28,32 @@ import enum
 
 
 class Effect(enum.Enum):
-    """What calling a TensorFlow name does to the graph."""
+    """What calling a TensorFlow name (or evaluating an expression) does to the graph."""
 
     NONE = "none"  #: builds nothing (configuration, I/O, protobufs, context managers)
     OP = "op"  #: adds one or more ops to the default graph
     SAVER = "saver"  #: ``tf.train.Saver``: adds save/restore ops for every variable
     INITIALIZER = "initializer"  #: a variables initializer op
+    ASSIGN = "assign"  #: an assign op (``tf.assign``, ``var.assign``)
+    CONSTANT = "constant"  #: a constant holding the argument's data (``tf.constant``, ``tf.convert_to_tensor``)
+    OPERATOR = "operator"  #: a Python operator or subscript on a tensor (``loss * 2``)
+    VARIABLE = "variable"  #: a placeholder or variable
+    GRAPH_IMPORT = "graph_import"  #: a whole imported graph (``import_meta_graph``)
+    DATASET = "dataset"  #: a ``tf.data`` dataset
+    ITERATOR = "iterator"  #: an iterator or its ``get_next`` op
+    SUMMARY = "summary"  #: a v1 summary op (``tf.summary.scalar``, ``merge_all``)
+    FILE_WRITER = "file_writer"  #: ``tf.summary.FileWriter``: an event file, no op
     SESSION = "session"  #: returns a session whose ``run`` is a step
     GRAPH = "graph"  #: returns a new ``tf.Graph``
     RESET = "reset"  #: replaces the default graph (``tf.reset_default_graph``)
+    #: Not a call's effect: a loop that builds a model and opens a new session per iteration in the
+    #: same default graph (``graph-not-reset-in-loop``).
+    REBUILT_GRAPH = "rebuilt_graph"
+
+    @property
+    def builds(self) -> bool:
+        """True for the effects of calls that a rule reports when repeated in a session loop."""
+        return self not in (Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH)
 
 
 #: Calls that make a session. ``MonitoredTrainingSession`` and friends finalize the graph before the
@@ -99,7 +116,15 @@ NO_OP_MODULES = frozenset(
         "tf.python_io",  # TFRecordWriter/tf_record_iterator: host-side
         "tf.saved_model.utils",  # TensorInfo protos
         "tf.estimator",  # an Estimator builds its own graph per call
-        "tf.keras",  # first version: Keras layers build ops only when called (issue 3 refines this)
+        "tf.keras.utils",  # NumPy helpers (to_categorical)
+        "tf.keras.preprocessing",  # host-side data helpers
+        "tf.keras.datasets",  # downloads NumPy arrays
+        "tf.keras.callbacks",  # callback objects
+        "tf.keras.optimizers",  # optimizer objects; ops come when they are applied
+        "tf.keras.layers",  # layer objects; ops come when a layer is called
+        "tf.keras.models",  # model objects (GG201 will cover models rebuilt per iteration)
+        "tf.keras.Model",
+        "tf.keras.Sequential",
         "tf.debugging.experimental",  # dump configuration
         "tf.profiler",  # profiler control
         "tf.compat",  # as_bytes, as_text, forward_compatible: host-side helpers
@@ -193,6 +218,27 @@ NO_OP_NAMES = frozenset(
         "tf.load_library",  # loads a shared library
         "tf.resource_loader.get_data_files_path",  # path helper
         "tf.print_function",  # __future__ alias
+        "tf.keras.backend.get_value",  # runs a session: a step, not a build
+        "tf.keras.backend.batch_get_value",  # runs a session
+        "tf.keras.backend.set_value",  # runs a cached assign op
+        "tf.keras.backend.batch_set_value",  # runs cached assign ops
+        "tf.keras.backend.set_session",  # sets the Keras session
+        "tf.keras.backend.learning_phase",  # returns the cached learning-phase placeholder
+        "tf.keras.backend.set_learning_phase",  # sets a Python value
+        "tf.keras.backend.floatx",  # configuration
+        "tf.keras.backend.epsilon",  # configuration
+        "tf.keras.backend.image_data_format",  # configuration
+        "tf.keras.backend.int_shape",  # reads a static shape
+        "tf.keras.backend.ndim",  # reads a static shape
+        "tf.keras.backend.dtype",  # reads a dtype
+        "tf.keras.backend.eval",  # runs a session: a step
+        "tf.train.Supervisor",  # finalizes the graph; its managed_session() is a session
+        "tf.layers.Layer",  # a layer object
+        "tf.contrib.framework.get_variables",  # lists existing variables
+        "tf.contrib.slim.get_variables",  # lists existing variables
+        "tf.contrib.slim.get_model_variables",  # lists existing variables
+        "tf.contrib.slim.arg_scope",  # context manager
+        "tf.contrib.framework.arg_scope",  # context manager
     }
 ) - {"tf.report_uninitialized_variables"}
 
@@ -221,39 +267,88 @@ OP_CLASSES = frozenset(
     }
 )
 
-#: Methods that build ops when called on an object that TensorFlow returned (an optimizer, a
-#: tensor, a variable, a dataset, an iterator, an EMA). Only used on receivers the analysis knows
-#: came from a TF call, so ``list.assign`` or ``model.minimize`` of other libraries are not matched.
-OP_METHODS = frozenset(
-    {
-        "minimize",
-        "apply_gradients",
-        "compute_gradients",
-        "assign",
-        "assign_add",
-        "assign_sub",
-        "scatter_update",
-        "scatter_add",
-        "scatter_sub",
-        "get_next",
-        "make_one_shot_iterator",
-        "make_initializable_iterator",
-        "enqueue",
-        "enqueue_many",
-        "dequeue",
-        "dequeue_many",
-        "dequeue_up_to",
-        "read",
-        "read_value",
-        "apply",  # ExponentialMovingAverage.apply
-        "average",
-        "batch",
-        "map",
-        "shuffle",
-        "repeat",
-        "prefetch",
-    }
+#: Names with a specific effect, beyond the layout default (op). Hand-made for now; issue 3 moves the
+#: bulk to data generated from TensorFlow's public API.
+SPECIFIC_EFFECTS = {
+    **{name: Effect.ASSIGN for name in (
+        "tf.assign", "tf.assign_add", "tf.assign_sub", "tf.scatter_update", "tf.scatter_add",
+        "tf.scatter_sub", "tf.scatter_mul", "tf.scatter_div", "tf.scatter_max", "tf.scatter_min",
+        "tf.scatter_nd_update", "tf.scatter_nd_add", "tf.scatter_nd_sub",
+        "tf.compat.v1.assign",
+    )},
+    **{name: Effect.CONSTANT for name in ("tf.constant", "tf.convert_to_tensor", "tf.constant_v1")},
+    **{name: Effect.VARIABLE for name in (
+        "tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder", "tf.Variable",
+        "tf.get_variable", "tf.get_local_variable", "tf.VariableV1", "tf.train.get_or_create_global_step",
+        "tf.train.create_global_step",
+    )},
+    **{name: Effect.GRAPH_IMPORT for name in (
+        "tf.train.import_meta_graph", "tf.import_graph_def", "tf.graph_util.import_graph_def",
+        "tf.saved_model.loader.load", "tf.saved_model.load", "tf.saved_model.load_v2",
+    )},
+    **{name: Effect.ITERATOR for name in (
+        "tf.data.make_one_shot_iterator", "tf.data.make_initializable_iterator",
+        "tf.data.Iterator.from_structure", "tf.data.Iterator.from_string_handle",
+        "tf.compat.v1.data.make_one_shot_iterator",
+    )},
+    "tf.summary.FileWriter": Effect.FILE_WRITER,
+    "tf.train.SummaryWriter": Effect.FILE_WRITER,
+}
+
+#: Modules whose every lowercase function (and listed class) builds a ``tf.data`` dataset.
+DATASET_PREFIXES = ("tf.data.Dataset.", "tf.data.TFRecordDataset", "tf.data.TextLineDataset",
+                    "tf.data.FixedLengthRecordDataset", "tf.data.experimental.")
+
+#: ``tf.summary`` functions that are not summary ops.
+SUMMARY_NON_OPS = frozenset({"tf.summary.FileWriter", "tf.summary.FileWriterCache", "tf.summary.Summary",
+                             "tf.summary.Event", "tf.summary.SummaryDescription", "tf.summary.TaggedRunMetadata",
+                             "tf.summary.get_summary_description"})
+
+#: What kind of object a TensorFlow call returns, for the calls whose result has op-building methods
+#: other than a tensor's. Anything else that builds ops returns a ``tensor``.
+_CLASS_KINDS = (
+    ("Optimizer", "optimizer"),
+    ("ExponentialMovingAverage", "ema"),
+    ("Queue", "queue"),
+    ("Supervisor", "supervisor"),
+    ("Saver", "saver"),
+    ("FileWriter", "file_writer"),
+    ("Reader", "reader"),
 )
+
+#: Methods that build ops, by the kind of object they are called on. Only used on receivers the
+#: analysis knows came from a TF call, so ``list.assign`` or a Keras ``model.fit`` are not matched.
+METHOD_EFFECTS = {
+    "variable": {
+        **{m: Effect.ASSIGN for m in ("assign", "assign_add", "assign_sub", "scatter_update",
+                                      "scatter_add", "scatter_sub", "scatter_nd_update", "scatter_nd_add",
+                                      "scatter_nd_sub", "batch_scatter_update")},
+        **{m: Effect.OP for m in ("read_value", "initialized_value", "count_up_to", "sparse_read", "value")},
+    },
+    "optimizer": {m: Effect.OP for m in ("minimize", "apply_gradients", "compute_gradients")},
+    "dataset": {
+        **{m: Effect.DATASET for m in (
+            "batch", "map", "shuffle", "repeat", "prefetch", "filter", "padded_batch", "flat_map",
+            "interleave", "take", "skip", "cache", "concatenate", "zip", "unbatch", "window", "apply",
+            "shard", "enumerate", "map_with_legacy_function", "with_options", "rebatch")},
+        **{m: Effect.ITERATOR for m in ("make_one_shot_iterator", "make_initializable_iterator")},
+    },
+    "iterator": {m: Effect.ITERATOR for m in ("get_next", "make_initializer", "string_handle")},
+    "ema": {m: Effect.OP for m in ("apply",)},
+    "queue": {m: Effect.OP for m in ("enqueue", "enqueue_many", "dequeue", "dequeue_many", "dequeue_up_to",
+                                     "close", "size")},
+    "reader": {m: Effect.OP for m in ("read", "read_up_to", "num_records_produced", "reset")},
+}
+METHOD_EFFECTS["tensor"] = {**METHOD_EFFECTS["variable"]}  # a tf.get_variable result is often unknown
+
+#: Methods that return a session (``sv.managed_session()``) or an object of another kind.
+SESSION_METHODS = {"supervisor": frozenset({"managed_session", "prepare_or_wait_for_session"})}
+
+#: What a kind's method returns when it is not a tensor.
+METHOD_RESULT_KINDS = {
+    ("dataset", "make_one_shot_iterator"): "iterator",
+    ("dataset", "make_initializable_iterator"): "iterator",
+}
 
 
 def effect_of(name: str) -> Effect:
@@ -272,8 +367,15 @@ def effect_of(name: str) -> Effect:
         return Effect.RESET
     if name in GRAPH_NAMES:
         return Effect.GRAPH
+    specific = SPECIFIC_EFFECTS.get(name)
+    if specific is not None:
+        return specific
     if name in NO_OP_NAMES:
         return Effect.NONE
+    if name.startswith(DATASET_PREFIXES):
+        return Effect.DATASET
+    if name.startswith("tf.summary.") and name not in SUMMARY_NON_OPS:
+        return Effect.SUMMARY
     if name in OP_CLASSES:
         return Effect.OP
     parts = name.split(".")
@@ -289,3 +391,18 @@ def effect_of(name: str) -> Effect:
     if last.startswith("_"):
         return Effect.NONE
     return Effect.OP
+
+
+def result_kind(name: str, effect: Effect) -> str:
+    """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``)."""
+    if effect is Effect.VARIABLE and not name.endswith("placeholder"):
+        return "variable"
+    if effect is Effect.DATASET:
+        return "dataset"
+    if effect is Effect.ITERATOR:
+        return "iterator"
+    last = name.rsplit(".", 1)[-1]
+    for suffix, kind in _CLASS_KINDS:
+        if last.endswith(suffix):
+            return kind
+    return "tensor" if effect is not Effect.NONE else "object"

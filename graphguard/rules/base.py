@@ -12,9 +12,11 @@ In ``INVALID`` snippets, every line that must be reported ends with a ``# CODE``
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 from graphguard.analysis.catalog import Effect
+from graphguard.analysis.project import Origin
 
 
 class Rule:
@@ -22,17 +24,21 @@ class Rule:
 
     CODE: ClassVar[str]  #: stable code, ``GG102``
     NAME: ClassVar[str]  #: kebab-case name saying what is wrong, ``saver-in-session-loop``
-    EFFECT: ClassVar[Effect]  #: the construction effect this rule reports
-    #: Message template. ``{call}`` is the callee as written (``tf.train.Saver``), ``{loop_row}`` the
-    #: 1-based line of the loop that repeats it.
+    EFFECTS: ClassVar[frozenset[Effect]]  #: the construction effects this rule reports
+    #: Message template. ``{subject}`` is what repeats, as written (```tf.train.Saver(...)```, or
+    #: ```build_head(...)` (through `tf.reduce_mean(...)` at model.py:12)`` for a helper);
+    #: ``{loop_row}`` is the 1-based line of the loop that repeats it.
     MESSAGE: ClassVar[str]
     VALID: ClassVar[tuple[str, ...]]
     INVALID: ClassVar[tuple[str, ...]]
 
     @classmethod
-    def message(cls, call: str, loop_row: int) -> str:
-        """The finding's message for the callee text ``call`` repeated by the loop at ``loop_row``."""
-        return cls.MESSAGE.format(call=call, loop_row=loop_row)
+    def message(cls, subject: str, loop_row: int, via: Origin | None = None) -> str:
+        """The finding's message for ``subject`` repeated by the loop at ``loop_row``; ``via`` is where
+        a called helper builds it."""
+        if via is not None:
+            subject = f"{subject} (through `{via.callee}(...)` at {os.path.basename(via.path)}:{via.row})"
+        return cls.MESSAGE.format(subject=subject, loop_row=loop_row)
 
     @classmethod
     def summary(cls) -> str:

@@ -30,9 +30,9 @@ class OpInSessionLoop(Rule):
 
     CODE = "GG101"
     NAME = "op-in-session-loop"
-    EFFECT = Effect.OP
+    EFFECTS = frozenset({Effect.OP})
     MESSAGE = (
-        "`{call}(...)` builds new graph ops on every iteration of the session loop at line {loop_row}; "
+        "{subject} builds new graph ops on every iteration of the session loop at line {loop_row}; "
         "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
     )
 
@@ -166,7 +166,7 @@ import tensorflow as tf
 
 with tf.compat.v1.train.MonitoredTrainingSession() as mon_sess:
     while not mon_sess.should_stop():
-        step_op = tf.compat.v1.assign_add(counter, 1)  # GG101
+        step_op = tf.compat.v1.group(train_op, increment_step)  # GG101
         step_op.run(session=mon_sess)
 """,
         # A comprehension is a loop too.

@@ -26,9 +26,9 @@ class SaverInSessionLoop(Rule):
 
     CODE = "GG102"
     NAME = "saver-in-session-loop"
-    EFFECT = Effect.SAVER
+    EFFECTS = frozenset({Effect.SAVER})
     MESSAGE = (
-        "`{call}(...)` builds a new Saver, with save and restore ops for every variable, on every iteration "
+        "{subject} builds a new Saver, with save and restore ops for every variable, on every iteration "
         "of the session loop at line {loop_row}; build one Saver before the loop and call its save() in the loop"
     )
 

@@ -26,9 +26,9 @@ class InitializerInSessionLoop(Rule):
 
     CODE = "GG103"
     NAME = "initializer-in-session-loop"
-    EFFECT = Effect.INITIALIZER
+    EFFECTS = frozenset({Effect.INITIALIZER})
     MESSAGE = (
-        "`{call}(...)` builds a new initializer op on every iteration of the session loop at line {loop_row}; "
+        "{subject} builds a new initializer op on every iteration of the session loop at line {loop_row}; "
         "build it once before the loop (and run it once, unless resetting is the point)"
     )
 

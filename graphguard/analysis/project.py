@@ -1,0 +1,320 @@
+"""Phases 2 and 3: summarise every function of the checked tree, then decide the findings.
+
+Phase 2 (:class:`Project`) resolves each call of project code (``build_head(x)``, ``self.evaluate()``,
+``model.predict_proba(...)``, ``utils.session.make_session()``) to the function it names, in the same
+module or another module of the checked tree, and computes a :class:`Summary` per function by a
+fixpoint over the call graph: what it builds when called (ops, Savers, initializers, ...), whether it
+runs session steps, returns a session or a tensor, resets the default graph, opens a session.
+
+Phase 3 (:meth:`Project.findings`) marks a loop as a *session loop* when it runs a step directly or
+through a call, and reports:
+
+* each construction repeated by its innermost session loop (not exempt: no fresh graph or once-guard
+  in that loop, no graph reset in its iteration);
+* each call, inside a session loop, of a function that builds something: at the call, once per kind
+  of thing it builds, naming where the helper builds it;
+* ``graph-not-reset-in-loop``: a loop that builds a model and opens a new session per iteration in
+  the same default graph; the constructions directly in that loop are then not reported one by one.
+
+Module names come from file paths: ``pkg/utils/session.py`` answers to ``pkg.utils.session``,
+``utils.session`` and ``session``; an import resolves to the module next to the importer first, then
+to the only (or the closest) module with that dotted suffix. Imports that match no checked file are
+third-party code and are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from graphguard.analysis.bindings import Ref
+from graphguard.analysis.catalog import Effect
+from graphguard.analysis.loops import CALLER, Construction, FunctionFacts, ModuleFacts, Site
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a helper builds something: ``path:row``, and the callee as written there."""
+
+    path: str
+    row: int
+    callee: str
+
+
+@dataclass(eq=False)
+class Summary:
+    """What calling one function does, over everything it calls in the checked tree."""
+
+    builds: dict = field(default_factory=dict)  #: Effect -> Origin of the first such construction
+    runs_step: bool = False
+    returns_session: bool = False
+    returns_tensor: bool = False
+    resets_graph: bool = False
+    opens_session: bool = False
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A reportable construction. ``effect`` selects the rule; ``subject`` is the text the message
+    starts with; ``loop_row``/``loop_column`` locate the loop that repeats it."""
+
+    path: str
+    site: Site
+    effect: Effect
+    subject: str
+    loop_row: int
+    loop_column: int
+    via: Origin | None = None
+
+
+def _module_names(path: str) -> list[str]:
+    """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
+    parts = list(os.path.normpath(path).split(os.sep))
+    if parts and parts[-1].endswith((".py", ".pyi")):
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    parts = [p for p in parts if p not in ("", ".", "..")]
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+class Project:
+    """All modules of one check run, their summaries, and the findings they lead to."""
+
+    def __init__(self, modules: list[ModuleFacts]) -> None:
+        self.modules = modules
+        self._by_path = {os.path.normpath(m.path): m for m in modules}
+        self._by_name: dict[str, list[ModuleFacts]] = {}
+        for module in modules:
+            for name in _module_names(module.path):
+                self._by_name.setdefault(name, []).append(module)
+        self._summaries: dict[tuple[str, str], Summary] = {}
+        self._resolved: dict[tuple[str, Ref], tuple[ModuleFacts, str] | None] = {}
+        self._summarise()
+
+    # ------------------------------------------------------------------ resolution
+
+    def _module(self, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
+        folder = os.path.dirname(os.path.normpath(importer.path))
+        if dotted.startswith("."):
+            level = len(dotted) - len(dotted.lstrip("."))
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            dotted = dotted[level:]
+            if not dotted:
+                return self._by_path.get(os.path.join(folder, "__init__.py"))
+        relative = os.path.join(folder, *dotted.split("."))
+        for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
+            found = self._by_path.get(os.path.normpath(candidate))
+            if found is not None:
+                return found
+        matches = self._by_name.get(dotted)
+        if not matches:
+            return None
+        if len(matches) == 1:
+            return matches[0]
+        # Several files answer to the name: take the one closest to the importer.
+        return max(matches, key=lambda m: len(os.path.commonpath([os.path.abspath(m.path),
+                                                                   os.path.abspath(importer.path)])))
+
+    def resolve(self, importer: ModuleFacts, ref: Ref) -> tuple[ModuleFacts, str] | None:
+        """The module and qualified function name that ``ref``, read in ``importer``, calls."""
+        key = (importer.path, ref)
+        if key not in self._resolved:
+            self._resolved[key] = None  # guards against import cycles
+            self._resolved[key] = self._resolve(importer, ref)
+        return self._resolved[key]
+
+    def _resolve(self, importer: ModuleFacts, ref: Ref):
+        module = importer if ref.module == "" else self._module(importer, ref.module)
+        parts = ref.name.split(".") if ref.name else []
+        if module is None:
+            return None
+        # ``from pkg import module`` then ``module.f()``: a name may start with submodules.
+        while parts:
+            found = self._member(module, ".".join(parts))
+            if found is not None:
+                return found
+            if ref.module == "" and module is importer:
+                break
+            sub = self._module(module, "." + parts[0]) if module.path.endswith("__init__.py") else None
+            if sub is None:
+                sub = self._module(importer, f"{ref.module}.{parts[0]}" if ref.module else parts[0])
+            if sub is None or sub is module:
+                break
+            module, parts = sub, parts[1:]
+        return None
+
+    def _member(self, module: ModuleFacts, name: str, depth: int = 0):
+        if name in module.functions:
+            return module, name
+        cls, _, method = name.rpartition(".")
+        if cls in module.classes and depth < 10:
+            for base in module.classes[cls].bases:
+                target = self.resolve(module, base)
+                if target is not None:
+                    found = self._member(target[0], f"{target[1]}.{method}", depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def summary(self, importer: ModuleFacts, ref: Ref) -> Summary | None:
+        target = self.resolve(importer, ref)
+        return None if target is None else self._summaries.get((target[0].path, target[1]))
+
+    # ------------------------------------------------------------------ phase 2
+
+    def _summarise(self) -> None:
+        work = []
+        for module in self.modules:
+            for name, facts in module.functions.items():
+                summary = Summary(
+                    runs_step=facts.runs_step,
+                    returns_session=facts.returns_session,
+                    returns_tensor=facts.returns_tensor,
+                    resets_graph=facts.resets_graph,
+                    opens_session=facts.opens_session,
+                )
+                if not facts.resets_graph:
+                    for construction in facts.constructions:
+                        if self._repeats_for_caller(module, construction):
+                            summary.builds.setdefault(
+                                construction.effect, Origin(module.path, construction.site.row, construction.callee)
+                            )
+                self._summaries[(module.path, name)] = summary
+                work.append((module, facts, summary))
+        changed = True
+        rounds = 0
+        while changed and rounds < 50:
+            changed = False
+            rounds += 1
+            for module, facts, summary in work:
+                for call in facts.calls:
+                    callee = self.summary(module, call.ref)
+                    if callee is None or callee is summary:
+                        continue
+                    if callee.runs_step and not summary.runs_step:
+                        summary.runs_step = changed = True
+                    if callee.opens_session and not summary.opens_session:
+                        summary.opens_session = changed = True
+                    if callee.resets_graph and not call.loops and not summary.resets_graph:
+                        summary.resets_graph = changed = True
+                    if not summary.resets_graph and self._repeats_for_caller(module, call):
+                        for effect, origin in callee.builds.items():
+                            if effect not in summary.builds:
+                                summary.builds[effect] = origin
+                                changed = True
+                for ref in facts.returns:
+                    callee = self.summary(module, ref)
+                    if callee is None:
+                        continue
+                    if callee.returns_session and not summary.returns_session:
+                        summary.returns_session = changed = True
+                    if callee.returns_tensor and not summary.returns_tensor:
+                        summary.returns_tensor = changed = True
+                if summary.resets_graph and summary.builds:
+                    summary.builds.clear()
+                    changed = True
+
+    @staticmethod
+    def _repeats_for_caller(module: ModuleFacts, item) -> bool:
+        """Whether ``item`` (a construction or call) runs on every call of its function: not under a
+        once-guard or fresh graph at function level, not inside one of the function's own session
+        loops (reported there) or loops that reset the graph."""
+        if CALLER in item.exempt:
+            return False
+        for index in item.loops:
+            loop = module.loops[index]
+            if loop.runs_step or loop.resets_graph or index in item.exempt:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ phase 3
+
+    def findings(self, module: ModuleFacts) -> list[Finding]:
+        """Every finding in ``module``, in source order."""
+        loops = module.loops
+        for facts in module.functions.values():
+            for call in facts.calls:
+                callee = self.summary(module, call.ref)
+                if callee is None:
+                    continue
+                for index in call.loops:
+                    if callee.runs_step:
+                        loops[index].runs_step = True
+                    if callee.resets_graph:
+                        loops[index].resets_graph = True
+            for step in facts.deferred_steps:
+                callee = self.summary(module, step.ref)
+                if callee is not None and callee.returns_session:
+                    for index in step.loops:
+                        loops[index].runs_step = True
+        found: list[Finding] = []
+        for facts in module.functions.values():
+            found.extend(self._function_findings(module, facts))
+        found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
+        return found
+
+    def _session_loop(self, module: ModuleFacts, item):
+        """The innermost session loop that repeats ``item``, or None."""
+        for index in reversed(item.loops):
+            loop = module.loops[index]
+            if loop.runs_step:
+                if index in item.exempt or loop.resets_graph:
+                    return None
+                return loop
+        return None
+
+    def _function_findings(self, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
+        found: list[Finding] = []
+        constructions = list(facts.constructions)
+        for deferred in facts.deferred_operators:
+            if any((s := self.summary(module, ref)) is not None and s.returns_tensor for ref in deferred.refs):
+                constructions.append(deferred.construction)
+
+        calls = []
+        for call in facts.calls:
+            callee = self.summary(module, call.ref)
+            if callee is not None:
+                calls.append((call, callee))
+
+        suppressed: set[int] = set()
+        opens = [(o.site, o.callee, o.loops) for o in facts.session_opens]
+        opens += [(c.site, c.callee, c.loops) for c, s in calls if s.opens_session and c.loops]
+        reported_loops = set()
+        for site, callee_text, open_loops in opens:
+            if not open_loops:
+                continue
+            index = open_loops[-1]
+            loop = module.loops[index]
+            if loop.resets_graph or index in reported_loops:
+                continue
+            builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt]
+            builders += [c for c, s in calls if c.loops and c.loops[-1] == index and index not in c.exempt
+                         and s.builds and not s.resets_graph]
+            if not builders:
+                continue
+            reported_loops.add(index)
+            suppressed.update(id(b) for b in builders)
+            found.append(Finding(module.path, site, Effect.REBUILT_GRAPH, f"`{callee_text}(...)`",
+                                 loop.row, loop.column))
+
+        for construction in constructions:
+            if id(construction) in suppressed:
+                continue
+            loop = self._session_loop(module, construction)
+            if loop is not None:
+                subject = (f"`{construction.callee}`" if construction.effect is Effect.OPERATOR
+                           else f"`{construction.callee}(...)`")
+                found.append(Finding(module.path, construction.site, construction.effect, subject,
+                                     loop.row, loop.column))
+        for call, callee in calls:
+            if id(call) in suppressed or not callee.builds:
+                continue
+            loop = self._session_loop(module, call)
+            if loop is None:
+                continue
+            for effect, origin in callee.builds.items():
+                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
+                                     loop.row, loop.column, via=origin))
+        return found
