@@ -117,6 +117,8 @@ NO_OP_MODULES = frozenset(
         "tf.saved_model.utils",  # TensorInfo protos
         "tf.estimator",  # an Estimator builds its own graph per call
         "tf.keras.utils",  # NumPy helpers (to_categorical)
+        "tf.keras.applications",  # model constructors (GG201) and NumPy preprocess_input
+        "tf.nest",  # pure-Python structure utilities
         "tf.keras.preprocessing",  # host-side data helpers
         "tf.keras.datasets",  # downloads NumPy arrays
         "tf.keras.callbacks",  # callback objects
@@ -180,6 +182,9 @@ NO_OP_NAMES = frozenset(
         "tf.io.write_graph",  # writes a GraphDef proto to disk
         "tf.train.global_step",  # runs the existing global-step tensor in a session
         "tf.train.get_global_step",  # returns the existing global-step tensor
+        "tf.train.get_or_create_global_step",  # creates the step variable once per graph, then returns it
+        "tf.io.tf_record_iterator",  # a Python generator over a file
+        "tf.python_io.tf_record_iterator",  # a Python generator over a file
         "tf.train.start_queue_runners",  # starts threads for existing queue runners
         "tf.train.Coordinator",  # thread coordination
         "tf.train.ClusterSpec",  # configuration
@@ -279,8 +284,7 @@ SPECIFIC_EFFECTS = {
     **{name: Effect.CONSTANT for name in ("tf.constant", "tf.convert_to_tensor", "tf.constant_v1")},
     **{name: Effect.VARIABLE for name in (
         "tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder", "tf.Variable",
-        "tf.get_variable", "tf.get_local_variable", "tf.VariableV1", "tf.train.get_or_create_global_step",
-        "tf.train.create_global_step",
+        "tf.get_variable", "tf.get_local_variable", "tf.VariableV1", "tf.train.create_global_step",
     )},
     **{name: Effect.GRAPH_IMPORT for name in (
         "tf.train.import_meta_graph", "tf.import_graph_def", "tf.graph_util.import_graph_def",
@@ -348,6 +352,7 @@ SESSION_METHODS = {"supervisor": frozenset({"managed_session", "prepare_or_wait_
 METHOD_RESULT_KINDS = {
     ("dataset", "make_one_shot_iterator"): "iterator",
     ("dataset", "make_initializable_iterator"): "iterator",
+    ("optimizer", "compute_gradients"): "sequence",
 }
 
 
@@ -393,8 +398,17 @@ def effect_of(name: str) -> Effect:
     return Effect.OP
 
 
+#: Functions that return a Python list or tuple of tensors: indexing the result adds no op.
+SEQUENCE_RESULTS = frozenset({"gradients", "split", "unstack", "meshgrid", "dynamic_partition", "moments",
+                              "top_k", "while_loop", "tuple", "unique", "batch", "shuffle_batch", "tensor_array",
+                              "unstack", "split_v", "svd", "nn.moments", "get_collection", "compute_gradients"})
+
+
 def result_kind(name: str, effect: Effect) -> str:
-    """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``)."""
+    """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``,
+    ``"sequence"`` for ``tf.gradients``)."""
+    if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:
+        return "sequence"
     if effect is Effect.VARIABLE and not name.endswith("placeholder"):
         return "variable"
     if effect is Effect.DATASET:

@@ -95,13 +95,19 @@ class Construction:
 
 @dataclass(eq=False)
 class ProjectCall:
-    """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``)."""
+    """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
+
+    ``bound`` is true when the callee's first parameter is bound implicitly (``obj.method()``,
+    ``Class()``); ``session_args`` lists the arguments that are sessions, as (position or keyword,
+    None for a known session or the caller's parameter name that may be one)."""
 
     ref: Ref
     site: Site
     callee: str
     loops: tuple
     exempt: frozenset
+    bound: bool = False
+    session_args: tuple = ()
 
 
 @dataclass(eq=False)
@@ -134,6 +140,8 @@ class FunctionFacts:
     """What one function (or the module body, ``<module>``) does, as read from its source."""
 
     name: str
+    params: tuple = ()  #: positional parameter names, in order
+    param_steps: list = field(default_factory=list)  #: (parameter, loops) of ``param.run(...)``
     constructions: list = field(default_factory=list)
     calls: list = field(default_factory=list)
     deferred_steps: list = field(default_factory=list)
@@ -151,6 +159,7 @@ class FunctionFacts:
 class ClassFacts:
     name: str
     bases: list = field(default_factory=list)  #: Refs of project base classes
+    attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
 
 
 @dataclass(eq=False)
@@ -204,22 +213,56 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_once_guard(test: ast.AST) -> bool:
-    """``if X is None:``, ``if not X:``, ``if key not in cache:``, ``if not hasattr(...)``, ``if step == 0:``."""
+def _guarded_target(test: ast.AST) -> str | None:
+    """The name, attribute or container a once-guard tests: ``X`` in ``X is None``, ``not X``,
+    ``not hasattr(o, "X")`` (as ``o.X``), ``key not in X``."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return True
+        operand = test.operand
+        if (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "hasattr"
+                and len(operand.args) == 2 and isinstance(operand.args[1], ast.Constant)):
+            owner = _dotted(operand.args[0])
+            return None if owner is None else f"{owner}.{operand.args[1].value}"
+        return _dotted(operand)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, right = test.ops[0], test.comparators[0]
         if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-            return True
+            return _dotted(test.left)
         if isinstance(op, ast.NotIn):
-            return True
-        if (isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and right.value == 0
-                and isinstance(test.left, (ast.Name, ast.Attribute))):
-            return True  # ``if step == 0:`` (but ``if step % 100 == 0:`` is periodic)
+            return _dotted(right)
+    return None
+
+
+def _assigned_targets(body: list) -> set[str]:
+    """Dotted names assigned (``X = ...``, ``X[k] = ...``, ``setattr``) anywhere in ``body``."""
+    names = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            targets = ()
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = (node.target,)
+            for target in targets:
+                if isinstance(target, ast.Subscript):
+                    target = target.value
+                dotted = _dotted(target)
+                if dotted is not None:
+                    names.add(dotted)
+    return names
+
+
+def _is_once_guard(test: ast.AST, body: list) -> bool:
+    """An ``if`` whose body runs once: it tests a name, attribute or cache entry that the body assigns
+    (``if self._acc is None: self._acc = ...``, ``if key not in ops: ops[key] = ...``), or it tests a
+    loop counter against zero (``if step == 0:``, the first iteration)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return any(_is_once_guard(value) for value in test.values)
-    return False
+        return any(_is_once_guard(value, body) for value in test.values)
+    if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0
+            and isinstance(test.left, ast.Name)):
+        return True
+    target = _guarded_target(test)
+    return target is not None and target in _assigned_targets(body)
 
 
 class ModuleReader(ast.NodeVisitor):
@@ -282,6 +325,11 @@ class ModuleReader(ast.NodeVisitor):
             dotted = _dotted(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER
+            owner = self.resolve(target.value) if isinstance(target.value, ast.Name) else None
+            if isinstance(owner, Instance) and owner.cls.module == "":
+                cls = self.facts.classes.get(owner.cls.name)
+                if cls is not None and value is not None:
+                    cls.attributes[target.attr] = value
 
     def resolve(self, node: ast.AST):
         """What ``node`` evaluates to, as a binding value, or None when unknown."""
@@ -293,7 +341,9 @@ class ModuleReader(ast.NodeVisitor):
             return self._resolve_call(node)
         if isinstance(node, ast.Subscript):
             base = self.resolve(node.value)
-            return TENSOR if isinstance(base, TFObject) and base.kind in _TENSOR_KINDS else None
+            if isinstance(base, TFObject) and (base.kind in _TENSOR_KINDS or base.kind == "sequence"):
+                return TENSOR
+            return None
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return TENSOR if self._tensor_operands(node)[0] else None
         return None
@@ -311,6 +361,10 @@ class ModuleReader(ast.NodeVisitor):
             return base
         if isinstance(base, TFObject) and node.attr == "op":
             return TFObject("op")
+        if isinstance(base, Instance) and base.cls.module == "":
+            cls = self.facts.classes.get(base.cls.name)
+            if cls is not None:
+                return cls.attributes.get(node.attr)
         return None
 
     def _resolve_call(self, node: ast.Call):
@@ -450,6 +504,7 @@ class ModuleReader(ast.NodeVisitor):
             self.facts.functions[qualname] = facts
             enclosing.scope[node.name] = ProjectRef(Ref("", qualname))
         frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None)
+        facts.params = tuple(p.arg for p in (*params.posonlyargs, *params.args))
         all_params = [*params.posonlyargs, *params.args, *params.kwonlyargs]
         for extra in (params.vararg, params.kwarg):
             if extra is not None:
@@ -582,7 +637,7 @@ class ModuleReader(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        once = _is_once_guard(node.test)
+        once = _is_once_guard(node.test, node.body)
         if once:
             self._frame.exempt.append(self._exemption())
         for statement in node.body:
@@ -638,7 +693,7 @@ class ModuleReader(ast.NodeVisitor):
         ``text`` is how the finding names it (default: the expression's own source, shortened)."""
         frame = self._frame
         recorded = False
-        if self._nested_depth == 0 and frame.loops:
+        if self._nested_depth == 0:
             tensor, refs, params = self._tensor_operands(node)
             if (tensor or refs or params) and text is None:
                 text = _short(ast.unparse(node))
@@ -720,9 +775,10 @@ class ModuleReader(ast.NodeVisitor):
             self._mark_step()
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
-            if _is_class_name(ref):
+            bound = _is_class_name(ref)
+            if bound:
                 ref = ref.member("__init__")
-            self._project_call(ref, node, callee)
+            self._project_call(ref, node, callee, bound)
         elif isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
@@ -736,6 +792,9 @@ class ModuleReader(ast.NodeVisitor):
                     frame.facts.deferred_steps.append(DeferredStep(receiver.ref, tuple(l.index for l in frame.loops)))
             elif (method in _STEP_METHODS or method == "eval") and self._is_step(node, receiver):
                 self._mark_step()
+            elif method in _STEP_METHODS and isinstance(receiver, Param):
+                # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
+                frame.facts.param_steps.append((receiver.name, tuple(l.index for l in frame.loops)))
             elif isinstance(receiver, TFObject):
                 method_effect = catalog.METHOD_EFFECTS.get(receiver.kind, {}).get(method)
                 if method_effect is not None:
@@ -744,7 +803,7 @@ class ModuleReader(ast.NodeVisitor):
                 elif method in catalog.SESSION_METHODS.get(receiver.kind, ()):
                     effect = Effect.SESSION
             elif isinstance(receiver, Instance):
-                self._project_call(receiver.cls.member(method), node, callee)
+                self._project_call(receiver.cls.member(method), node, callee, bound=True)
 
         if effect is Effect.RESET:
             if frame.loops:
@@ -766,11 +825,21 @@ class ModuleReader(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
-    def _project_call(self, ref: Ref, node: ast.Call, callee: str) -> None:
+    def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+        session_args = []
+        arguments = [(index, arg) for index, arg in enumerate(node.args)]
+        arguments += [(keyword.arg, keyword.value) for keyword in node.keywords if keyword.arg]
+        for where, arg in arguments:
+            value = self.resolve(arg)
+            if value is SESSION:
+                session_args.append((where, None))
+            elif isinstance(value, Param):
+                session_args.append((where, value.name))
         frame.facts.calls.append(
-            ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt)
+            ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
+                        tuple(session_args))
         )
 
 

@@ -51,6 +51,7 @@ class Summary:
     returns_tensor: bool = False
     resets_graph: bool = False
     opens_session: bool = False
+    session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,29 @@ class Project:
         target = self.resolve(importer, ref)
         return None if target is None else self._summaries.get((target[0].path, target[1]))
 
+    def _pass_sessions(self, module: ModuleFacts, call, caller: Summary) -> bool:
+        """Mark the callee's parameters that ``call`` passes a session to; True if anything changed."""
+        target = self.resolve(module, call.ref)
+        if target is None:
+            return False
+        callee_facts = target[0].functions[target[1]]
+        callee = self._summaries[(target[0].path, target[1])]
+        changed = False
+        for where, source in call.session_args:
+            if source is not None and source not in caller.session_params:
+                continue
+            if isinstance(where, int):
+                index = where + (1 if call.bound else 0)
+                if index >= len(callee_facts.params):
+                    continue
+                where = callee_facts.params[index]
+            if where not in callee.session_params:
+                callee.session_params.add(where)
+                changed = True
+        if changed and any(p in callee.session_params for p, _ in callee_facts.param_steps):
+            callee.runs_step = True
+        return changed
+
     # ------------------------------------------------------------------ phase 2
 
     def _summarise(self) -> None:
@@ -190,6 +214,8 @@ class Project:
             rounds += 1
             for module, facts, summary in work:
                 for call in facts.calls:
+                    if call.session_args and self._pass_sessions(module, call, summary):
+                        changed = True
                     callee = self.summary(module, call.ref)
                     if callee is None or callee is summary:
                         continue
@@ -234,7 +260,12 @@ class Project:
     def findings(self, module: ModuleFacts) -> list[Finding]:
         """Every finding in ``module``, in source order."""
         loops = module.loops
-        for facts in module.functions.values():
+        for name, facts in module.functions.items():
+            own = self._summaries[(module.path, name)]
+            for param, step_loops in facts.param_steps:
+                if param in own.session_params:
+                    for index in step_loops:
+                        loops[index].runs_step = True
             for call in facts.calls:
                 callee = self.summary(module, call.ref)
                 if callee is None:

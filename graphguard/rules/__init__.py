@@ -10,9 +10,30 @@ from graphguard.rules.base import Rule
 from graphguard.rules.gg101_op_in_session_loop import OpInSessionLoop
 from graphguard.rules.gg102_saver_in_session_loop import SaverInSessionLoop
 from graphguard.rules.gg103_initializer_in_session_loop import InitializerInSessionLoop
+from graphguard.rules.gg104_assign_in_session_loop import AssignInSessionLoop
+from graphguard.rules.gg105_constant_in_session_loop import ConstantInSessionLoop
+from graphguard.rules.gg106_tensor_operator_in_session_loop import TensorOperatorInSessionLoop
+from graphguard.rules.gg107_placeholder_in_session_loop import PlaceholderInSessionLoop
+from graphguard.rules.gg108_graph_import_in_session_loop import GraphImportInSessionLoop
+from graphguard.rules.gg109_iterator_in_session_loop import IteratorInSessionLoop
+from graphguard.rules.gg110_summary_in_session_loop import SummaryInSessionLoop
+from graphguard.rules.gg111_graph_not_reset_in_loop import GraphNotResetInLoop
 
 RULES: dict[str, type[Rule]] = {
-    rule.CODE: rule for rule in (OpInSessionLoop, SaverInSessionLoop, InitializerInSessionLoop)
+    rule.CODE: rule
+    for rule in (
+        OpInSessionLoop,
+        SaverInSessionLoop,
+        InitializerInSessionLoop,
+        AssignInSessionLoop,
+        ConstantInSessionLoop,
+        TensorOperatorInSessionLoop,
+        PlaceholderInSessionLoop,
+        GraphImportInSessionLoop,
+        IteratorInSessionLoop,
+        SummaryInSessionLoop,
+        GraphNotResetInLoop,
+    )
 }
 
 #: Codes reported by the checker itself rather than by a rule: (code, name, summary).

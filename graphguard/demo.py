@@ -1,0 +1,319 @@
+"""``graphguard demo``: a public graph-growth report, ported to a model that runs on a laptop in a minute.
+
+The report: a network with seven losses, trained with its model structure and ``tf.train.Saver()``
+built inside the loop that calls ``sess.run``, took 1.55 s per step on a Tesla P4 and kept getting
+slower; built once before the session, it took 0.097 s per step, flat. ``fixtures/demo/`` holds the
+same mistake and its fix on the 8x8 digits bundled with scikit-learn (a seven-loss CNN):
+``train_incorrect.py`` rebuilds the model, its seven losses, the train op and a Saver on every step;
+``train_correct.py`` builds them once. They train identically; only the graph differs.
+
+The demo has three parts, each in its own subprocess (``sys.executable``; this module never imports
+TensorFlow, and each TensorFlow process pays about 5 s to import it):
+
+1. **Lint**: ``graphguard check`` on both scripts (static; no TensorFlow).
+2. **Run**: both scripts for ``steps`` training steps, one after the other (they would compete for
+   the cores), and a side-by-side table at steps 1, 10, 50, 100, 200 (those up to ``steps``) and
+   ``steps``, parsed from the scripts' ``step: N, time cost: S, ops: K`` lines:
+
+   * *step time*, in seconds: wall time of one training step as the script measures it
+     (``time.perf_counter`` around building that step's graph, if any, and its ``sess.run``;
+     checkpoint saves and test evaluation every 50 steps are outside it);
+   * *graph ops*: ``Graph.version`` of the default graph after the step, the number of ops created so
+     far (a count, no unit);
+   * *ratio*: incorrect / correct, for each.
+
+   The incorrect script adds the same number of ops every step, and every ``sess.run`` after that
+   copies the whole graph again (tens of microseconds per existing op), so its step time grows
+   linearly and its total time quadratically: 200 steps take about 4 minutes on two cores. So it is
+   stopped after ``INCORRECT_BUDGET_SECONDS`` of wall time; the table marks the steps it did not reach.
+3. **Guard**: ``train_incorrect.py --guard``, which runs its loop under ``GraphGuard(sess)``: the
+   first op built in the loop raises ``GraphGrowthError`` naming the op type, file:line and step.
+
+``run_demo`` returns 0 when every part ran, 1 when a part could not run or did not behave as
+described (its output says which), 2 when the fixture scripts are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+__all__ = ["run_demo", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
+
+DEMO_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
+CORRECT, INCORRECT = "train_correct.py", "train_incorrect.py"
+TABLE_STEPS = (1, 10, 50, 100, 200)
+
+# Wall-time budgets per subprocess, in seconds, TensorFlow import included. The incorrect run is the
+# only one expected to hit its budget (at the default 200 steps); the others are safety nets. Together
+# they keep ``graphguard demo`` under 3 minutes on a 2-core machine.
+INCORRECT_BUDGET_SECONDS = 90.0
+RUN_BUDGET_SECONDS = 120.0
+LINT_BUDGET_SECONDS = 60.0
+GUARD_BUDGET_SECONDS = 60.0
+GUARD_STEPS = 5  # the guard stops the incorrect script before step 1 completes; 5 bounds a miss
+
+_STEP_LINE = re.compile(r"^step: (\d+), time cost: (\d+(?:\.\d*)?), ops: (\d+)\s*$")
+_ACCURACY_LINE = re.compile(r"^step: (\d+), test accuracy: (\d+(?:\.\d*)?)")
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One ``step: N, time cost: S, ops: K`` line: ``seconds`` of wall time, ``ops`` in the graph."""
+
+    seconds: float
+    ops: int
+
+
+def parse_steps(text: str) -> dict[int, StepRecord]:
+    """Step number -> :class:`StepRecord`, from a demo script's stdout. Other lines are ignored."""
+    records = {}
+    for line in text.splitlines():
+        match = _STEP_LINE.match(line.strip())
+        if match:
+            records[int(match[1])] = StepRecord(float(match[2]), int(match[3]))
+    return records
+
+
+def parse_accuracy(text: str) -> dict[int, float]:
+    """Step number -> test accuracy (a fraction), from the ``step: N, test accuracy: A`` lines."""
+    return {int(m[1]): float(m[2]) for m in map(_ACCURACY_LINE.match, text.splitlines()) if m}
+
+
+def table_steps(steps: int) -> list[int]:
+    """The steps the table shows: 1, 10, 50, 100, 200 up to ``steps``, then ``steps`` itself."""
+    shown = [step for step in TABLE_STEPS if step <= steps]
+    return shown if steps in shown else shown + [steps]
+
+
+def _ratio(incorrect: float, correct: float) -> str:
+    if correct <= 0:
+        return "-"
+    ratio = incorrect / correct
+    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:,.0f}x"
+
+
+def format_table(correct: dict[int, StepRecord], incorrect: dict[int, StepRecord], steps: list[int]) -> list[str]:
+    """The side-by-side table, one string per line; a step a script did not reach shows ``-``."""
+    lines = [
+        f"{'':>6}  {'step time (s)':^30}  {'graph ops':^30}",
+        f"{'step':>6}  {'correct':>9} {'incorrect':>10} {'ratio':>9}  {'correct':>9} {'incorrect':>10} {'ratio':>9}",
+    ]
+    for step in steps:
+        good, bad = correct.get(step), incorrect.get(step)
+        cells = [
+            f"{good.seconds:.4f}" if good else "-",
+            f"{bad.seconds:.4f}" if bad else "-",
+            _ratio(bad.seconds, good.seconds) if good and bad else "-",
+            f"{good.ops:,}" if good else "-",
+            f"{bad.ops:,}" if bad else "-",
+            _ratio(bad.ops, good.ops) if good and bad else "-",
+        ]
+        lines.append(f"{step:>6}  {cells[0]:>9} {cells[1]:>10} {cells[2]:>9}  {cells[3]:>9} {cells[4]:>10} {cells[5]:>9}")
+    return lines
+
+
+@dataclass
+class _Result:
+    returncode: Optional[int]
+    seconds: float
+    timed_out: bool
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    error: Optional[str] = None  # the subprocess could not be started
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.stdout)
+
+
+def _run(args: list[str], timeout: float, on_line: Optional[Callable[[str], None]] = None) -> _Result:
+    """Run ``args`` in the repository root; stop it after ``timeout`` seconds of wall time.
+
+    Both streams are read on threads line by line, so a stopped run keeps the lines it printed and
+    ``on_line`` sees stdout as it arrives.
+    """
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    root = str(DEMO_DIR.parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    start = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            args, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors="replace",
+        )
+    except OSError as error:
+        return _Result(None, 0.0, False, error=str(error))
+    result = _Result(None, 0.0, False)
+
+    def pump(stream: TextIO, into: list[str], callback: Optional[Callable[[str], None]]) -> None:
+        for line in stream:
+            into.append(line.rstrip("\n"))
+            if callback is not None:
+                callback(into[-1])
+
+    readers = [
+        threading.Thread(target=pump, args=(proc.stdout, result.stdout, on_line), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, result.stderr, None), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        result.timed_out = True
+    finally:  # also on KeyboardInterrupt: never leave a TensorFlow process behind
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for reader in readers:
+            reader.join(timeout=10)
+    result.returncode = proc.returncode
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _ops_per_step(records: dict[int, StepRecord]) -> Optional[float]:
+    """Mean ops added per step between the first and the last step recorded, or None (< 2 steps)."""
+    if len(records) < 2:
+        return None
+    first, last = min(records), max(records)
+    return (records[last].ops - records[first].ops) / (last - first)
+
+
+def _stderr_tail(result: _Result, count: int = 5) -> list[str]:
+    """The last lines of stderr, without TensorFlow's start-up log lines."""
+    noise = re.compile(r"^([IWE]\d{4} |WARNING: All log messages|To enable the following instructions)")
+    return [line for line in result.stderr if line.strip() and not noise.match(line)][-count:]
+
+
+def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
+    """Lint, run and guard the two demo scripts for ``steps`` training steps; print to ``out``.
+
+    ``out`` defaults to ``sys.stdout``. Returns 0 when every part ran as described, 1 when a part
+    failed (the output says which), 2 when ``fixtures/demo`` is missing.
+    """
+    out = sys.stdout if out is None else out
+
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    scripts = {name: DEMO_DIR / name for name in (INCORRECT, CORRECT)}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        say(f"graphguard demo: error: demo script not found: {', '.join(missing)}")
+        return 2
+    if steps < 1:
+        say("graphguard demo: error: steps must be at least 1")
+        return 2
+    relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
+    failures: list[str] = []
+    started = time.perf_counter()
+
+    say("graphguard demo: a seven-loss CNN on the 8x8 digits, trained twice")
+    say(f"  {relative[INCORRECT]}: model, losses, train op and Saver built inside the session loop")
+    say(f"  {relative[CORRECT]}: the same, built once before the session")
+
+    # -- 1. lint ------------------------------------------------------------------------------------
+    say()
+    say("== 1. Lint: graphguard check (static, TensorFlow not imported) ==")
+    for name in (INCORRECT, CORRECT):
+        say(f"$ graphguard check {relative[name]}")
+        result = _run([sys.executable, "-m", "graphguard", "check", relative[name]], LINT_BUDGET_SECONDS)
+        if result.error or result.timed_out or result.returncode not in (0, 1):
+            why = result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
+            say(f"  the linter did not run ({why})")
+            for line in _stderr_tail(result, 3):
+                say(f"  | {line}")
+            failures.append(f"lint {name}")
+            continue
+        for line in result.stdout + result.stderr:
+            say(f"  {line}")
+        verdict = "findings reported" if result.returncode == 1 else "no findings"
+        say(f"  (exit status {result.returncode}: {verdict})")
+
+    # -- 2. run -------------------------------------------------------------------------------------
+    say()
+    say(f"== 2. Run: {steps} training steps each, one script after the other ==")
+    shown = table_steps(steps)
+    records: dict[str, dict[int, StepRecord]] = {}
+    accuracy: dict[str, dict[int, float]] = {}
+    for name, budget in ((CORRECT, RUN_BUDGET_SECONDS), (INCORRECT, INCORRECT_BUDGET_SECONDS)):
+        say(f"$ python {relative[name]} --steps {steps}    (stopped after {budget:.0f} s if not done)")
+
+        def progress(line: str) -> None:
+            match = _STEP_LINE.match(line.strip())
+            if match and int(match[1]) in shown:
+                say(f"  step {int(match[1]):>4}: {float(match[2]):.4f} s, {int(match[3]):,} ops")
+
+        result = _run([sys.executable, relative[name], "--steps", str(steps)], budget, on_line=progress)
+        records[name] = parse_steps(result.text)
+        accuracy[name] = parse_accuracy(result.text)
+        reached = max(records[name], default=0)
+        if result.timed_out:
+            summary = f"stopped after {result.seconds:.0f} s at step {reached} of {steps}"
+        elif result.returncode == 0 and reached == steps:
+            summary = f"{steps} steps in {result.seconds:.1f} s"
+        else:
+            summary = f"failed: {result.error or f'exit status {result.returncode}'} after step {reached}"
+            for line in _stderr_tail(result):
+                say(f"  | {line}")
+            failures.append(f"run {name}")
+        if records[name]:
+            step_total = sum(record.seconds for record in records[name].values())
+            summary += f" (sum of step times {step_total:.1f} s)"
+        say(f"  {name}: {summary}")
+        if name == CORRECT and result.timed_out:
+            failures.append(f"run {name}")
+
+    good, bad = records[CORRECT], records[INCORRECT]
+    say()
+    say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
+    for line in format_table(good, bad, shown):
+        say(f"  {line}")
+    growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
+    if None not in growth.values():
+        say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
+    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
+    if common:
+        step = common[-1]
+        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
+            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the graph differs)")
+
+    # -- 3. guard -----------------------------------------------------------------------------------
+    say()
+    say("== 3. Guard: the incorrect script under GraphGuard(sess) ==")
+    guard_steps = min(steps, GUARD_STEPS)
+    say(f"$ python {relative[INCORRECT]} --guard --steps {guard_steps}")
+    result = _run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(guard_steps)], GUARD_BUDGET_SECONDS)
+    for line in result.stdout:
+        say(f"  {line}")
+    location = re.search(re.escape(INCORRECT) + r":(\d+)", result.text)
+    if result.returncode == 1 and "GraphGuard stopped training" in result.text and location:
+        say(f"  (exit status 1: stopped at {INCORRECT}:{location[1]} before the graph grew)")
+    else:
+        why = result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
+        say(f"  the guard did not stop the script as expected ({why})")
+        for line in _stderr_tail(result):
+            say(f"  | {line}")
+        failures.append("guard")
+
+    say()
+    total = time.perf_counter() - started
+    if failures:
+        say(f"graphguard demo: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
+        return 1
+    say(f"graphguard demo: done in {total:.0f} s")
+    return 0
