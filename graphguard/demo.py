@@ -281,8 +281,11 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     good, bad = records[CORRECT], records[INCORRECT]
     say()
     say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
+    say("Run times above are wall times of the whole process, TensorFlow import (about 5 s) included.")
     for line in format_table(good, bad, shown):
         say(f"  {line}")
+    if any(step not in bad for step in shown) or any(step not in good for step in shown):
+        say("  (-: step not reached)")
     growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
     if None not in growth.values():
         say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
