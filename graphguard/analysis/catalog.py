@@ -119,6 +119,8 @@ NO_OP_MODULES = frozenset(
         "tf.keras.utils",  # NumPy helpers (to_categorical)
         "tf.keras.applications",  # model constructors (GG201) and NumPy preprocess_input
         "tf.nest",  # pure-Python structure utilities
+        "tf.initializers",  # initializer objects (the variables initializers are matched before this)
+        "tf.keras.initializers",  # initializer objects
         "tf.keras.preprocessing",  # host-side data helpers
         "tf.keras.datasets",  # downloads NumPy arrays
         "tf.keras.callbacks",  # callback objects
@@ -394,6 +396,9 @@ def effect_of(name: str) -> Effect:
         # A class. tf.data.Dataset.from_tensor_slices(...) is a static method: lowercase last part.
         return Effect.NONE
     if last.startswith("_"):
+        return Effect.NONE
+    if last.endswith(("_initializer", "_regularizer")):
+        # tf.zeros_initializer(), tf.contrib.layers.l2_regularizer(): objects and functions, no op yet.
         return Effect.NONE
     return Effect.OP
 

@@ -279,6 +279,7 @@ class ModuleReader(ast.NodeVisitor):
         self._frames: list[_Frame] = [_Frame(module, {})]
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
         self._nested_depth = 0  # > 0 inside a recorded construction: nested generic ones are not recorded
+        self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
 
     # ------------------------------------------------------------------ positions
 
@@ -620,8 +621,11 @@ class ModuleReader(ast.NodeVisitor):
 
     def visit_With(self, node: ast.With) -> None:
         pushed = 0
+        reuse = 0
         for item in node.items:
             self.visit(item.context_expr)
+            if self._reuses_variables(item.context_expr):
+                reuse += 1
             value = self.resolve(item.context_expr)
             if isinstance(value, GraphValue) and _is_as_default(item.context_expr):
                 # Ops built under this graph are fresh for every loop enclosing the graph's creation.
@@ -629,9 +633,27 @@ class ModuleReader(ast.NodeVisitor):
                 pushed += 1
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, value)
+        self._reuse_depth += reuse
         for statement in node.body:
             self.visit(statement)
+        self._reuse_depth -= reuse
         del self._frame.exempt[len(self._frame.exempt) - pushed:]
+
+    def _reuses_variables(self, node: ast.AST) -> bool:
+        """``tf.variable_scope(..., reuse=tf.AUTO_REUSE)`` or ``reuse=True``: ``get_variable`` inside
+        returns the existing variable and adds no op (measured on TF 2.21: 0 ops on reuse)."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = self.resolve(node.func)
+        if not isinstance(func, TFName) or func.path != "tf.variable_scope":
+            return False
+        for keyword in node.keywords:
+            if keyword.arg == "reuse":
+                value = self.resolve(keyword.value)
+                if isinstance(value, TFName) and value.path == "tf.AUTO_REUSE":
+                    return True
+                return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+        return False
 
     visit_AsyncWith = visit_With
 
@@ -769,6 +791,8 @@ class ModuleReader(ast.NodeVisitor):
         callee = callee_text(node.func)
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)
+            if effect is Effect.VARIABLE and self._reuse_depth and func_value.path == "tf.get_variable":
+                effect = Effect.NONE
             if effect.builds:
                 self._note_tensor_params(node)
         elif func_value is STEP_CALLABLE:
