@@ -119,6 +119,8 @@ NO_OP_MODULES = frozenset(
         "tf.keras.utils",  # NumPy helpers (to_categorical)
         "tf.keras.applications",  # model constructors (GG201) and NumPy preprocess_input
         "tf.nest",  # pure-Python structure utilities
+        "tf.graph_util",  # works on GraphDef protos, not the live graph (import_graph_def is matched before)
+        "tf.compat.v1.graph_util",  # same
         "tf.initializers",  # initializer objects (the variables initializers are matched before this)
         "tf.keras.initializers",  # initializer objects
         "tf.keras.preprocessing",  # host-side data helpers
