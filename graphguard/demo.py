@@ -39,6 +39,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -199,11 +200,104 @@ def _stderr_tail(result: _Result, count: int = 5) -> list[str]:
     return [line for line in result.stderr if line.strip() and not noise.match(line)][-count:]
 
 
+def _failure(result: _Result) -> str:
+    return result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
+
+
+def _lint(say: Callable[[str], None], relative: dict[str, str]) -> list[str]:
+    """Part 1: ``graphguard check`` on each script. Returns the names of the parts that failed."""
+    failures = []
+    for name in (INCORRECT, CORRECT):
+        say(f"$ graphguard check {relative[name]}")
+        result = _run([sys.executable, "-m", "graphguard", "check", relative[name]], LINT_BUDGET_SECONDS)
+        if result.error or result.timed_out or result.returncode not in (0, 1):
+            say(f"  the linter did not run ({_failure(result)})")
+            for line in _stderr_tail(result, 3):
+                say(f"  | {line}")
+            failures.append(f"lint {name}")
+            continue
+        for line in result.stdout + result.stderr:
+            say(f"  {line}")
+        verdict = "findings reported" if result.returncode == 1 else "no findings"
+        say(f"  (exit status {result.returncode}: {verdict})")
+    return failures
+
+
+def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
+    """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of failed parts."""
+    failures = []
+    shown = table_steps(steps)
+    records: dict[str, dict[int, StepRecord]] = {}
+    accuracy: dict[str, dict[int, float]] = {}
+    for name, budget in ((CORRECT, RUN_BUDGET_SECONDS), (INCORRECT, INCORRECT_BUDGET_SECONDS)):
+        say(f"$ python {relative[name]} --steps {steps}    (stopped after {budget:.0f} s if not done)")
+
+        def progress(line: str) -> None:
+            match = _STEP_LINE.match(line.strip())
+            if match and int(match[1]) in shown:
+                say(f"  step {int(match[1]):>4}: {float(match[2]):.4f} s, {int(match[3]):,} ops")
+
+        # A stopped script cannot delete its own temporary checkpoint directory, so the demo owns it.
+        with tempfile.TemporaryDirectory(prefix="graphguard-demo-") as ckpt_dir:
+            args = [sys.executable, relative[name], "--steps", str(steps), "--checkpoint-dir", ckpt_dir]
+            result = _run(args, budget, on_line=progress)
+        records[name] = parse_steps(result.text)
+        accuracy[name] = parse_accuracy(result.text)
+        reached = max(records[name], default=0)
+        if result.timed_out and name == INCORRECT:
+            summary = f"stopped after {result.seconds:.0f} s at step {reached} of {steps}"
+        elif result.returncode == 0 and reached == steps:
+            summary = f"{steps} steps in {result.seconds:.1f} s"
+        else:
+            summary = f"failed ({_failure(result)}) after step {reached}"
+            for line in _stderr_tail(result):
+                say(f"  | {line}")
+            failures.append(f"run {name}")
+        if records[name]:
+            summary += f" (sum of step times {sum(r.seconds for r in records[name].values()):.1f} s)"
+        say(f"  {name}: {summary}")
+
+    good, bad = records[CORRECT], records[INCORRECT]
+    say()
+    say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
+    say("Run times above are wall times of the whole process, TensorFlow import (about 5 s) included.")
+    for line in format_table(good, bad, shown):
+        say(f"  {line}")
+    if any(step not in bad or step not in good for step in shown):
+        say("  (-: step not reached)")
+    growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
+    if None not in growth.values():
+        say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
+    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
+    if common:
+        step = common[-1]
+        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
+            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the graph differs)")
+    return failures
+
+
+def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
+    """Part 3: the incorrect script with ``--guard``. Returns ``["guard"]`` unless the guard stopped it."""
+    guard_steps = min(steps, GUARD_STEPS)
+    say(f"$ python {relative[INCORRECT]} --guard --steps {guard_steps}")
+    result = _run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(guard_steps)], GUARD_BUDGET_SECONDS)
+    for line in result.stdout:
+        say(f"  {line}")
+    location = re.search(re.escape(INCORRECT) + r":(\d+)", result.text)
+    if result.returncode == 1 and "GraphGuard stopped training" in result.text and location:
+        say(f"  (exit status 1: stopped at {INCORRECT}:{location[1]} before the graph grew)")
+        return []
+    say(f"  the guard did not stop the script as expected ({_failure(result)})")
+    for line in _stderr_tail(result):
+        say(f"  | {line}")
+    return ["guard"]
+
+
 def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     """Lint, run and guard the two demo scripts for ``steps`` training steps; print to ``out``.
 
     ``out`` defaults to ``sys.stdout``. Returns 0 when every part ran as described, 1 when a part
-    failed (the output says which), 2 when ``fixtures/demo`` is missing.
+    failed (the output says which), 2 when ``fixtures/demo`` is missing or ``steps`` < 1.
     """
     out = sys.stdout if out is None else out
 
@@ -219,100 +313,20 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
         say("graphguard demo: error: steps must be at least 1")
         return 2
     relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
-    failures: list[str] = []
     started = time.perf_counter()
 
     say("graphguard demo: a seven-loss CNN on the 8x8 digits, trained twice")
     say(f"  {relative[INCORRECT]}: model, losses, train op and Saver built inside the session loop")
     say(f"  {relative[CORRECT]}: the same, built once before the session")
-
-    # -- 1. lint ------------------------------------------------------------------------------------
     say()
     say("== 1. Lint: graphguard check (static, TensorFlow not imported) ==")
-    for name in (INCORRECT, CORRECT):
-        say(f"$ graphguard check {relative[name]}")
-        result = _run([sys.executable, "-m", "graphguard", "check", relative[name]], LINT_BUDGET_SECONDS)
-        if result.error or result.timed_out or result.returncode not in (0, 1):
-            why = result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
-            say(f"  the linter did not run ({why})")
-            for line in _stderr_tail(result, 3):
-                say(f"  | {line}")
-            failures.append(f"lint {name}")
-            continue
-        for line in result.stdout + result.stderr:
-            say(f"  {line}")
-        verdict = "findings reported" if result.returncode == 1 else "no findings"
-        say(f"  (exit status {result.returncode}: {verdict})")
-
-    # -- 2. run -------------------------------------------------------------------------------------
+    failures = _lint(say, relative)
     say()
     say(f"== 2. Run: {steps} training steps each, one script after the other ==")
-    shown = table_steps(steps)
-    records: dict[str, dict[int, StepRecord]] = {}
-    accuracy: dict[str, dict[int, float]] = {}
-    for name, budget in ((CORRECT, RUN_BUDGET_SECONDS), (INCORRECT, INCORRECT_BUDGET_SECONDS)):
-        say(f"$ python {relative[name]} --steps {steps}    (stopped after {budget:.0f} s if not done)")
-
-        def progress(line: str) -> None:
-            match = _STEP_LINE.match(line.strip())
-            if match and int(match[1]) in shown:
-                say(f"  step {int(match[1]):>4}: {float(match[2]):.4f} s, {int(match[3]):,} ops")
-
-        result = _run([sys.executable, relative[name], "--steps", str(steps)], budget, on_line=progress)
-        records[name] = parse_steps(result.text)
-        accuracy[name] = parse_accuracy(result.text)
-        reached = max(records[name], default=0)
-        if result.timed_out:
-            summary = f"stopped after {result.seconds:.0f} s at step {reached} of {steps}"
-        elif result.returncode == 0 and reached == steps:
-            summary = f"{steps} steps in {result.seconds:.1f} s"
-        else:
-            summary = f"failed: {result.error or f'exit status {result.returncode}'} after step {reached}"
-            for line in _stderr_tail(result):
-                say(f"  | {line}")
-            failures.append(f"run {name}")
-        if records[name]:
-            step_total = sum(record.seconds for record in records[name].values())
-            summary += f" (sum of step times {step_total:.1f} s)"
-        say(f"  {name}: {summary}")
-        if name == CORRECT and result.timed_out:
-            failures.append(f"run {name}")
-
-    good, bad = records[CORRECT], records[INCORRECT]
-    say()
-    say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
-    say("Run times above are wall times of the whole process, TensorFlow import (about 5 s) included.")
-    for line in format_table(good, bad, shown):
-        say(f"  {line}")
-    if any(step not in bad for step in shown) or any(step not in good for step in shown):
-        say("  (-: step not reached)")
-    growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
-    if None not in growth.values():
-        say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
-    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
-    if common:
-        step = common[-1]
-        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
-            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the graph differs)")
-
-    # -- 3. guard -----------------------------------------------------------------------------------
+    failures += _train(say, relative, steps)
     say()
     say("== 3. Guard: the incorrect script under GraphGuard(sess) ==")
-    guard_steps = min(steps, GUARD_STEPS)
-    say(f"$ python {relative[INCORRECT]} --guard --steps {guard_steps}")
-    result = _run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(guard_steps)], GUARD_BUDGET_SECONDS)
-    for line in result.stdout:
-        say(f"  {line}")
-    location = re.search(re.escape(INCORRECT) + r":(\d+)", result.text)
-    if result.returncode == 1 and "GraphGuard stopped training" in result.text and location:
-        say(f"  (exit status 1: stopped at {INCORRECT}:{location[1]} before the graph grew)")
-    else:
-        why = result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
-        say(f"  the guard did not stop the script as expected ({why})")
-        for line in _stderr_tail(result):
-            say(f"  | {line}")
-        failures.append("guard")
-
+    failures += _guard(say, relative, steps)
     say()
     total = time.perf_counter() - started
     if failures:
