@@ -33,6 +33,7 @@ class AssignInSessionLoop(Rule):
     )
 
     VALID = (
+        # The fix for the first INVALID example: one assign op fed by a placeholder, built once.
         """\
 import tensorflow as tf
 
@@ -43,6 +44,92 @@ with tf.Session() as sess:
     for epoch in range(100):
         sess.run(update_lr, {new_lr: 0.1 * 0.97 ** epoch})
         sess.run(train_op)
+""",
+        # variable.load(value, sess) writes the value through the existing variable: no new op.
+        """\
+import tensorflow.compat.v1 as tf
+
+lr_var = tf.Variable(0.1, trainable=False)
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+for epoch in range(160):
+    if epoch in (80, 120):
+        lr_var.load(sess.run(lr_var) * 0.1, sess)
+    for xs, ys in batches:
+        sess.run(train_op, {x: xs, y: ys})
+""",
+        # Target-network sync ops built once, in a comprehension that runs no step, then run every 1000 steps.
+        """\
+import tensorflow as tf
+
+sync_target = [tf.assign(t, o) for t, o in zip(target_vars, online_vars)]
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(1000000):
+        sess.run(train_op, feed_dict=replay.sample(32))
+        if step % 1000 == 0:
+            sess.run(sync_target)
+""",
+        # A once-guard: the assign op is built on the first call only, then fed.
+        """\
+import tensorflow as tf
+
+class LearningRate:
+    def __init__(self, variable):
+        self.variable = variable
+        self.value = tf.placeholder(tf.float32, [])
+        self._update = None
+
+    def set(self, sess, value):
+        if self._update is None:
+            self._update = tf.assign(self.variable, self.value)
+        sess.run(self._update, {self.value: value})
+
+schedule = LearningRate(lr)
+with tf.Session() as sess:
+    for epoch in range(90):
+        schedule.set(sess, 0.1 * 0.1 ** (epoch // 30))
+        sess.run(train_op)
+""",
+        # InteractiveSession: an increment op built once and evaluated per batch.
+        """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+seen = tf.Variable(0, trainable=False)
+count_batch = tf.assign_add(seen, 1)
+tf.global_variables_initializer().run()
+for xs, ys in batches:
+    train_step.run(feed_dict={x: xs, y_: ys})
+    count_batch.eval()
+""",
+        # Each fold resets the default graph before building its variables and assign ops.
+        """\
+from tensorflow.compat import v1
+
+for fold in range(5):
+    v1.reset_default_graph()
+    lr = v1.Variable(0.01, trainable=False)
+    halve_lr = v1.assign(lr, lr / 2)
+    train_op = build_model(folds[fold], lr)
+    sess = v1.Session()
+    sess.run(v1.global_variables_initializer())
+    for epoch in range(10):
+        sess.run(train_op)
+        if epoch % 5 == 4:
+            sess.run(halve_lr)
+""",
+        # Not TensorFlow's assign: pandas' DataFrame.assign on NumPy results.
+        """\
+import pandas as pd
+import tensorflow as tf
+
+table = pd.DataFrame({"path": paths})
+with tf.Session() as sess:
+    for fold, checkpoint in enumerate(checkpoints):
+        saver.restore(sess, checkpoint)
+        scores = sess.run(probabilities, {images: load(paths)})
+        table = table.assign(**{"fold%d" % fold: scores[:, 1]})
 """,
     )
 
@@ -55,5 +142,107 @@ with tf.Session() as sess:
     for epoch in range(100):
         sess.run(tf.assign(lr, 0.1 * 0.97 ** epoch))  # GG104
         sess.run(train_op)
+""",
+        # variable.assign() in a while loop; InteractiveSession, the assign op's own eval() as the step.
+        """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+epsilon = tf.Variable(1.0, trainable=False)
+tf.global_variables_initializer().run()
+episode = 0
+while episode < 500:
+    eps = epsilon.eval()
+    play_episode(eps)
+    epsilon.assign(max(0.05, eps * 0.99)).eval()  # GG104
+    episode += 1
+""",
+        # A counter bumped after the inner batch loop: one new assign op per epoch.
+        """\
+import tensorflow.compat.v1 as tf
+
+epochs_done = tf.get_variable("epochs_done", [], tf.int32, trainable=False)
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+for epoch in range(20):
+    for xs, ys in batches:
+        sess.run(train_op, {x: xs, y: ys})
+    sess.run(tf.assign_add(epochs_done, 1))  # GG104
+""",
+        # A memory bank written with scatter_update on every step of a MonitoredTrainingSession.
+        """\
+from tensorflow.compat import v1
+
+memory = v1.get_variable("memory", [50000, 128], trainable=False)
+with v1.train.MonitoredTrainingSession() as mon_sess:
+    while not mon_sess.should_stop():
+        feats, idx = mon_sess.run([features, indices])
+        mon_sess.run(v1.scatter_update(memory, idx, feats))  # GG104
+""",
+        # A variable held on the object, the session too.
+        """\
+import tensorflow as tf
+
+class Trainer:
+    def __init__(self):
+        self.lr = tf.Variable(0.01, trainable=False)
+        self.sess = tf.Session()
+
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            self.sess.run(self.lr.assign(0.01 * 0.95 ** epoch))  # GG104
+            self.sess.run(self.train_op)
+""",
+        # A session parameter; tf.compat.v1 spelled out.
+        """\
+import tensorflow as tf
+
+def anneal(sess, temperature, epochs):
+    for epoch in range(epochs):
+        sess.run(train_op)
+        sess.run(tf.compat.v1.assign(temperature, max(0.5, 0.99 ** epoch)))  # GG104
+""",
+        # A same-module helper builds the assign: reported at its call in the loop.
+        """\
+import tensorflow as tf
+
+lr = tf.Variable(0.1, trainable=False)
+
+def set_learning_rate(sess, value):
+    sess.run(tf.assign(lr, value))
+
+with tf.Session() as sess:
+    for epoch in range(90):
+        set_learning_rate(sess, 0.1 * 0.1 ** (epoch // 30))  # GG104
+        for xs, ys in batches:
+            sess.run(train_op, {x: xs, y: ys})
+""",
+        # An attribute assigned a tf.Variable in its class, read on an instance; the Keras session.
+        """\
+import tensorflow as tf
+
+class QNetwork:
+    def __init__(self, num_actions):
+        self.states = tf.placeholder(tf.float32, [None, 4])
+        self.epsilon = tf.Variable(1.0, trainable=False)
+        self.q_values = tf.layers.dense(self.states, num_actions)
+
+model = QNetwork(2)
+sess = tf.keras.backend.get_session()
+for episode in range(500):
+    eps = sess.run(model.epsilon)
+    play(sess, model, eps)
+    sess.run(model.epsilon.assign(max(0.05, eps * 0.99)))  # GG104
+""",
+        # The compat module under another name; a SingularMonitoredSession.
+        """\
+import tensorflow as tf
+tf1 = tf.compat.v1
+
+step_var = tf1.get_variable("step", [], tf.int64, trainable=False)
+with tf1.train.SingularMonitoredSession() as sess:
+    while not sess.should_stop():
+        sess.run(train_op)
+        sess.run(step_var.assign_add(1))  # GG104
 """,
     )

@@ -31,6 +31,7 @@ class TensorOperatorInSessionLoop(Rule):
     )
 
     VALID = (
+        # The fix for the first INVALID example: the expression built once, before the loop.
         """\
 import tensorflow as tf
 
@@ -39,6 +40,75 @@ scaled = logits * 2.0
 with tf.Session() as sess:
     for batch in batches:
         print(sess.run(scaled, {features: batch}))
+""",
+        # Operators on what sess.run returns are NumPy arithmetic.
+        """\
+import tensorflow.compat.v1 as tf
+
+sess = tf.Session()
+total = 0.0
+for xs, ys in batches:
+    probs, batch_loss = sess.run([probabilities, loss], {x: xs, y: ys})
+    total += batch_loss * len(xs)
+    confident = probs[:, 1] > 0.5
+    margin = -batch_loss
+""",
+        # Indexing Python lists of tensors, and the list tf.gradients returns, adds no op; nor does .shape.
+        """\
+import tensorflow as tf
+
+heads = [tf.layers.dense(features, n) for n in (10, 100)]
+grads = tf.gradients(loss, params)
+with tf.Session() as sess:
+    for step in range(1000):
+        head = heads[step % len(heads)]
+        outputs, first_grad = sess.run([head, grads[0]], {features: next_batch()})
+        assert outputs.shape[-1] == head.shape[-1]
+""",
+        # Every trial has its own graph, so the expression is built into it.
+        """\
+import tensorflow as tf
+
+for weight in [0.1, 1.0, 10.0]:
+    with tf.Graph().as_default():
+        recon, kl = build_vae()
+        loss = recon + weight * kl
+        train_op = tf.train.AdamOptimizer().minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for step in range(1000):
+                sess.run(train_op)
+""",
+        # A once-guard on the attribute the expression is stored in.
+        """\
+import tensorflow as tf
+
+class Model:
+    def __init__(self):
+        self.sess = tf.Session()
+        self.inputs = tf.placeholder(tf.float32, [None, 784])
+        self.logits = tf.layers.dense(self.inputs, 10)
+        self._top = None
+
+    def top_score(self, batch):
+        if self._top is None:
+            self._top = self.logits[:, 0] * 100.0
+        return self.sess.run(self._top, {self.inputs: batch})
+
+model = Model()
+for batch in batches:
+    print(model.top_score(batch))
+""",
+        # Strings, lists and loop counters: operators on Python values.
+        """\
+from tensorflow.compat import v1
+
+fetches = [train_op]
+with v1.Session() as sess:
+    for step in range(10000):
+        results = sess.run(fetches + [loss] if step % 100 == 0 else fetches)
+        if step % 100 == 0:
+            print("step %d: loss %.3f" % (step, results[-1]))
 """,
     )
 
@@ -50,5 +120,88 @@ logits = tf.layers.dense(features, 10)
 with tf.Session() as sess:
     for batch in batches:
         print(sess.run(logits * 2.0, {features: batch}))  # GG106
+""",
+        # Adding the loss tensor instead of its value: a new Add op per batch.
+        """\
+import tensorflow as tf
+
+loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+with tf.Session() as sess:
+    for epoch in range(10):
+        epoch_loss = 0.0
+        for xs, ys in batches:
+            _, batch_loss = sess.run([train_op, loss], {x: xs, y: ys})
+            epoch_loss += loss  # GG106
+""",
+        # A slice of a tensor, a while loop, InteractiveSession and eval().
+        """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+probs = tf.nn.softmax(logits)
+while True:
+    batch = next_batch()
+    if batch is None:
+        break
+    print(probs[:, 1].eval(feed_dict={x: batch}))  # GG106
+""",
+        # A comparison is an op too.
+        """\
+import tensorflow.compat.v1 as tf
+
+probs = tf.sigmoid(logits)
+sess = tf.Session()
+for xs in test_batches:
+    masks = sess.run(probs > 0.5, {x: xs})  # GG106
+""",
+        # Matrix product and negation on a placeholder and a variable, in a comprehension.
+        """\
+from tensorflow.compat import v1
+
+x = v1.placeholder(v1.float32, [None, 784])
+w = v1.get_variable("w", [784, 10])
+with v1.Session() as sess:
+    scores = [sess.run(-(x @ w), {x: xs}) for xs in batches]  # GG106
+""",
+        # Attributes assigned from TF calls in the class are tensors; the session is an attribute too.
+        """\
+import tensorflow as tf
+
+class CharRNN:
+    def __init__(self, vocab_size):
+        self.sess = tf.Session()
+        self.inputs = tf.placeholder(tf.int32, [1, None])
+        self.logits = tf.layers.dense(embed(self.inputs), vocab_size)
+
+    def sample(self, text, length, temperature):
+        for _ in range(length):
+            scores = self.sess.run(self.logits[0, -1] / temperature, {self.inputs: [encode(text)]})  # GG106
+            text += pick(scores)
+        return text
+""",
+        # A same-module helper applies the operator: reported at its call in the loop.
+        """\
+import tensorflow as tf
+
+def weight_decay(weights, scale=5e-4):
+    return scale * tf.nn.l2_loss(weights)
+
+with tf.Session() as sess:
+    for step in range(10000):
+        _, reg = sess.run([train_op, weight_decay(w)])  # GG106
+""",
+        # An attribute set from a TF call in the class is a tensor on its instances too.
+        """\
+import tensorflow as tf
+
+class Model:
+    def __init__(self):
+        self.x = tf.placeholder(tf.float32, [None, 784])
+        self.loss = tf.reduce_mean(tf.layers.dense(self.x, 10))
+
+model = Model()
+with tf.Session() as sess:
+    for xs in batches:
+        print(sess.run(model.loss * 100.0, {model.x: xs}))  # GG106
 """,
     )
