@@ -63,7 +63,7 @@ class Checker:
                 continue
             self._read(source, path, modules, report)
         self._report(modules, report)
-        report.diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+        report.diagnostics = _unique(report.diagnostics)
         return report
 
     def check_source(self, source: bytes, filename: str) -> list[Diagnostic]:
@@ -73,7 +73,7 @@ class Checker:
         modules: list[ModuleFacts] = []
         self._read(source, filename, modules, report, reraise=True)
         self._report(modules, report, reraise=True)
-        return sorted(report.diagnostics, key=lambda d: (d.row, d.column, d.code))
+        return _unique(report.diagnostics)
 
     # ------------------------------------------------------------------ phases
 
@@ -138,3 +138,13 @@ class Checker:
             return []
         name = CHECKER_CODES[code][0]
         return [Diagnostic(filename, row, column, code, name, message, row, column)]
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Sorted, one finding per code and position: a chain such as
+    ``Dataset.from_tensor_slices(x).shuffle(n).batch(b)`` is one finding at its start, and a helper
+    that builds both a dataset and an iterator is one GG109 at the call."""
+    seen = {}
+    for d in diagnostics:
+        seen.setdefault((d.filename, d.row, d.column, d.code), d)
+    return sorted(seen.values(), key=lambda d: (d.filename, d.row, d.column, d.code))

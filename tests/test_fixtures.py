@@ -11,6 +11,7 @@ A single file is checked alone; a folder is checked as one tree (cross-module he
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -29,12 +30,12 @@ def _cases():
                 yield pytest.param(entry, id=f"{kind}/{entry.name}")
 
 
-def _expected(path: Path) -> set[tuple[str, int]]:
+def _expected(path: Path) -> Counter:
     match = EXPECT.search(path.read_text(encoding="utf-8"))
     assert match, f"{path} has no '# expect:' header"
     if match[1] == "none":
-        return set()
-    return {(item.split("@")[0], int(item.split("@")[1])) for item in match[1].split()}
+        return Counter()
+    return Counter((item.split("@")[0], int(item.split("@")[1])) for item in match[1].split())
 
 
 @pytest.mark.parametrize("entry", list(_cases()))
@@ -43,7 +44,7 @@ def test_fixture(entry: Path):
     report = Checker().check_paths(files)
     assert report.errors == []
     for file in files:
-        got = {(d.code, d.row) for d in report.diagnostics if d.filename == file}
+        got = Counter((d.code, d.row) for d in report.diagnostics if d.filename == file)
         assert got == _expected(Path(file)), file
 
 

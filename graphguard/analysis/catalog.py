@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import enum
 
+from graphguard.analysis import tf_api
+
 
 class Effect(enum.Enum):
     """What calling a TensorFlow name (or evaluating an expression) does to the graph."""
@@ -360,12 +362,34 @@ METHOD_RESULT_KINDS = {
 }
 
 
+#: graphguard's own decisions where they differ from the generated data, with the reason.
+OVERRIDES = {
+    # Creates the step variable on the first call in a graph, then returns it: fine in a loop.
+    "tf.train.get_or_create_global_step": Effect.NONE,
+    # A Supervisor's constructor builds its init/ready/Saver ops, but a loop that makes one per
+    # iteration is a sweep; its managed_session() is what matters here.
+    "tf.train.Supervisor": Effect.NONE,
+}
+
+
 def effect_of(name: str) -> Effect:
     """The :class:`Effect` of calling the canonical TensorFlow name ``name`` (``"tf.train.Saver"``).
 
-    ``name`` must start with ``"tf"``. Unknown names follow the layout default described in the
-    module docstring: lowercase functions build ops, CamelCase classes do not.
+    Looked up in :data:`OVERRIDES`, then in the data generated from TensorFlow's public API
+    (:mod:`graphguard.analysis.tf_api`), then by the layout default for names that TF 2.21 no longer
+    has (``tf.contrib.*``, ``tf.estimator``): lowercase functions build ops, CamelCase classes do not.
     """
+    override = OVERRIDES.get(name)
+    if override is not None:
+        return override
+    generated = tf_api.load().effect(name)
+    if generated is not None:
+        return Effect(generated)
+    return _layout_effect(name)
+
+
+def _layout_effect(name: str) -> Effect:
+    """The hand-made fallback for names missing from the generated data."""
     if name in SESSION_NAMES:
         return Effect.SESSION
     if name in SAVER_NAMES:
@@ -408,7 +432,33 @@ def effect_of(name: str) -> Effect:
 #: Functions that return a Python list or tuple of tensors: indexing the result adds no op.
 SEQUENCE_RESULTS = frozenset({"gradients", "split", "unstack", "meshgrid", "dynamic_partition", "moments",
                               "top_k", "while_loop", "tuple", "unique", "batch", "shuffle_batch", "tensor_array",
-                              "unstack", "split_v", "svd", "nn.moments", "get_collection", "compute_gradients"})
+                              "split_v", "svd", "get_collection", "compute_gradients", "import_graph_def"})
+
+
+def method_effect(kind: str, method: str) -> Effect | None:
+    """The :class:`Effect` of calling ``method`` on an object of ``kind`` (``"optimizer"``,
+    ``"minimize"`` -> ``Effect.OP``), or None when it builds nothing. Hand-made table first, then the
+    method lists generated from TensorFlow's classes."""
+    effect = METHOD_EFFECTS.get(kind, {}).get(method)
+    if effect is not None:
+        return effect
+    if method.startswith("__") or method not in tf_api.load().methods(kind):
+        return None
+    if kind == "dataset":
+        return Effect.ITERATOR if "iterator" in method else Effect.DATASET
+    if kind == "iterator":
+        return Effect.ITERATOR
+    if kind == "variable" and method.startswith(("assign", "scatter", "batch_scatter")):
+        return Effect.ASSIGN
+    return Effect.OP
+
+
+def same_rule(first: Effect, second: Effect) -> bool:
+    """Whether two effects are reported by the same rule (a dataset chain ending in an iterator)."""
+    return _RULE_GROUPS.get(first, first) is _RULE_GROUPS.get(second, second)
+
+
+_RULE_GROUPS = {Effect.ITERATOR: Effect.DATASET, Effect.FILE_WRITER: Effect.SUMMARY}
 
 
 def result_kind(name: str, effect: Effect) -> str:
@@ -416,6 +466,9 @@ def result_kind(name: str, effect: Effect) -> str:
     ``"sequence"`` for ``tf.gradients``)."""
     if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:
         return "sequence"
+    generated = tf_api.load().returns(name)
+    if generated is not None:
+        return generated
     if effect is Effect.VARIABLE and not name.endswith("placeholder"):
         return "variable"
     if effect is Effect.DATASET:

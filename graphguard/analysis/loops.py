@@ -242,7 +242,14 @@ def _assigned_targets(body: list) -> set[str]:
                 targets = node.targets
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 targets = (node.target,)
-            for target in targets:
+            stack = list(targets)
+            while stack:
+                target = stack.pop()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    stack.extend(target.elts)
+                    continue
+                if isinstance(target, ast.Starred):
+                    target = target.value
                 if isinstance(target, ast.Subscript):
                     target = target.value
                 dotted = _dotted(target)
@@ -360,8 +367,8 @@ class ModuleReader(ast.NodeVisitor):
             return ProjectRef(base.ref.member(node.attr))
         if isinstance(base, GraphValue) and node.attr == "as_default":
             return base
-        if isinstance(base, TFObject) and node.attr == "op":
-            return TFObject("op")
+        if isinstance(base, TFObject) and node.attr in ("op", "initializer"):
+            return TFObject("op")  # ``w.initializer.run()`` is a step
         if isinstance(base, Instance) and base.cls.module == "":
             cls = self.facts.classes.get(base.cls.name)
             if cls is not None:
@@ -398,7 +405,7 @@ class ModuleReader(ast.NodeVisitor):
                 kind = catalog.METHOD_RESULT_KINDS.get((receiver.kind, method))
                 if kind is not None:
                     return TFObject(kind)
-                effect = catalog.METHOD_EFFECTS.get(receiver.kind, {}).get(method)
+                effect = catalog.method_effect(receiver.kind, method)
                 if effect is Effect.DATASET:
                     return TFObject("dataset")
                 return TENSOR if effect is not None else None
@@ -820,7 +827,7 @@ class ModuleReader(ast.NodeVisitor):
                 # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
                 frame.facts.param_steps.append((receiver.name, tuple(l.index for l in frame.loops)))
             elif isinstance(receiver, TFObject):
-                method_effect = catalog.METHOD_EFFECTS.get(receiver.kind, {}).get(method)
+                method_effect = catalog.method_effect(receiver.kind, method)
                 if method_effect is not None:
                     effect = method_effect
                     self._note_tensor_params(node)
@@ -836,7 +843,8 @@ class ModuleReader(ast.NodeVisitor):
             else:
                 frame.facts.resets_graph = True
         elif effect is Effect.SESSION:
-            if frame.loops:
+            own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
+            if frame.loops and not own_graph:
                 frame.facts.session_opens.append(SessionOpen(self._site(node), callee, tuple(l.index for l in frame.loops)))
             frame.facts.opens_session = True
         elif effect.builds:

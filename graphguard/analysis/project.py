@@ -34,11 +34,12 @@ from graphguard.analysis.loops import CALLER, Construction, FunctionFacts, Modul
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a helper builds something: ``path:row``, and the callee as written there."""
+    """Where a helper builds something: ``path:row``, and what it builds there, as the message shows
+    it (```tf.reduce_mean(...)``` or ```scale * loss```)."""
 
     path: str
     row: int
-    callee: str
+    subject: str
 
 
 @dataclass(eq=False)
@@ -66,6 +67,13 @@ class Finding:
     loop_row: int
     loop_column: int
     via: Origin | None = None
+
+
+def _subject(construction: Construction) -> str:
+    """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
+    if construction.effect is Effect.OPERATOR:
+        return f"`{construction.callee}`"
+    return f"`{construction.callee}(...)`"
 
 
 def _module_names(path: str) -> list[str]:
@@ -203,7 +211,8 @@ class Project:
                     for construction in facts.constructions:
                         if self._repeats_for_caller(module, construction):
                             summary.builds.setdefault(
-                                construction.effect, Origin(module.path, construction.site.row, construction.callee)
+                                construction.effect,
+                                Origin(module.path, construction.site.row, _subject(construction)),
                             )
                 self._summaries[(module.path, name)] = summary
                 work.append((module, facts, summary))
@@ -335,9 +344,7 @@ class Project:
                 continue
             loop = self._session_loop(module, construction)
             if loop is not None:
-                subject = (f"`{construction.callee}`" if construction.effect is Effect.OPERATOR
-                           else f"`{construction.callee}(...)`")
-                found.append(Finding(module.path, construction.site, construction.effect, subject,
+                found.append(Finding(module.path, construction.site, construction.effect, _subject(construction),
                                      loop.row, loop.column))
         for call, callee in calls:
             if id(call) in suppressed or not callee.builds:

@@ -37,7 +37,7 @@ class Rule:
         """The finding's message for ``subject`` repeated by the loop at ``loop_row``; ``via`` is where
         a called helper builds it."""
         if via is not None:
-            subject = f"{subject} (through `{via.callee}(...)` at {os.path.basename(via.path)}:{via.row})"
+            subject = f"{subject} (through {via.subject} at {os.path.basename(via.path)}:{via.row})"
         return cls.MESSAGE.format(subject=subject, loop_row=loop_row)
 
     @classmethod
