@@ -30,6 +30,7 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     files: int = 0
+    sources: dict = field(default_factory=dict)  #: path -> bytes, for files with suppression comments
 
 
 class Checker:
@@ -39,9 +40,12 @@ class Checker:
     every code.
     """
 
-    def __init__(self, codes: Iterable[str] | None = None) -> None:
+    def __init__(self, codes: Iterable[str] | None = None, *, session_names: Iterable[str] = (),
+                 session_factories: Iterable[str] = ()) -> None:
         selected = set(RULES) | set(CHECKER_CODES) if codes is None else set(codes)
         self.codes = frozenset(selected)
+        self._session_names = frozenset(session_names)
+        self._session_factories = frozenset(session_factories)
         self._by_effect: dict = {}
         for code, rule in RULES.items():
             if code in selected:
@@ -50,17 +54,23 @@ class Checker:
 
     # ------------------------------------------------------------------ entry points
 
-    def check_paths(self, paths: list[str]) -> Report:
-        """Check the files at ``paths`` together (helpers in one are seen from loops in another)."""
+    def check_paths(self, paths: list[str], sources: dict[str, bytes] | None = None) -> Report:
+        """Check the files at ``paths`` together (helpers in one are seen from loops in another).
+        ``sources`` gives the bytes of files that are not read from disk (``check -`` reads stdin)."""
         report = Report(files=len(paths))
         modules = []
         for path in paths:
-            try:
-                with open(path, "rb") as handle:
-                    source = handle.read()
-            except OSError as error:
-                report.diagnostics += self._checker_diagnostic(path, "GG002", f"cannot read file: {error.strerror}")
-                continue
+            if sources and path in sources:
+                source = sources[path]
+            else:
+                try:
+                    with open(path, "rb") as handle:
+                        source = handle.read()
+                except OSError as error:
+                    report.diagnostics += self._checker_diagnostic(path, "GG002", f"cannot read file: {error.strerror}")
+                    continue
+            if b"noqa" in source or b"graphguard:" in source:
+                report.sources[path] = source  # only files that can hold suppression comments
             self._read(source, path, modules, report)
         self._report(modules, report)
         report.diagnostics = _unique(report.diagnostics)
@@ -94,7 +104,7 @@ class Checker:
             return
         try:
             lines = None if source.isascii() else source.splitlines()
-            modules.append(read_module(tree, path, lines))
+            modules.append(read_module(tree, path, lines, self._session_names, self._session_factories))
         except Exception as error:
             if reraise:
                 raise

@@ -2,11 +2,13 @@
 
 Exit codes (as ruff's):
 
-* ``0`` - no findings (or ``--exit-zero``);
+* ``0`` - no findings (or ``--exit-zero``, or ``--add-noqa`` done);
 * ``1`` - findings were reported (``GG001`` syntax errors included);
-* ``2`` - usage error (a bad flag, an unknown code, a missing path) or an internal error.
+* ``2`` - usage error (a bad flag, an unknown code, a missing path, a bad configuration) or an
+  internal error.
 
-Errors are one line on stderr, never a traceback.
+Errors are one line on stderr, never a traceback. Nothing is written to the user's files except by
+``--add-noqa``, which writes atomically.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import sys
 from graphguard import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+#: Codes that exist but are off unless selected by name or prefix.
+OFF_BY_DEFAULT = frozenset({"GG900"})
 
 
 class UsageError(Exception):
@@ -33,10 +38,17 @@ def _codes(text: str) -> list[str]:
     return [part.strip().upper() for part in text.split(",") if part.strip()]
 
 
-def _expand(selectors: list[str], known: list[str], flag: str) -> set[str]:
+def _known_codes() -> list[str]:
+    from graphguard.rules import CHECKER_CODES, RULES
+
+    return sorted({*RULES, *CHECKER_CODES, *OFF_BY_DEFAULT})
+
+
+def _expand(selectors, known: list[str], flag: str) -> set[str]:
     """Codes matched by ``selectors``: an exact code, a prefix (``GG1``), or ``ALL``."""
     chosen: set[str] = set()
     for selector in selectors:
+        selector = selector.upper()
         matched = known if selector == "ALL" else [code for code in known if code.startswith(selector)]
         if not matched:
             raise UsageError(f"{flag}: unknown rule code or prefix {selector!r} (see 'graphguard rule --all')")
@@ -49,52 +61,148 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphguard {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    from graphguard.reporters import FORMATS
+
     check = commands.add_parser("check", help="lint Python files (default: the current folder)")
-    check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders to check")
-    check.add_argument("--output-format", choices=("concise", "json"), default="concise", help="default: concise")
+    check.add_argument("paths", nargs="*", default=None, metavar="PATH",
+                       help="files or folders to check (default: .); '-' reads one file from stdin")
+    check.add_argument("--output-format", choices=FORMATS, default=None,
+                       help="concise (default), full, json, json-lines, sarif, github, junit")
+    check.add_argument("-o", "--output-file", metavar="FILE", help="write the findings to FILE instead of stdout")
+    check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of the closest one")
     check.add_argument("--select", type=_codes, default=None, metavar="CODES",
-                       help="comma-separated codes or prefixes to enable (default: ALL)")
+                       help="comma-separated codes or prefixes to enable (default: every rule but GG900)")
+    check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="codes to enable as well")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="codes or prefixes to disable")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     check.add_argument("--statistics", action="store_true", help="print counts per code instead of findings")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, and stop")
+    check.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add '# noqa: CODE' comments to every current finding (a clean baseline)")
 
     rule = commands.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code, e.g. GG102")
     rule.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
     demo = commands.add_parser("demo", help="lint and run the Tesla P4 slowdown demo (needs TensorFlow)")
     demo.add_argument("--steps", type=int, default=200, help="training steps per script (default: 200)")
     return parser
 
 
+def _selection(args, config) -> set[str]:
+    known = _known_codes()
+    default = set(known) - OFF_BY_DEFAULT
+    if args.select is not None:
+        selected = _expand(args.select, known, "--select")
+    elif config.select:
+        selected = _expand(config.select, known, "select")
+    else:
+        selected = default
+    selected |= _expand(config.extend_select, known, "extend-select")
+    selected |= _expand(args.extend_select, known, "--extend-select")
+    selected -= _expand(config.ignore, known, "ignore")
+    selected -= _expand(args.ignore, known, "--ignore")
+    return selected
+
+
 def _run_check(args) -> int:
     from graphguard.checker import Checker
+    from graphguard.config import ConfigError, find_config, load_config
     from graphguard.discovery import find_python_files
     from graphguard.reporters import WRITERS
-    from graphguard.rules import CHECKER_CODES, RULES
+    from graphguard.suppressions import add_noqa, read_suppressions
 
-    known = sorted(set(RULES) | set(CHECKER_CODES))
-    selected = _expand(args.select, known, "--select") if args.select else set(known)
-    selected -= _expand(args.ignore, known, "--ignore")
+    paths = args.paths or ["."]
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    if stdin and args.add_noqa:
+        raise UsageError("--add-noqa cannot write to stdin")
+    start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
     try:
-        files = find_python_files(args.paths)
-    except FileNotFoundError as missing:
-        raise UsageError(f"{missing.args[0]}: no such file or directory") from None
+        config_path = args.config if args.config else find_config(start)
+        if args.config and not os.path.isfile(args.config):
+            raise UsageError(f"--config: {args.config}: no such file")
+        config = load_config(config_path, _known_codes())
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    selected = _selection(args, config)
+    output_format = args.output_format or config.output_format or "concise"
 
-    report = Checker(selected).check_paths(files)
-    diagnostics = report.diagnostics
+    sources = None
+    if stdin:
+        name = args.stdin_filename or "-"
+        files = [name]
+        sources = {name: sys.stdin.buffer.read()}
+    else:
+        try:
+            files = find_python_files(paths, config)
+        except FileNotFoundError as missing:
+            raise UsageError(f"{missing.args[0]}: no such file or directory") from None
+    if args.show_files:
+        for file in files:
+            print(file)
+        return EXIT_CLEAN
+
+    checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories)
+    report = checker.check_paths(files, sources)
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
         print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 
-    if args.statistics:
-        counts: dict[tuple[str, str], int] = {}
-        for d in diagnostics:
-            counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
-        for (code, name), count in sorted(counts.items()):
-            sys.stdout.write(f"{count:>6}  {code}  {name}\n")
-    else:
-        WRITERS[args.output_format](diagnostics, sys.stdout)
+    diagnostics = []
+    by_file: dict[str, list] = {}
+    for d in report.diagnostics:
+        by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+        if ignored:
+            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+        suppressions = read_suppressions(report.sources.get(filename, b""))
+        kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
+        diagnostics.extend(kept)
+    if "GG900" in selected:
+        for filename, source in report.sources.items():
+            suppressions = read_suppressions(source)
+            for d in report.diagnostics:
+                if d.filename == filename:
+                    suppressions.suppressed(d)
+            diagnostics.extend(suppressions.unused(filename, frozenset(selected)))
+    diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+
+    if args.add_noqa:
+        added = 0
+        for filename in sorted({d.filename for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")}):
+            try:
+                added += add_noqa(filename, [d for d in diagnostics if d.filename == filename
+                                             and d.code not in ("GG001", "GG002", "GG900")])
+            except (OSError, ValueError) as error:
+                print(f"graphguard: error: {filename}: {error}", file=sys.stderr)
+                return EXIT_ERROR
+        if not args.quiet:
+            print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
+        return EXIT_ERROR if report.errors else EXIT_CLEAN
+
+    out = sys.stdout
+    if args.output_file:
+        try:
+            out = open(args.output_file, "w", encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"-o: {args.output_file}: {error.strerror}") from None
+    try:
+        if args.statistics:
+            counts: dict[tuple[str, str], int] = {}
+            for d in diagnostics:
+                counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
+            for (code, name), count in sorted(counts.items()):
+                out.write(f"{count:>6}  {code}  {name}\n")
+        else:
+            WRITERS[output_format](diagnostics, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
@@ -112,14 +220,28 @@ def _run_check(args) -> int:
 
 
 def _run_rule(args) -> int:
+    import json
+
     from graphguard.rules import CHECKER_CODES, RULES
     from graphguard.rules.docs import render
 
     if args.all or args.code is None:
+        if args.output_format == "json":
+            items = [{"code": code, "name": rule.NAME, "summary": rule.summary(), "url": f"docs/rules/{code}.md",
+                      "explanation": render(rule)} for code, rule in RULES.items()]
+            items += [{"code": code, "name": name, "summary": summary, "url": None, "explanation": summary}
+                      for code, (name, summary) in CHECKER_CODES.items()]
+            items.append({"code": "GG900", "name": "unused-suppression", "url": None,
+                          "summary": "A suppression comment that suppressed nothing (off unless selected).",
+                          "explanation": "A suppression comment that suppressed nothing (off unless selected)."})
+            json.dump(items, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            return EXIT_CLEAN
         for code, rule in RULES.items():
             print(f"{code}  {rule.NAME:<32} {rule.summary()}")
         for code, (name, summary) in CHECKER_CODES.items():
             print(f"{code}  {name:<32} {summary}")
+        print(f"GG900  {'unused-suppression':<32} A suppression comment that suppressed nothing (off unless selected).")
         return EXIT_CLEAN
     code = args.code.upper()
     if code in RULES:
@@ -128,6 +250,10 @@ def _run_rule(args) -> int:
     if code in CHECKER_CODES:
         name, summary = CHECKER_CODES[code]
         print(f"# {code} {name}\n\n{summary}")
+        return EXIT_CLEAN
+    if code == "GG900":
+        print("# GG900 unused-suppression\n\nA `# noqa: GG...` or `# graphguard: ignore[...]` code that "
+              "suppressed nothing. Off unless selected (`--extend-select GG900`).")
         return EXIT_CLEAN
     raise UsageError(f"unknown rule code {args.code!r} (see 'graphguard rule --all')")
 

@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-#: Folder names never descended into: version control, caches, build output, dependencies.
-SKIPPED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-        ".tox", ".nox", ".eggs", ".venv", "venv", "build", "dist", "node_modules", "site-packages",
-        "__pypackages__", ".ipynb_checkpoints", ".graphguard_cache",
-    }
-)
+from graphguard.config import Config, gitignored
 
 
-def _skip_dir(entry: os.DirEntry) -> bool:
-    name = entry.name
-    if name in SKIPPED_DIRS or name.endswith(".egg-info"):
-        return True
-    # Any virtual environment, whatever its name (env/, .env3/, py311/).
-    return os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
-
-
-def _walk(root: str):
+def _walk(root: str, config: Config):
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -35,29 +19,38 @@ def _walk(root: str):
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not _skip_dir(entry):
+                    # Any virtual environment, whatever its name (env/, .env3/, py311/).
+                    if not config.is_excluded(entry.path) and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                         subdirs.append(entry.path)
-                elif entry.name.endswith((".py", ".pyi")) and entry.is_file():
+                elif entry.name.endswith((".py", ".pyi")) and entry.is_file() and not config.is_excluded(entry.path):
                     yield entry.path
             except OSError:
                 continue
         stack.extend(reversed(subdirs))
 
 
-def find_python_files(paths: list[str]) -> list[str]:
+def find_python_files(paths: list[str], config: Config | None = None) -> list[str]:
     """Python files under ``paths``, sorted and without duplicates.
 
     A path that is a file is always included, whatever its name (as ruff does for explicit paths);
-    folders are searched recursively, skipping :data:`SKIPPED_DIRS`, ``*.egg-info`` and any folder
-    holding a ``pyvenv.cfg``. Raises ``FileNotFoundError`` naming the first path that does not exist.
+    folders are searched recursively, skipping what ``config`` excludes (by default version control,
+    caches, build output, ``node_modules``, ``*.egg-info``), any folder holding a ``pyvenv.cfg``, and,
+    with ``respect-gitignore`` (the default), files git ignores. Raises ``FileNotFoundError`` naming
+    the first path that does not exist.
     """
-    found: dict[str, None] = {}
+    config = config or Config()
+    explicit: dict[str, None] = {}
+    walked: dict[str, None] = {}
     for path in paths:
         if os.path.isdir(path):
-            for file in _walk(path):
-                found[os.path.normpath(file)] = None
+            for file in _walk(path, config):
+                walked[os.path.normpath(file)] = None
         elif os.path.exists(path):
-            found[os.path.normpath(path)] = None
+            explicit[os.path.normpath(path)] = None
         else:
             raise FileNotFoundError(path)
-    return sorted(found, key=lambda p: Path(p).parts)
+    if config.respect_gitignore and walked:
+        for ignored in gitignored(list(walked)):
+            walked.pop(ignored, None)
+    found = {**walked, **explicit}
+    return sorted(found, key=lambda p: p.split(os.sep))

@@ -1,14 +1,23 @@
-"""Output formats for ``graphguard check``: ``concise`` (default) and ``json``."""
+"""Output formats for ``graphguard check --output-format``.
+
+``concise`` (default), ``full`` (with the source lines and the loop), ``json`` (ruff's keys plus
+``name`` and ``loop``), ``json-lines``, ``sarif`` (SARIF 2.1.0, with rule metadata and the rule docs as
+``help.markdown`` so GitHub code scanning shows them), ``github`` (workflow commands that annotate pull
+requests), ``junit`` (one test suite per file, one failing test case per finding).
+"""
 
 from __future__ import annotations
 
 import json
+import linecache
 import os
 from typing import TextIO
+from xml.etree import ElementTree
 
+from graphguard import __version__
 from graphguard.diagnostics import Diagnostic
 
-FORMATS = ("concise", "json")
+FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
 
 def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
@@ -17,26 +26,162 @@ def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
         out.write(f"{d.filename}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
 
 
+def write_full(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """Each finding with the source line it points at, underlined, and the line of its loop."""
+    for d in diagnostics:
+        out.write(f"{d.filename}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
+        line = linecache.getline(d.filename, d.row).rstrip("\r\n")
+        if line:
+            width = len(str(max(d.row, d.loop_row or 0)))
+            end = d.end_column if d.end_row == d.row else len(line) + 1
+            out.write(f"{'':>{width}} |\n{d.row:>{width}} | {line}\n")
+            out.write(f"{'':>{width}} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}\n")
+            if d.loop_row is not None:
+                loop = linecache.getline(d.filename, d.loop_row).strip()
+                out.write(f"{'':>{width}} = repeated by the loop at line {d.loop_row}: {loop}\n")
+        out.write("\n")
+
+
+def _json_item(d: Diagnostic) -> dict:
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "filename": os.path.abspath(d.filename),
+        "location": {"row": d.row, "column": d.column},
+        "end_location": {"row": d.end_row, "column": d.end_column},
+        "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
+        "fix": None,
+        "url": d.url,
+    }
+
+
 def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """A JSON array with ruff's keys (``code``, ``message``, ``filename`` (absolute), ``location``,
     ``end_location``, ``fix``, ``url``) plus ``name`` and ``loop`` (the loop that repeats the finding,
     or null). Rows and columns are 1-based."""
-    items = [
-        {
-            "code": d.code,
-            "name": d.name,
-            "message": d.message,
-            "filename": os.path.abspath(d.filename),
-            "location": {"row": d.row, "column": d.column},
-            "end_location": {"row": d.end_row, "column": d.end_column},
-            "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
-            "fix": None,
-            "url": d.url,
-        }
-        for d in diagnostics
-    ]
-    json.dump(items, out, indent=2)
+    json.dump([_json_item(d) for d in diagnostics], out, indent=2)
     out.write("\n")
 
 
-WRITERS = {"concise": write_concise, "json": write_json}
+def write_json_lines(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """One JSON object (as in ``json``) per line."""
+    for d in diagnostics:
+        out.write(json.dumps(_json_item(d)) + "\n")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """GitHub Actions workflow commands (``::error file=...,line=...::message``) that annotate the
+    pull request's changed lines."""
+    for d in diagnostics:
+        properties = ",".join(
+            f"{key}={_escape_property(str(value))}"
+            for key, value in (
+                ("file", d.filename), ("line", d.row), ("col", d.column), ("endLine", d.end_row),
+                ("endColumn", d.end_column), ("title", f"{d.code} {d.name}"),
+            )
+        )
+        out.write(f"::error {properties}::{_escape_data(f'{d.code} {d.message}')}\n")
+
+
+def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """JUnit XML: a ``testsuite`` per file, a failing ``testcase`` per finding."""
+    root = ElementTree.Element("testsuites", name="graphguard", tests=str(len(diagnostics)),
+                               failures=str(len(diagnostics)))
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        suite = ElementTree.SubElement(root, "testsuite", name=filename, tests=str(len(items)),
+                                       failures=str(len(items)))
+        for d in items:
+            case = ElementTree.SubElement(suite, "testcase", name=f"{d.code} {d.name}",
+                                          classname=f"{filename}:{d.row}:{d.column}")
+            failure = ElementTree.SubElement(case, "failure", message=d.message, type=d.code)
+            failure.text = f"{filename}:{d.row}:{d.column}: {d.code} {d.message}"
+    ElementTree.indent(root)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(ElementTree.tostring(root, encoding="unicode"))
+    out.write("\n")
+
+
+def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """A SARIF 2.1.0 log: one run, the tool's rules with their docs (``help.markdown``), one result per
+    finding with its region and, as a related location, the loop that repeats it. Artifact URIs are
+    relative to the current folder (``%SRCROOT%``), as GitHub code scanning expects."""
+    from graphguard.rules import CHECKER_CODES, RULES
+    from graphguard.rules.docs import render
+
+    rules = []
+    index = {}
+    for code, rule in RULES.items():
+        index[code] = len(rules)
+        rules.append({
+            "id": code,
+            "name": rule.NAME,
+            "shortDescription": {"text": rule.summary()},
+            "fullDescription": {"text": rule.summary()},
+            "helpUri": f"docs/rules/{code}.md",
+            "help": {"text": rule.summary(), "markdown": render(rule)},
+            "defaultConfiguration": {"level": "error"},
+        })
+    for code, (name, summary) in {**CHECKER_CODES, "GG900": ("unused-suppression", "A suppression comment that suppressed nothing.")}.items():
+        index[code] = len(rules)
+        rules.append({"id": code, "name": name, "shortDescription": {"text": summary},
+                      "defaultConfiguration": {"level": "error"}})
+    root = os.path.abspath(os.getcwd())
+    results = []
+    for d in diagnostics:
+        uri = os.path.relpath(os.path.abspath(d.filename), root).replace(os.sep, "/")
+        location = {"physicalLocation": {
+            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": d.row, "startColumn": d.column, "endLine": d.end_row, "endColumn": d.end_column},
+        }}
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": index.get(d.code, 0),
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [location],
+        }
+        if d.loop_row is not None:
+            result["relatedLocations"] = [{
+                "id": 1,
+                "message": {"text": "the loop that repeats it"},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": d.loop_row, "startColumn": d.loop_column},
+                },
+            }]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "graphguard", "version": __version__,
+                                "rules": rules}},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/") + "/"}},
+            "results": results,
+        }],
+    }
+    json.dump(log, out, indent=2)
+    out.write("\n")
+
+
+WRITERS = {
+    "concise": write_concise,
+    "full": write_full,
+    "json": write_json,
+    "json-lines": write_json_lines,
+    "sarif": write_sarif,
+    "github": write_github,
+    "junit": write_junit,
+}

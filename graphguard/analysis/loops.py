@@ -278,9 +278,12 @@ class ModuleReader(ast.NodeVisitor):
     ``source_lines`` is needed only for files with non-ASCII text (``ast`` columns count UTF-8 bytes).
     """
 
-    def __init__(self, path: str, source_lines: list[bytes] | None = None) -> None:
+    def __init__(self, path: str, source_lines: list[bytes] | None = None,
+                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset()) -> None:
         self.facts = ModuleFacts(path)
         self._lines = source_lines
+        self._session_names = session_names
+        self._session_factories = session_factories
         module = FunctionFacts("<module>")
         self.facts.functions["<module>"] = module
         self._frames: list[_Frame] = [_Frame(module, {})]
@@ -389,6 +392,8 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(func, GraphValue):  # g.as_default()
             return func
         if isinstance(func, ProjectRef):
+            if self._session_factories and self._is_factory(func.ref):
+                return SESSION
             return Instance(func.ref) if _is_class_name(func.ref) else CallResult(func.ref)
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
@@ -414,6 +419,11 @@ class ModuleReader(ast.NodeVisitor):
             if isinstance(receiver, Instance):
                 return CallResult(receiver.cls.member(method))
         return None
+
+    def _is_factory(self, ref: Ref) -> bool:
+        """Whether ``ref`` is one of the configured ``session-factories`` (dotted names, matched by suffix)."""
+        dotted = f"{ref.module}.{ref.name}".strip(".")
+        return any(dotted == f or dotted.endswith("." + f) or f.endswith("." + dotted) for f in self._session_factories)
 
     # ------------------------------------------------------------------ imports and assignments
 
@@ -773,8 +783,10 @@ class ModuleReader(ast.NodeVisitor):
             return True
         if method in _STEP_METHODS and not isinstance(receiver, Instance):
             dotted = _dotted(func.value)
-            if dotted is not None and looks_like_session(dotted.rsplit(".", 1)[-1]):
-                return True
+            if dotted is not None:
+                last = dotted.rsplit(".", 1)[-1]
+                if looks_like_session(last) or last in self._session_names or dotted in self._session_names:
+                    return True
         return False
 
     def _mark_step(self) -> None:
@@ -885,9 +897,12 @@ def _is_as_default(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "as_default"
 
 
-def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None) -> ModuleFacts:
-    """Phase 1 for one parsed module: its :class:`ModuleFacts`."""
-    reader = ModuleReader(path, source_lines)
+def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
+                session_names: frozenset = frozenset(), session_factories: frozenset = frozenset()) -> ModuleFacts:
+    """Phase 1 for one parsed module: its :class:`ModuleFacts`. ``session_names`` and
+    ``session_factories`` are the configuration's extra sessions (``session-names``,
+    ``session-factories``)."""
+    reader = ModuleReader(path, source_lines, session_names, session_factories)
     for statement in tree.body:
         reader.visit(statement)
     return reader.facts

@@ -1,0 +1,189 @@
+"""``[tool.graphguard]`` in ``pyproject.toml``: what to check, what to skip, which names are sessions.
+
+The closest ``pyproject.toml`` that has a ``[tool.graphguard]`` table, walking up from the first path
+checked (or the current folder), wins; ``--config FILE`` names one explicitly. Keys are ruff's where
+the meaning is the same::
+
+    [tool.graphguard]
+    select = ["GG1"]                  # codes or prefixes; default: every rule except GG900
+    extend-select = ["GG900"]
+    ignore = ["GG105"]
+    per-file-ignores = { "tests/*" = ["GG101"] }
+    exclude = ["third_party"]         # replaces the default excludes
+    extend-exclude = ["legacy/*.py"]
+    respect-gitignore = true          # default: files git ignores are not checked
+    output-format = "concise"
+    session-factories = ["utils.session.make_session"]   # project functions that return a session
+    session-names = ["runner"]        # extra names always taken as sessions
+
+Patterns are shell globs (``fnmatch``), matched against the path relative to the folder of the
+configuration file and against each folder or file name on it, as ruff does. An unknown key, a value of
+the wrong type or an unknown code is a :class:`ConfigError` whose one-line message names the file and
+the key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: Folders never checked unless ``exclude`` replaces this list (``extend-exclude`` adds to it).
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".tox", ".nox", ".eggs", ".venv", "venv", "build", "dist", "node_modules", "site-packages",
+    "__pypackages__", ".ipynb_checkpoints", ".graphguard_cache", "*.egg-info",
+)
+
+OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
+
+
+class ConfigError(Exception):
+    """A configuration problem, as one line: ``pyproject.toml: [tool.graphguard] select: unknown code 'GG9'``."""
+
+
+@dataclass
+class Config:
+    """The settings of one run. ``root`` is the folder that relative patterns start from."""
+
+    root: str = "."
+    path: str | None = None
+    select: list = field(default_factory=list)
+    extend_select: list = field(default_factory=list)
+    ignore: list = field(default_factory=list)
+    per_file_ignores: dict = field(default_factory=dict)
+    exclude: tuple = DEFAULT_EXCLUDE
+    extend_exclude: list = field(default_factory=list)
+    respect_gitignore: bool = True
+    output_format: str | None = None
+    session_factories: list = field(default_factory=list)
+    session_names: list = field(default_factory=list)
+
+    # ------------------------------------------------------------------ paths
+
+    def _relative(self, path: str) -> str:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        return relative.replace(os.sep, "/")
+
+    @staticmethod
+    def _matches(relative: str, patterns) -> bool:
+        parts = relative.split("/")
+        for pattern in patterns:
+            pattern = pattern.rstrip("/")
+            if fnmatch.fnmatch(relative, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
+                return True
+        return False
+
+    def is_excluded(self, path: str) -> bool:
+        """Whether ``path`` (a file or folder found by walking) is excluded by ``exclude``/``extend-exclude``."""
+        return self._matches(self._relative(path), (*self.exclude, *self.extend_exclude))
+
+    def ignored_codes(self, path: str) -> set:
+        """Patterns of ``per-file-ignores`` that match ``path``: the codes (or prefixes) to drop there."""
+        relative = self._relative(path)
+        codes = set()
+        for pattern, ignored in self.per_file_ignores.items():
+            if self._matches(relative, (pattern,)):
+                codes.update(ignored)
+        return codes
+
+
+_KEYS = {
+    "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "exclude": list,
+    "extend-exclude": list, "respect-gitignore": bool, "output-format": str, "session-factories": list,
+    "session-names": list,
+}
+
+
+def find_config(start: str) -> str | None:
+    """The closest ``pyproject.toml`` with a ``[tool.graphguard]`` table at or above ``start``."""
+    folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, "rb") as handle:
+                    if "graphguard" in tomllib.load(handle).get("tool", {}):
+                        return candidate
+            except (OSError, tomllib.TOMLDecodeError):
+                pass  # a broken pyproject.toml that is not ours to judge
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def load_config(path: str | None, known_codes: list[str]) -> Config:
+    """Read ``[tool.graphguard]`` from ``path`` (None: defaults). Raises :class:`ConfigError`."""
+    if path is None:
+        return Config()
+    where = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot read configuration: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    table = data.get("tool", {}).get("graphguard", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.graphguard] must be a table")
+    config = Config(root=os.path.dirname(os.path.abspath(path)), path=path)
+    for key, value in table.items():
+        expected = _KEYS.get(key)
+        if expected is None:
+            raise ConfigError(f"{where}: [tool.graphguard] unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+        if not isinstance(value, expected):
+            raise ConfigError(f"{where}: [tool.graphguard] {key}: expected {_TYPE_NAMES[expected]}, got {value!r}")
+        if expected is list and not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{where}: [tool.graphguard] {key}: expected a list of strings, got {value!r}")
+        if key in ("select", "extend-select", "ignore"):
+            _check_codes(where, key, value, known_codes)
+        if key == "per-file-ignores":
+            for pattern, codes in value.items():
+                if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+                    raise ConfigError(f"{where}: [tool.graphguard] per-file-ignores: {pattern!r}: expected a list of codes")
+                _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
+        if key == "output-format" and value not in OUTPUT_FORMATS:
+            raise ConfigError(f"{where}: [tool.graphguard] output-format: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
+        setattr(config, key.replace("-", "_"), tuple(value) if key == "exclude" else value)
+    return config
+
+
+_TYPE_NAMES = {list: "a list", dict: "a table", bool: "true or false", str: "a string"}
+
+
+def _check_codes(where: str, key: str, codes: list, known: list[str]) -> None:
+    for code in codes:
+        if code.upper() != "ALL" and not any(k.startswith(code.upper()) for k in known):
+            raise ConfigError(f"{where}: [tool.graphguard] {key}: unknown rule code or prefix {code!r}")
+
+
+def gitignored(paths: list[str]) -> set[str]:
+    """The subset of ``paths`` that git ignores, asked of ``git check-ignore`` (the reference
+    implementation of ``.gitignore`` rules); empty outside a git checkout or without git."""
+    import subprocess
+
+    if not paths:
+        return set()
+    absolute = {os.path.abspath(p): p for p in paths}
+    try:
+        result = subprocess.run(
+            ["git", "check-ignore", "--stdin", "-z"],
+            input="\0".join(absolute) + "\0",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=os.path.dirname(next(iter(absolute))),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if result.returncode not in (0, 1):  # 128: not a git repository
+        return set()
+    return {absolute[p] for p in result.stdout.split("\0") if p in absolute}

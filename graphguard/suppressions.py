@@ -1,0 +1,174 @@
+"""Suppression comments: ``# noqa``, ``# noqa: GG101, GG102``, ``# graphguard: ignore[GG101]``, and a
+file-level ``# graphguard: noqa`` (optionally ``# graphguard: noqa: GG101``).
+
+A line suppression applies to a finding when it stands on one of the lines of the reported
+expression (the end of the statement's line), or alone on the line above it. Comments are found with
+:mod:`tokenize`, so a ``#`` inside a string is never taken for one, and only files that contain
+``noqa`` or ``graphguard:`` are tokenized.
+
+``GG900 unused-suppression`` (off unless selected) reports codes in ``# noqa: GG...`` and
+``# graphguard: ignore[...]`` that suppressed nothing. A bare ``# noqa`` is not reported: other tools
+(flake8, ruff) share it.
+
+:func:`add_noqa` writes ``# noqa: CODE`` onto the line of every current finding, atomically, so an old
+repository can adopt graphguard with a clean baseline.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+
+from graphguard.diagnostics import Diagnostic
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:\s*,\s*[A-Za-z]+\d+|\s+[A-Za-z]+\d+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*graphguard:\s*ignore\[(?P<codes>[^\]]*)\]", re.I)
+_FILE = re.compile(r"^#\s*graphguard:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9,\s]+))?\s*$", re.I)
+_MARKERS = (b"noqa", b"graphguard:")
+
+
+def _codes(text: str | None) -> frozenset | None:
+    if not text:
+        return None
+    return frozenset(code.strip().upper() for code in re.split(r"[,\s]+", text) if code.strip())
+
+
+@dataclass(eq=False)
+class Suppression:
+    """One comment: ``codes`` None means every code. ``alone`` is true for a comment on its own line."""
+
+    row: int
+    column: int
+    codes: frozenset | None
+    alone: bool
+    used: set = field(default_factory=set)
+
+
+@dataclass
+class FileSuppressions:
+    lines: dict = field(default_factory=dict)  #: row -> [Suppression]
+    file_codes: frozenset | None = None  #: file-level: None = no file-level comment
+    file_all: bool = False
+
+    def suppressed(self, d: Diagnostic) -> bool:
+        """Whether ``d`` is suppressed; marks the suppression used."""
+        if self.file_all or (self.file_codes is not None and d.code in self.file_codes):
+            return True
+        rows = list(range(d.row, max(d.row, d.end_row) + 1))
+        for row in rows:
+            if self._apply(row, d.code, alone_only=False):
+                return True
+        return self._apply(d.row - 1, d.code, alone_only=True)
+
+    def _apply(self, row: int, code: str, alone_only: bool) -> bool:
+        for suppression in self.lines.get(row, ()):
+            if alone_only and not suppression.alone:
+                continue
+            if suppression.codes is None or code in suppression.codes:
+                suppression.used.add(code)
+                return True
+        return False
+
+    def unused(self, path: str, selected: frozenset) -> list[Diagnostic]:
+        """``GG900`` findings for selected ``GG`` codes named in comments that suppressed nothing."""
+        found = []
+        for suppressions in self.lines.values():
+            for s in suppressions:
+                if s.codes is None:
+                    continue
+                unused = sorted(c for c in s.codes if c.startswith("GG") and c in selected and c not in s.used)
+                if unused:
+                    found.append(Diagnostic(path, s.row, s.column, "GG900", "unused-suppression",
+                                            f"unused suppression for {', '.join(unused)}", s.row, s.column))
+        return found
+
+
+def read_suppressions(source: bytes) -> FileSuppressions:
+    """The suppression comments of a file's ``source`` bytes (empty when it has none)."""
+    result = FileSuppressions()
+    if not any(marker in source for marker in _MARKERS):
+        return result
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return result
+    previous_row = 0
+    for token in tokens:
+        if token.type in (tokenize.NL, tokenize.NEWLINE):
+            continue
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            alone = previous_row != row
+            text = token.string
+            whole = _FILE.match(text)
+            if whole and alone:
+                codes = _codes(whole["codes"])
+                if codes is None:
+                    result.file_all = True
+                else:
+                    result.file_codes = (result.file_codes or frozenset()) | codes
+                continue
+            for pattern in (_NOQA, _IGNORE):
+                for match in pattern.finditer(text):
+                    result.lines.setdefault(row, []).append(
+                        Suppression(row, column + 1 + match.start(), _codes(match["codes"]), alone)
+                    )
+        else:
+            previous_row = token.end[0]
+    return result
+
+
+def add_noqa(path: str, diagnostics: list[Diagnostic]) -> int:
+    """Append ``# noqa: CODES`` to the first line of each of ``diagnostics`` (all in ``path``), merging
+    with an existing ``# noqa: ...`` on that line. Writes atomically (a temporary file in the same
+    folder, then ``os.replace``), keeps the encoding and line endings, and refuses (raises
+    ``ValueError``) if the result would not parse. Returns the number of lines changed."""
+    with open(path, "rb") as handle:
+        source = handle.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    lines = source.decode(encoding).splitlines(keepends=True)
+    by_row: dict[int, set] = {}
+    for d in diagnostics:
+        by_row.setdefault(d.row, set()).add(d.code)
+    changed = 0
+    for row, codes in sorted(by_row.items()):
+        if row < 1 or row > len(lines):
+            continue
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        match = _NOQA.search(body)
+        if match and match["codes"] is None:
+            continue  # a bare noqa already suppresses everything
+        if match:
+            merged = sorted(_codes(match["codes"]) | codes)
+            body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+        else:
+            body = body + "  # noqa: " + ", ".join(sorted(codes))
+        lines[row - 1] = body + ending
+        changed += 1
+    if not changed:
+        return 0
+    text = "".join(lines)
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        raise ValueError(f"adding noqa comments would break the file (line {error.lineno}); left unchanged") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(path).st_mode
+    handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode(encoding))
+        os.chmod(temporary, mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return changed
