@@ -3,7 +3,7 @@
 Two halves with one job:
 
 * ``graphguard check`` (``graphguard.analysis``, ``graphguard.rules``) is a static linter built on
-  libcst. It never imports TensorFlow.
+  CPython's ``ast`` module. It never imports TensorFlow.
 * ``GraphGuard(sess)`` (``graphguard.runtime``) guards a live ``tf.compat.v1.Session``. It is
   imported lazily, on first access, so ``import graphguard`` stays cheap for the linter.
 """

@@ -21,6 +21,7 @@ from graphguard.analysis.loops import ModuleFacts, read_module
 from graphguard.analysis.project import Finding, Project
 from graphguard.diagnostics import Diagnostic
 from graphguard.rules import CHECKER_CODES, RULES, Rule
+from graphguard.suppressions import MARKER
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Checker:
                 except OSError as error:
                     report.diagnostics += self._checker_diagnostic(path, "GG002", f"cannot read file: {error.strerror}")
                     continue
-            if b"noqa" in source or b"graphguard:" in source:
+            if MARKER.search(source):
                 report.sources[path] = source  # only files that can hold suppression comments
             self._read(source, path, modules, report)
         self._report(modules, report)

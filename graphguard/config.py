@@ -109,10 +109,15 @@ def find_config(start: str) -> str | None:
         if os.path.isfile(candidate):
             try:
                 with open(candidate, "rb") as handle:
-                    if "graphguard" in tomllib.load(handle).get("tool", {}):
-                        return candidate
-            except (OSError, tomllib.TOMLDecodeError):
-                pass  # a broken pyproject.toml that is not ours to judge
+                    raw = handle.read()
+                if "graphguard" in tomllib.loads(raw.decode("utf-8")).get("tool", {}):
+                    return candidate
+            except OSError:
+                pass
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                if b"tool.graphguard" in raw:
+                    return candidate  # ours and broken: load_config reports it
+
         parent = os.path.dirname(folder)
         if parent == folder:
             return None

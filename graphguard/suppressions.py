@@ -29,7 +29,8 @@ from graphguard.diagnostics import Diagnostic
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:\s*,\s*[A-Za-z]+\d+|\s+[A-Za-z]+\d+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*graphguard:\s*ignore\[(?P<codes>[^\]]*)\]", re.I)
 _FILE = re.compile(r"^#\s*graphguard:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9,\s]+))?\s*$", re.I)
-_MARKERS = (b"noqa", b"graphguard:")
+#: Found in a file's bytes before anything is tokenized (case-insensitive, as the comments are).
+MARKER = re.compile(rb"noqa|graphguard:", re.I)
 
 
 def _codes(text: str | None) -> frozenset | None:
@@ -91,7 +92,7 @@ class FileSuppressions:
 def read_suppressions(source: bytes) -> FileSuppressions:
     """The suppression comments of a file's ``source`` bytes (empty when it has none)."""
     result = FileSuppressions()
-    if not any(marker in source for marker in _MARKERS):
+    if not MARKER.search(source):
         return result
     try:
         tokens = list(tokenize.tokenize(io.BytesIO(source).readline))

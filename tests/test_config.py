@@ -1,0 +1,152 @@
+"""[tool.graphguard] configuration: every key, discovery, --config, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+LEAKY = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+        saver = tf.train.Saver()
+    """
+)
+
+
+def graphguard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graphguard", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def codes(result) -> list[tuple[str, str, int]]:
+    return [(Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(LEAKY)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(LEAKY)
+    return tmp_path
+
+
+def configure(project: Path, body: str) -> None:
+    (project / "pyproject.toml").write_text("[tool.graphguard]\n" + textwrap.dedent(body))
+
+
+def test_defaults_without_config(project):
+    result = graphguard("check", "--output-format", "json", ".", cwd=project)
+    assert codes(result) == [("train.py", "GG101", 5), ("train.py", "GG102", 6),
+                             ("test_train.py", "GG101", 5), ("test_train.py", "GG102", 6)]
+
+
+def test_select_and_extend_select(project):
+    configure(project, 'select = ["GG102"]\n')
+    assert {c for _, c, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"GG102"}
+    configure(project, 'select = ["GG102"]\nextend-select = ["GG101"]\n')
+    assert {c for _, c, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"GG101", "GG102"}
+
+
+def test_ignore_with_prefix(project):
+    configure(project, 'ignore = ["GG1"]\n')
+    result = graphguard("check", ".", cwd=project)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_command_line_select_overrides_config(project):
+    configure(project, 'select = ["GG102"]\n')
+    result = graphguard("check", "--select", "GG101", "--output-format", "json", ".", cwd=project)
+    assert {c for _, c, _ in codes(result)} == {"GG101"}
+
+
+def test_per_file_ignores(project):
+    configure(project, '[tool.graphguard.per-file-ignores]\n"tests/*" = ["GG101", "GG102"]\n')
+    assert [n for n, _, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))] == ["train.py"] * 2
+
+
+def test_exclude_replaces_defaults_and_extend_exclude_adds(project):
+    configure(project, 'extend-exclude = ["tests"]\n')
+    assert {n for n, _, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"train.py"}
+    (project / "build").mkdir()
+    (project / "build" / "gen.py").write_text(LEAKY)
+    configure(project, 'exclude = ["tests"]\n')  # build/ is no longer excluded by default
+    assert {n for n, _, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"train.py", "gen.py"}
+
+
+def test_respect_gitignore(project):
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("tests/\n")
+    assert {n for n, _, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"train.py"}
+    configure(project, "respect-gitignore = false\n")
+    assert {n for n, _, _ in codes(graphguard("check", "--output-format", "json", ".", cwd=project))} == {"train.py", "test_train.py"}
+
+
+def test_session_names_and_factories(project):
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from infra.sessions import open_training_session
+
+        worker = open_training_session()
+        for step in range(10):
+            worker.run(tf.argmax(y, 1))
+        for step in range(10):
+            runner.run(tf.reduce_sum(y))
+        """
+    )
+    (project / "src" / "train.py").write_text(source)
+    result = graphguard("check", "--output-format", "json", "src", cwd=project)
+    assert codes(result) == []
+    configure(project, 'session-factories = ["infra.sessions.open_training_session"]\nsession-names = ["runner"]\n')
+    result = graphguard("check", "--output-format", "json", "src", cwd=project)
+    assert codes(result) == [("train.py", "GG101", 6), ("train.py", "GG101", 8)]
+
+
+def test_output_format_from_config(project):
+    configure(project, 'output-format = "json-lines"\n')
+    result = graphguard("check", "src", cwd=project)
+    assert [json.loads(line)["code"] for line in result.stdout.splitlines()] == ["GG101", "GG102"]
+
+
+def test_closest_config_wins_and_config_flag_overrides(project):
+    configure(project, 'select = ["GG101"]\n')
+    (project / "src" / "pyproject.toml").write_text('[tool.graphguard]\nselect = ["GG102"]\n')
+    assert {c for _, c, _ in codes(graphguard("check", "--output-format", "json", "src", cwd=project))} == {"GG102"}
+    result = graphguard("check", "--config", str(project / "pyproject.toml"), "--output-format", "json", "src", cwd=project)
+    assert {c for _, c, _ in codes(result)} == {"GG101"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("selct = []\n", "pyproject.toml: [tool.graphguard] unknown key 'selct'"),
+        ('select = "GG101"\n', "pyproject.toml: [tool.graphguard] select: expected a list"),
+        ('select = ["GG999"]\n', "pyproject.toml: [tool.graphguard] select: unknown rule code or prefix 'GG999'"),
+        ("respect-gitignore = 1\n", "pyproject.toml: [tool.graphguard] respect-gitignore: expected true or false"),
+        ('output-format = "xml"\n', "pyproject.toml: [tool.graphguard] output-format: 'xml' is not one of"),
+        ('[tool.graphguard.per-file-ignores]\n"a.py" = ["XX1"]\n', "per-file-ignores 'a.py': unknown rule code"),
+        ("select = [\n", "pyproject.toml: invalid TOML"),
+    ],
+)
+def test_bad_configuration_is_one_line_and_exit_2(project, body, message):
+    (project / "pyproject.toml").write_text("[tool.graphguard]\n" + body)
+    result = graphguard("check", ".", cwd=project)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1
+    assert message in result.stderr
+
+
+def test_missing_config_file_is_exit_2(project):
+    result = graphguard("check", "--config", "nope.toml", ".", cwd=project)
+    assert (result.returncode, result.stderr.strip()) == (2, "graphguard: error: --config: nope.toml: no such file")

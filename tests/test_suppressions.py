@@ -1,0 +1,104 @@
+"""Suppression comments, GG900 unused-suppression, and --add-noqa followed by a clean re-run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphguard.checker import Checker
+from graphguard.suppressions import read_suppressions
+
+HEADER = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(train_op)\n"
+
+
+def findings(tmp_path: Path, body: str, *extra: str) -> list[tuple[str, int]]:
+    path = tmp_path / "train.py"
+    path.write_text(HEADER + body)
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "-q", *extra, str(path)],
+                            capture_output=True, text=True, timeout=60)
+    return [(line.split()[1], int(line.split(":")[1])) for line in result.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    x = tf.reduce_sum(y)  # noqa\n",
+        "    x = tf.reduce_sum(y)  # noqa: GG101\n",
+        "    x = tf.reduce_sum(y)  # noqa: GG102, GG101\n",
+        "    x = tf.reduce_sum(y)  # NOQA:GG101\n",
+        "    x = tf.reduce_sum(y)  # graphguard: ignore[GG101]\n",
+        "    # graphguard: ignore[GG101]\n    x = tf.reduce_sum(y)\n",
+        "    # noqa: GG101\n    x = tf.reduce_sum(y)\n",
+        "    x = tf.reduce_sum(\n        y)  # noqa: GG101\n",
+    ],
+)
+def test_each_suppression_form_suppresses(tmp_path, body):
+    assert findings(tmp_path, body) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    x = tf.reduce_sum(y)  # noqa: GG102\n",  # another code
+        "    x = tf.reduce_sum(y)  # graphguard: ignore[GG105]\n",  # another code
+        "    # noqa: GG101\n\n    x = tf.reduce_sum(y)\n",  # not the line above
+        "    y = 1  # noqa: GG101\n    x = tf.reduce_sum(y)\n",  # a comment after code on the line above
+        "    x = tf.reduce_sum('# noqa')\n",  # inside a string
+    ],
+)
+def test_suppression_elsewhere_or_for_another_code_does_not_suppress(tmp_path, body):
+    assert [code for code, _ in findings(tmp_path, body)] == ["GG101"]
+
+
+def test_file_level_suppression(tmp_path):
+    assert findings(tmp_path, "    x = tf.reduce_sum(y)\n# graphguard: noqa\n") == []
+    assert findings(tmp_path, "    x = tf.reduce_sum(y)\n    tf.train.Saver()\n# graphguard: noqa: GG102\n") == [("GG101", 5)]
+
+
+def test_unused_suppression_is_reported_only_when_selected(tmp_path):
+    body = "    x = tf.reduce_sum(y)  # noqa: GG101\n    z = 1  # noqa: GG102\n    w = 2  # noqa\n    v = 3  # noqa: E501\n"
+    assert findings(tmp_path, body) == []
+    assert findings(tmp_path, body, "--extend-select", "GG900") == [("GG900", 6)]
+
+
+def test_reader_ignores_files_without_markers():
+    assert read_suppressions(b"x = 1\n").lines == {}
+
+
+def test_add_noqa_then_clean_rerun(tmp_path):
+    source = textwrap.dedent(
+        """\
+        # -*- coding: utf-8 -*-
+        import tensorflow as tf
+        sess = tf.Session()
+        for step in range(10):
+            sess.run(tf.argmax(y, 1))  # noqa: E501
+            saver = tf.train.Saver(); acc = tf.reduce_mean(x)
+            print("résumé")
+        """
+    )
+    path = tmp_path / "legacy.py"
+    path.write_bytes(source.replace("\n", "\r\n").encode("utf-8"))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "graphguard", "check", *a, str(path)],
+                                    capture_output=True, text=True, timeout=60)
+    assert run().returncode == 1
+    added = run("--add-noqa")
+    assert added.returncode == 0
+    assert "Added 2 noqa comments." in added.stderr
+    text = path.read_bytes().decode("utf-8")
+    assert "sess.run(tf.argmax(y, 1))  # noqa: E501, GG101\r\n" in text
+    assert "saver = tf.train.Saver(); acc = tf.reduce_mean(x)  # noqa: GG101, GG102\r\n" in text
+    assert text.count("\r\n") == source.count("\n")  # line endings kept
+    rerun = run()
+    assert (rerun.returncode, rerun.stdout) == (0, "")
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_checker_reports_before_suppression():
+    # Suppression is a reporting step: the checker itself still finds the construction.
+    source = (HEADER + "    x = tf.reduce_sum(y)  # noqa\n").encode()
+    assert [d.code for d in Checker().check_source(source, "t.py")] == ["GG101"]
