@@ -1,11 +1,13 @@
 """GraphGuard against real TensorFlow (tf.compat.v1 graph mode). Every test builds its own tf.Graph.
 
 Lines that must be reported are marked with a ``# <NAME>`` comment; ``_line(NAME)`` finds them, so
-the assertions check exact file:line attribution.
+the assertions check exact file:line attribution. Step-time tests drive the guard's clock from a
+fake session (no timing assertions); RSS-limit tests use a fake psutil process with known figures.
 """
 
 import importlib.util
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -18,7 +20,15 @@ tf = pytest.importorskip("tensorflow.compat.v1")
 # used, so calling it at import would change every other test module collected in the same run.
 
 from graphguard import GraphGrowthError, GraphGuard  # noqa: E402
+from graphguard.runtime import (  # noqa: E402
+    GraphGrowthWarning,
+    GuardReport,
+    RssGrowthError,
+    SlowdownWarning,
+)
+from graphguard.runtime import attribution  # noqa: E402
 from graphguard.runtime import guard as guard_module  # noqa: E402
+from graphguard.runtime.report import where  # noqa: E402
 
 HERE = Path(__file__).resolve()
 _spec = importlib.util.spec_from_file_location("guard_helper_ops", HERE.parent / "guard_helper_ops.py")
@@ -30,6 +40,11 @@ def _line(marker, path=HERE):
     hits = [n for n, text in enumerate(path.read_text().splitlines(), 1) if text.rstrip().endswith(f"# {marker}")]
     assert len(hits) == 1, (marker, hits)
     return hits[0]
+
+
+def _at(marker, path=HERE):
+    """The ``file:line`` text the guard prints for a marked line (relative to the current directory)."""
+    return where(str(path), _line(marker, path))
 
 
 @pytest.fixture
@@ -67,10 +82,31 @@ def test_finalize_names_op_type_user_line_and_step(model):
     assert (err.op_type, err.filename, err.lineno, err.step) == ("Square", str(HERE), line, 3)
     message = str(err)
     assert message.startswith("tried to add a new 'Square' op at step 3 (3 guarded runs done), at ")
+    assert message.splitlines()[0].endswith(f"test_guard.py:{line} (tf.square)")
     assert f"test_guard.py:{line}: doubled = tf.square(x)" in message
     assert "placeholder" in message and "before the loop" in message
     assert guarded.stats.steps == 3
     assert "doubled" not in locals()
+
+
+def test_finalize_report_lists_the_refused_op(model):
+    graph, sess, x, _, loss = model
+    guarded = GraphGuard(sess)
+    guarded.run(loss, {x: FEED})
+    with pytest.raises(GraphGrowthError) as info:
+        tf.reduce_max(x)  # REFUSED
+    report = guarded.report()
+    assert isinstance(report, GuardReport) and report.grew and report.mode == "finalize"
+    assert info.value.report.growth == report.growth
+    (growth,) = report.growth
+    assert (growth.first_step, growth.steps, growth.ops_per_step, growth.refused) == (1, 1, 0, "add a new 'Const' op")
+    (group,) = growth.groups
+    assert group.op_types == (("Const", 1),)
+    assert (group.lines[0].lineno, group.lines[0].call, group.lines[0].text) == (_line("REFUSED"), "tf.reduce_max", "tf.reduce_max(x)  # REFUSED")
+    assert str(growth) == f"refused at step 1 (graph finalized, nothing added): Const at {_at('REFUSED')} (tf.reduce_max)"
+    assert report.stopped == "GraphGrowthError at step 1"
+    assert f"growth: {growth}" in str(report)
+    guarded.release()
 
 
 def test_finalize_raises_at_creation_without_with_block(model):
@@ -83,6 +119,18 @@ def test_finalize_raises_at_creation_without_with_block(model):
     assert graph.finalized
     guarded.release()
     assert not graph.finalized
+
+
+def test_finalize_callable_gets_the_report_then_the_error_is_raised(model):
+    graph, sess, x, _, loss = model
+    seen = []
+    with pytest.raises(GraphGrowthError):
+        with GraphGuard(sess, on_growth=seen.append) as guarded:
+            guarded.run(loss, {x: FEED})
+            tf.reduce_min(x)  # CALLABLE-REFUSED
+    (report,) = seen
+    assert report.growth[0].groups[0].lines[0].lineno == _line("CALLABLE-REFUSED")
+    assert report.stats.steps == 1
 
 
 def test_finalize_correct_loop_returns_what_session_run_returns(model):
@@ -110,6 +158,9 @@ def test_finalize_correct_loop_returns_what_session_run_returns(model):
     assert got[3]["nested"][0]["w"] == pytest.approx(2.0) and got[3]["op"] is None
     assert guarded.stats.steps == 5
     assert graph.version == version
+    report = guarded.report()
+    assert not report.grew and report.growth == () and report.stopped is None
+    assert "no graph growth after warm-up" in str(report)
 
 
 def test_unfinalized_after_exit_and_session_still_usable(model):
@@ -119,10 +170,12 @@ def test_unfinalized_after_exit_and_session_still_usable(model):
     assert not graph.finalized
     total = tf.reduce_sum(x)  # TF's own check is back and the graph is editable
     assert sess.run(total, {x: FEED}) == pytest.approx(6.0)
+    assert guarded.run(total, {x: FEED}) == pytest.approx(6.0)  # released: straight to the session
+    assert guarded.stats.steps == 1
     graph.finalize()
     with pytest.raises(RuntimeError) as info:
         tf.reduce_max(x)
-    assert type(info.value) is RuntimeError  # hook removed: TF's plain error, not ours
+    assert type(info.value) is RuntimeError  # interception removed: TF's plain error, not ours
     assert str(info.value) == "Graph is finalized and cannot be modified."
 
 
@@ -132,16 +185,17 @@ def test_finalized_before_stays_finalized(model, mode):
     graph.finalize()  # as MonitoredSession does
     with GraphGuard(sess, mode=mode) as guarded:
         guarded.run(loss, {x: FEED})
-        with pytest.raises(GraphGrowthError):
+        with pytest.raises(GraphGrowthError) as info:
             tf.reduce_max(x)
+        assert "finalized before guarding started" in str(info.value)
     assert graph.finalized
     guarded.close()
     assert sess._closed
 
 
-def test_exit_converts_tf_error_when_hook_cannot_be_installed(model, monkeypatch):
+def test_exit_converts_tf_error_when_interception_cannot_be_installed(model, monkeypatch):
     graph, sess, x, _, loss = model
-    monkeypatch.setattr(GraphGuard, "_install_hook", lambda self: False)
+    monkeypatch.setattr(guard_module._Interceptor, "install", lambda self: False)
     with pytest.raises(GraphGrowthError) as info:
         with GraphGuard(sess) as guarded:
             guarded.run(loss, {x: FEED})
@@ -169,9 +223,37 @@ def test_count_tolerates_warmup_and_raises_after_it(model):
     err = info.value
     line = _line("COUNT-LEAK")
     assert (err.op_type, err.filename, err.lineno, err.step, err.ops_added) == ("Const", str(HERE), line, 3, 2)
-    assert str(err).startswith("+2 ops at step 3 (after the 1 warm-up step): Const, AddV2 at ")
-    assert str(err).splitlines()[0].endswith(f"test_guard.py:{line}")
+    assert str(err).splitlines()[0] == f"+2 ops at step 3: Const, AddV2 at {_at('COUNT-LEAK')} (tf.add)"
+    assert f"test_guard.py:{line}: total = tf.add(x, 1.0)" in str(err)
     assert guarded.stats.steps == 3
+    assert err.report.warmup_ops == 2 and err.report.growth == (err.growth,)
+
+
+def test_lazy_ops_within_warmup_are_tolerated(model):
+    graph, sess, x, _, loss = model
+    cache = {}
+    start = graph.version
+    with GraphGuard(sess, mode="count", warmup_steps=3) as guarded:
+        for step in range(10):
+            if step < 3 and step not in cache:  # Keras-style lazy build in the first iterations
+                cache[step] = tf.reduce_sum(x * float(step))
+            guarded.run([loss, cache[min(step, 2)]], {x: FEED})
+    report = guarded.report()
+    assert not report.grew and report.warmup_ops == graph.version - start == 12 and report.stats.steps == 10
+    assert "(12 ops built during warm-up or within max_new_ops_per_step)" in str(report)
+
+
+def test_max_new_ops_per_step_tolerates_small_steps(model):
+    graph, sess, x, _, loss = model
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count", max_new_ops_per_step=2) as guarded:
+            guarded.run(loss, {x: FEED})
+            tf.add(x, 1.0)  # +2 ops: tolerated
+            guarded.run(loss, {x: FEED})
+            tf.reduce_sum(tf.add(x, 2.0))  # +4 ops: growth
+            guarded.run(loss, {x: FEED})
+    assert info.value.ops_added == 4 and info.value.step == 2
+    assert info.value.report.tolerated_ops == 2
 
 
 def test_count_attributes_ops_to_helper_module_line(model):
@@ -184,7 +266,35 @@ def test_count_attributes_ops_to_helper_module_line(model):
     err = info.value
     assert (err.filename, err.lineno, err.step) == (str(helper_path), _line("HELPER-LEAK", helper_path), 2)
     assert "return tf.reduce_mean(x)" in str(err)
+    (group,) = err.growth.groups
+    assert group.op_types == (("Const", 1), ("Mean", 1))
+    assert str(group) == f"Const, Mean at {_at('HELPER-LEAK', helper_path)} (tf.reduce_mean)"
     guarded.release()
+
+
+def test_report_aggregates_steps_as_in_the_issue(model):
+    """The issue's format: ``+N ops/step since step S: ... at file:line; ... (tf.train.Saver)``."""
+    graph, sess, x, w, loss = model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphGrowthWarning)
+        with GraphGuard(sess, mode="count", warmup_steps=2, on_growth="warn") as guarded:
+            for step in range(6):
+                mean = tf.reduce_mean(tf.constant([1.0, 2.0, 3.0]) * x)  # ISSUE-MEAN
+                saver = tf.train.Saver([w])  # ISSUE-SAVER
+                guarded.run(mean, {x: FEED})
+    (growth,) = guarded.report().growth
+    assert (growth.first_step, growth.last_step, growth.steps) == (2, 5, 4)
+    mean_group, saver_group = growth.groups
+    assert mean_group.op_types == (("Const", 2), ("Mul", 1), ("Mean", 1))
+    assert dict(saver_group.op_types)["SaveV2"] == 1
+    assert growth.ops_per_step == mean_group.ops + saver_group.ops == 4 + saver_group.ops
+    text = str(growth)
+    assert text == (
+        f"+{growth.ops_per_step} ops/step since step 2 (4 steps to step 5): "
+        f"2 x Const, Mul, Mean at {_at('ISSUE-MEAN')} (tf.reduce_mean); "
+        f"{str(saver_group).split(' at ')[0]} at {_at('ISSUE-SAVER')} (tf.train.Saver)"
+    )
+    assert growth.ops == 4 * growth.ops_per_step
 
 
 def test_count_correct_loop_and_stats(model):
@@ -197,8 +307,9 @@ def test_count_correct_loop_and_stats(model):
     s = stats.step_seconds
     assert 0 < s.first and 0 < s.last and 0 < s.median < 1
     assert stats.rss_bytes > 10 * 2**20 and isinstance(stats.rss_growth_bytes, int)
+    assert isinstance(stats.rss_bytes_per_step, float)
     assert str(stats).startswith(f"25 guarded steps; graph has {graph.version} ops (0.00 ops per step")
-    assert "MiB" in str(stats) and " ms" in str(stats)
+    assert "MiB" in str(stats) and " ms" in str(stats) and "per step)" in str(stats)
 
 
 def test_count_warn_keeps_running_and_stats_measure_the_leak(model):
@@ -213,23 +324,274 @@ def test_count_warn_keeps_running_and_stats_measure_the_leak(model):
     stats = guarded.stats
     assert (stats.steps, stats.ops, stats.ops_added_per_step) == (6, start + 12, 2.0)
     assert "2.00 ops per step" in str(stats)
-    growth = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    growth = [w for w in caught if issubclass(w.category, GraphGrowthWarning)]
     assert len(growth) == 1  # once per creating line, not once per step
+    assert issubclass(GraphGrowthWarning, RuntimeWarning)
     assert growth[0].filename == str(HERE) and growth[0].lineno == _line("WARN-LEAK")
     assert f"test_guard.py:{_line('WARN-LEAK')}" in str(growth[0].message)
+    (pattern,) = guarded.report().growth
+    assert str(pattern) == f"+2 ops/step since step 0 (6 steps to step 5): Const, AddV2 at {_at('WARN-LEAK')} (tf.add)"
+
+
+def test_count_callable_gets_every_event_and_the_run_goes_on(model):
+    graph, sess, x, _, loss = model
+    reports = []
+    with GraphGuard(sess, mode="count", on_growth=reports.append) as guarded:
+        for step in range(5):
+            guarded.run(tf.square(x) if step else loss, {x: FEED})  # CALLABLE-LEAK
+    assert len(reports) == 4 and guarded.stats.steps == 5
+    assert [r.growth[0].steps for r in reports] == [1, 2, 3, 4]
+    assert reports[-1].growth[0].groups[0].lines[0].lineno == _line("CALLABLE-LEAK")
+    assert all(r.stopped is None for r in reports)
 
 
 def test_large_burst_is_sampled_per_op_type(model, monkeypatch):
     graph, sess, x, _, loss = model
-    monkeypatch.setattr(guard_module, "_EXACT_OPS", 10)
+    monkeypatch.setattr(attribution, "EXACT_OPS", 10)
     with pytest.raises(GraphGrowthError) as info:
         with GraphGuard(sess, mode="count") as guarded:
             guarded.run(loss, {x: FEED})
             consts = [tf.constant(float(i)) for i in range(30)]  # BURST
             guarded.run(loss, {x: FEED})
     first = str(info.value).splitlines()[0]
-    assert first.startswith("+30 ops at step 1 (after the 1 warm-up step): 30 x Const at ")
-    assert first.endswith(f"test_guard.py:{_line('BURST')}")
+    assert first == f"+30 ops at step 1: 30 x Const at {_at('BURST')} (tf.constant)"
+
+
+# -- nothing lost: a checkpoint before the guard stops a run -------------------------------------
+
+
+def _restored_w(graph, saver, path, w):
+    with graph.as_default(), tf.Session(graph=graph) as fresh:
+        saver.restore(fresh, path)
+        return fresh.run(w)
+
+
+@pytest.mark.parametrize("mode", ["count", "finalize"])
+def test_checkpoint_saved_before_raising(model, tmp_path, mode):
+    graph, sess, x, w, loss = model
+    increment = tf.assign_add(w, 1.0)
+    saver = tf.train.Saver([w])
+    prefix = str(tmp_path / "stopped.ckpt")
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode, saver=saver, checkpoint_path=prefix) as guarded:
+            for step in range(5):
+                if step == 3:
+                    tf.square(x)
+                guarded.run(increment)
+    err = info.value
+    assert err.checkpoint == prefix and err.report.checkpoint == prefix
+    assert f"Saved a checkpoint of the variables at step 3 before stopping: {prefix}" in str(err)
+    assert (tmp_path / "stopped.ckpt.index").is_file()
+    assert _restored_w(graph, saver, prefix, w) == pytest.approx(5.0)  # 2.0 + 3 steps
+    assert f"checkpoint saved before stopping: {prefix}" in str(guarded.report())
+
+
+def test_checkpoint_failure_is_reported_and_the_error_still_raised(model, tmp_path):
+    graph, sess, x, w, loss = model
+    saver = tf.train.Saver([w])
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, "count", saver=saver, checkpoint_path=str(blocker / "ckpt")) as guarded:
+            guarded.run(loss, {x: FEED})
+            tf.square(x)
+            guarded.run(loss, {x: FEED})
+    assert info.value.checkpoint is None
+    assert f"Could not save a checkpoint to {blocker / 'ckpt'}" in str(info.value)
+
+
+# -- step time: SlowdownWarning, driven by a fake clock --------------------------------------------
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _TimedSession:
+    """A session stand-in whose run takes ``durations[step]`` seconds of the fake clock."""
+
+    def __init__(self, clock, durations):
+        self.graph = tf.Graph()
+        self.clock = clock
+        self.durations = durations
+        self.calls = 0
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        self.clock.now += self.durations[self.calls]
+        self.calls += 1
+        return fetches
+
+
+def _run_timed(monkeypatch, durations, **options):
+    clock = _Clock()
+    monkeypatch.setattr(guard_module, "_clock", clock)
+    sess = _TimedSession(clock, durations)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with GraphGuard(sess, mode="count", rss_every=None, **options) as guarded:
+            for _ in range(len(durations)):
+                guarded.run(None)  # TIMED-RUN
+    return guarded.report(), [w for w in caught if issubclass(w.category, SlowdownWarning)]
+
+
+def test_slowdown_warning_reports_both_medians(monkeypatch):
+    ms = 1e-3
+    # step 1 slow (executor creation), 2-40 at 1 ms, 41-80 at 4 ms, 81-120 at 12 ms
+    durations = [50 * ms] + [1 * ms] * 39 + [4 * ms] * 40 + [12 * ms] * 40
+    report, caught = _run_timed(monkeypatch, durations)
+    first, second = report.slowdowns
+    assert (first.step, first.baseline_steps, first.recent_steps) == (51, (2, 21), (32, 51))
+    assert first.baseline_seconds == pytest.approx(1 * ms) and first.recent_seconds == pytest.approx(4 * ms)
+    assert first.ratio == pytest.approx(4.0) and first.ops_added == 0
+    assert (second.step, second.ratio) == (91, pytest.approx(12.0))  # the next warning needs 9x
+    assert len(caught) == 2
+    message = str(caught[0].message)
+    assert message.startswith("step time 4 ms (median of steps 32-51) is 4.0x the 1 ms median of steps 2-21")
+    assert "the graph did not grow" in message and "Load average" in message
+    assert caught[0].filename == str(HERE) and caught[0].lineno == _line("TIMED-RUN")
+    assert "slowdown: step time 4 ms" in str(report)
+
+
+@pytest.mark.parametrize(
+    "durations",
+    [
+        [0.3e-3] * 21 + [0.9e-3] * 60,  # 3x, but under 1 ms slower: noise on a loaded machine
+        [1e-3, 2.5e-3] * 40,  # jitter up to 2.5x around a flat median
+        [20e-3] * 21 + [50e-3] * 60,  # 2.5x: under the default factor of 3
+    ],
+    ids=["small-steps", "jitter", "under-factor"],
+)
+def test_no_slowdown_warning_on_noise(monkeypatch, durations):
+    report, caught = _run_timed(monkeypatch, durations)
+    assert report.slowdowns == () and caught == []
+
+
+def test_slowdown_factor_option_and_off(monkeypatch):
+    durations = [20e-3] * 21 + [50e-3] * 60
+    assert len(_run_timed(monkeypatch, durations, slowdown_factor=2.0)[0].slowdowns) == 1
+    assert _run_timed(monkeypatch, [1e-3] * 21 + [90e-3] * 60, slowdown_factor=None)[0].slowdowns == ()
+
+
+# -- memory: RSS sampled every N steps, max_rss_growth ----------------------------------------------
+
+
+class _FakeProcess:
+    """psutil.Process stand-in: RSS starts at 100 MiB and grows by ``step`` bytes per read."""
+
+    def __init__(self, step):
+        self.reads = 0
+        self.step = step
+
+    def memory_info(self):
+        self.reads += 1
+        return type("mem", (), {"rss": 100 * 2**20 + (self.reads - 1) * self.step})()
+
+
+def test_rss_sampled_every_n_steps(model, monkeypatch):
+    graph, sess, x, _, loss = model
+    monkeypatch.setattr(guard_module, "_RSS_SECONDS", 0.0)
+    guarded = GraphGuard(sess, mode="count", rss_every=5, slowdown_factor=None)
+    guarded._process = fake = _FakeProcess(2**20)
+    for _ in range(21):
+        guarded.run(loss, {x: FEED})
+    assert fake.reads == 5  # step 1 (baseline), 6, 11, 16, 21
+    stats = guarded.stats  # one more read, at step 21
+    assert (stats.rss_growth_bytes, stats.rss_bytes_per_step) == (5 * 2**20, 5 * 2**20 / 20)
+    assert "+6.0 MiB since warm-up (+307.2 KiB per step)" in str(guarded.report())  # and one more read
+    guarded.release()
+
+
+def test_rss_time_gate_skips_samples_within_a_second(model):
+    graph, sess, x, _, loss = model
+    guarded = GraphGuard(sess, mode="count", rss_every=1, slowdown_factor=None)
+    guarded._process = fake = _FakeProcess(0)
+    for _ in range(30):
+        guarded.run(loss, {x: FEED})
+    assert fake.reads < 5  # 30 fast steps, at most one read a second after the baseline
+    guarded.release()
+
+
+def test_max_rss_growth_stops_with_a_checkpoint(model, monkeypatch, tmp_path):
+    graph, sess, x, w, loss = model
+    monkeypatch.setattr(guard_module, "_RSS_SECONDS", 0.0)
+    increment = tf.assign_add(w, 1.0)
+    saver = tf.train.Saver([w])
+    prefix = str(tmp_path / "rss.ckpt")
+    guarded = GraphGuard(sess, mode="count", rss_every=1, max_rss_growth=25 * 2**20, saver=saver, checkpoint_path=prefix)
+    guarded._process = _FakeProcess(10 * 2**20)
+    with pytest.raises(RssGrowthError) as info:
+        for _ in range(10):
+            guarded.run(increment)
+    err = info.value
+    assert (err.step, err.rss_growth_bytes, err.limit_bytes) == (4, 30 * 2**20, 25 * 2**20)
+    assert str(err).startswith("RSS grew by 30.0 MiB since step 1 (100.0 MiB -> 130.0 MiB, +10.0 MiB per step)")
+    assert "The graph did not grow" in str(err)
+    assert err.checkpoint == prefix and _restored_w(graph, saver, prefix, w) == pytest.approx(6.0)
+    assert err.report.stopped == "RssGrowthError at step 4"
+    guarded.release()
+
+
+# -- threads ---------------------------------------------------------------------------------------
+
+
+def test_threads_count_every_step_and_report_growth_once(model):
+    graph, sess, x, _, loss = model
+    events = []
+    guarded = GraphGuard(sess, mode="count", on_growth=events.append, rss_every=None)
+    coord = tf.train.Coordinator()
+    barrier = threading.Barrier(5)
+
+    def worker():
+        barrier.wait()
+        for _ in range(150):
+            guarded.run(loss, {x: FEED})
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    while guarded.stats.steps < 20:
+        pass
+    tf.add(x, 3.0)  # built while four threads run  # THREAD-LEAK
+    coord.join(threads)
+    guarded.run(loss, {x: FEED})  # in case the threads finished before the op was built
+    report = guarded.report()
+    assert report.stats.steps == 601
+    assert len(events) == 1 and report.growth[0].steps == 1 and report.growth[0].ops_per_step == 2
+    assert report.growth[0].groups[0].lines[0].lineno == _line("THREAD-LEAK")
+    guarded.release()
+
+
+# -- a real distributed target: tf.train.Server on loopback ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server():
+    return tf.train.Server.create_local_server()
+
+
+@pytest.mark.parametrize("mode", ["finalize", "count"])
+def test_loopback_server_target(server, mode):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None])
+        w = tf.get_variable(f"w_server_{mode}", [], initializer=tf.constant_initializer(3.0))
+        loss = tf.reduce_mean(x * w)
+        with tf.Session(server.target, graph=graph) as sess:
+            assert tf.compat.as_str(sess.sess_str).startswith("grpc://localhost:")
+            sess.run(w.initializer)
+            with pytest.raises(GraphGrowthError) as info:
+                with GraphGuard(sess, mode) as guarded:
+                    for step in range(4):
+                        if step == 2:
+                            tf.negative(x)  # SERVER-LEAK
+                        assert guarded.run(loss, {x: FEED}) == pytest.approx(6.0)
+    assert (info.value.lineno, info.value.step) == (_line("SERVER-LEAK"), 2)
+    assert guarded.stats.steps == 2
 
 
 # -- surface -------------------------------------------------------------------------------------
@@ -255,10 +617,27 @@ def test_rss_is_none_without_psutil(model, monkeypatch):
     stats = guarded.stats
     assert stats.steps == 1 and stats.rss_bytes is None and stats.rss_growth_bytes is None
     assert "RSS not measured" in str(stats)
+    with pytest.raises(ValueError, match="psutil"):
+        GraphGuard(sess, max_rss_growth=2**30)
 
 
-def test_rejects_bad_arguments(model):
-    _, sess, *_ = model
-    for kwargs in ({"mode": "strict"}, {"on_growth": "warn"}, {"mode": "count", "warmup_steps": -1}):
-        with pytest.raises(ValueError):
-            GraphGuard(sess, **kwargs)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "strict"},
+        {"on_growth": "warn"},
+        {"on_growth": "ignore"},
+        {"mode": "count", "warmup_steps": -1},
+        {"mode": "count", "max_new_ops_per_step": -1},
+        {"slowdown_factor": 1.0},
+        {"rss_every": 0},
+        {"max_rss_growth": 0},
+        {"checkpoint_path": "/tmp/x"},
+        {"saver": object()},
+    ],
+)
+def test_rejects_bad_arguments(model, kwargs):
+    graph, sess, *_ = model
+    with pytest.raises(ValueError):
+        GraphGuard(sess, **kwargs)
+    assert not graph.finalized

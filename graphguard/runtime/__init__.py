@@ -1,9 +1,43 @@
-"""The runtime half of graphguard: ``GraphGuard`` wraps a live ``tf.compat.v1.Session``.
+"""The runtime half of graphguard: guard a live ``tf.compat.v1`` session against graph growth.
 
-The linter never imports this package. ``guard`` itself imports neither TensorFlow nor psutil at
-import time; it works on the session and graph objects it is handed.
+* :class:`GraphGuard` wraps a session (``guarded.run`` in the loop);
+* :class:`GraphGuardHook` is a ``SessionRunHook`` for ``MonitoredTrainingSession`` and Estimator;
+* ``graphguard run script.py`` (:mod:`graphguard.runtime.launcher`) guards every session a script
+  creates, without editing it.
+
+The linter never imports this package. Importing it imports neither TensorFlow nor psutil:
+``GraphGuardHook`` (which subclasses TensorFlow's ``SessionRunHook``) is loaded on first access.
 """
 
-from graphguard.runtime.guard import GraphGrowthError, GraphGuard, GuardStats, StepSeconds
+from graphguard.runtime.guard import (
+    GraphGrowthError,
+    GraphGrowthWarning,
+    GraphGuard,
+    RssGrowthError,
+    SlowdownWarning,
+)
+from graphguard.runtime.report import GuardReport, GuardStats, Growth, OpGroup, Slowdown, SourceLine, StepSeconds
 
-__all__ = ["GraphGuard", "GraphGrowthError", "GuardStats", "StepSeconds"]
+__all__ = [
+    "GraphGrowthError",
+    "GraphGrowthWarning",
+    "GraphGuard",
+    "GraphGuardHook",
+    "GuardReport",
+    "GuardStats",
+    "Growth",
+    "OpGroup",
+    "RssGrowthError",
+    "Slowdown",
+    "SlowdownWarning",
+    "SourceLine",
+    "StepSeconds",
+]
+
+
+def __getattr__(name):
+    if name == "GraphGuardHook":  # imports TensorFlow: only when asked for
+        from graphguard.runtime.hook import GraphGuardHook
+
+        return GraphGuardHook
+    raise AttributeError(f"module 'graphguard.runtime' has no attribute {name!r}")

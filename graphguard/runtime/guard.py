@@ -1,19 +1,26 @@
-"""``GraphGuard``: stop a ``tf.compat.v1.Session`` loop from growing its graph.
+"""``GraphGuard``: stop a ``tf.compat.v1.Session`` loop from growing its graph, and say where it grew.
 
 A graph-mode training loop should only *run* ops. An op built inside the loop (``tf.reduce_mean``, a
 ``Saver``, an initializer, an ``assign``) is added to the graph on every step; the next
 ``Session.run`` then copies every node of the graph into the C++ session again
-(``BaseSession._extend_graph``), so each step gets slower and the process keeps growing.
+(``BaseSession._extend_graph``, about 11-22 us per existing op, TF-FACTS), so each step gets slower and
+the process keeps growing.
 
-``GraphGuard(sess)`` wraps a session and has two modes:
+``GraphGuard(sess)`` wraps a session; ``guarded.run`` replaces ``sess.run`` in the loop:
 
 * ``mode="finalize"`` (default) calls ``Graph.finalize()`` when guarding starts. The first attempt to
   add an op raises :class:`GraphGrowthError` at the line that tried, before any step pays for it.
 * ``mode="count"`` leaves the graph editable and compares ``Graph.version`` (the number of ops, O(1))
-  at every guarded run. Ops added after the warm-up steps raise :class:`GraphGrowthError` (or warn),
-  grouped by op type and by the user line that created them (``Operation.traceback``).
+  before every guarded run. Ops added after ``warmup_steps`` runs are a growth event, grouped by op
+  type and by the user line that created them (``Operation.traceback``); ``on_growth`` decides
+  whether to raise, warn, or call your function with the report.
 
-Both modes record step wall time and process RSS; ``guard.stats`` returns a :class:`GuardStats`.
+Both modes time every run (a sustained rise is a :class:`SlowdownWarning`), sample the process RSS
+every few steps (psutil; ``max_rss_growth`` raises :class:`RssGrowthError`), and can save a checkpoint
+with your ``saver`` before they stop a run. ``guarded.report()`` returns it all as data
+(:class:`~graphguard.runtime.report.GuardReport`). :class:`~graphguard.runtime.hook.GraphGuardHook` does
+the same for ``MonitoredTrainingSession`` and Estimator; ``graphguard run script.py`` for a script you
+do not want to edit (:mod:`graphguard.runtime.launcher`).
 
 This module imports neither TensorFlow nor psutil at import time: it works on the session and graph
 objects it is given, and imports psutil lazily (RSS is ``None`` without it).
@@ -22,18 +29,41 @@ objects it is given, and imports psutil lazily (RSS is ``None`` without it).
 from __future__ import annotations
 
 import collections
-import importlib.util
-import linecache
 import os
 import statistics
 import sys
-import sysconfig
+import threading
 import time
 import warnings
-from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Optional, Union
 
-__all__ = ["GraphGuard", "GraphGrowthError", "GuardStats", "StepSeconds"]
+from graphguard.runtime.attribution import (
+    first_location,
+    growth_groups,
+    live_frames,
+    source_line,
+    traceback_frames,
+    user_origin,
+)
+from graphguard.runtime.report import (
+    GuardReport,
+    GuardStats,
+    Growth,
+    OpGroup,
+    Slowdown,
+    SourceLine,
+    StepSeconds,
+    bytes_text,
+    where,
+)
+
+__all__ = [
+    "GraphGrowthError",
+    "GraphGrowthWarning",
+    "GraphGuard",
+    "RssGrowthError",
+    "SlowdownWarning",
+]
 
 _FINALIZED_MESSAGE = "Graph is finalized and cannot be modified."
 _WHY = (
@@ -44,17 +74,28 @@ _FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
     "step through a tf.compat.v1.placeholder and feed_dict."
 )
-# RSS (psutil, 33-44 us per read) is sampled after step 1, then on every _RSS_EVERY-th step if at
-# least _RSS_SECONDS passed since the last sample, and when stats is read or the guard released. So a
-# 0.2 ms step pays nothing measurable and a slow step is still sampled every 10 steps.
-_RSS_EVERY = 10
+
+# The clock around Session.run (seconds). Tests replace it to drive the slowdown detector.
+_clock = time.perf_counter
+
+# Periodic work (RSS sample, slowdown check) runs on every _CHECK_EVERY-th step at most, so the
+# per-run path is a version read, two clock reads, a lock, two appends and one comparison.
+_CHECK_EVERY = 10
+# RSS (psutil, 33-44 us per read) is sampled when the warm-up steps are done (the baseline), then on
+# every `rss_every`-th step if at least _RSS_SECONDS passed since the last sample, and when stats or
+# the report is read.
 _RSS_SECONDS = 1.0
-# Median step time is taken over at most this many recent steps, so memory stays bounded.
+# The median of the step times is over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
-# Count mode reads Operation.traceback (about 11 us per op) for every new op up to this many; beyond
-# it, for at most _SAMPLES_PER_TYPE ops of each op type.
-_EXACT_OPS = 200
-_SAMPLES_PER_TYPE = 3
+# Slowdown: the median of _SLOW_WINDOW steps just after warm-up is the baseline; every
+# _CHECK_EVERY steps the median of the latest _SLOW_WINDOW steps is compared with it. A warning needs
+# the ratio to reach `slowdown_factor` AND the medians to differ by _SLOW_MIN_SECONDS, so a loaded
+# machine (another job on the same cores slows a 0.3 ms step to 0.6 ms) does not fire it; each
+# further warning needs another factor (3x, 9x, 27x with the default 3.0).
+_SLOW_WINDOW = 20
+_SLOW_MIN_SECONDS = 1e-3
+# Distinct growth patterns kept in the report; further ones are only counted.
+_MAX_PATTERNS = 50
 
 
 class GraphGrowthError(RuntimeError):
@@ -72,6 +113,11 @@ class GraphGrowthError(RuntimeError):
         step: number of guarded ``run`` calls that had completed when the op was added.
         ops_added: count mode only: how many ops the graph grew by (``Graph.version`` delta);
             ``None`` in finalize mode, where the op was refused and nothing was added.
+        growth: the :class:`~graphguard.runtime.report.Growth` of this event (``None`` if raised
+            by the ``with``-block fallback).
+        report: the guard's full :class:`~graphguard.runtime.report.GuardReport` when it stopped.
+        checkpoint: path prefix of the checkpoint saved before raising (``saver=`` and
+            ``checkpoint_path=``), or ``None``.
     """
 
     # Shown in tracebacks as graphguard.GraphGrowthError, the name users import it by.
@@ -86,6 +132,7 @@ class GraphGrowthError(RuntimeError):
         lineno: Optional[int] = None,
         step: int = 0,
         ops_added: Optional[int] = None,
+        growth: Optional[Growth] = None,
     ) -> None:
         super().__init__(message)
         self.op_type = op_type
@@ -93,211 +140,59 @@ class GraphGrowthError(RuntimeError):
         self.lineno = lineno
         self.step = step
         self.ops_added = ops_added
+        self.growth = growth
+        self.report: Optional[GuardReport] = None
+        self.checkpoint: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class StepSeconds:
-    """Wall time of guarded ``run`` calls, in seconds (``time.perf_counter`` around ``Session.run``).
-
-    ``median`` is over the most recent steps (at most 1000), so a loop that slows down shows it.
-    """
-
-    first: float
-    median: float
-    last: float
-
-
-@dataclass(frozen=True)
-class GuardStats:
-    """A snapshot of what a :class:`GraphGuard` measured.
+class RssGrowthError(RuntimeError):
+    """The process RSS grew by more than ``max_rss_growth`` bytes since the warm-up steps.
 
     Attributes:
-        steps: guarded ``run`` calls completed.
-        ops: ops in the graph (``Graph.version``) now, or when the guard was released.
-        ops_added_per_step: ops added since guarding started divided by ``steps`` (ops per step;
-            0.0 before the first step). A healthy loop reports 0.0.
-        step_seconds: first / median / last step wall time in seconds, ``None`` before the first step.
-        rss_bytes: resident set size of this process at the last sample, in bytes (psutil
-            ``memory_info().rss``); ``None`` if psutil is not installed or no step ran yet.
-        rss_growth_bytes: last RSS sample minus the first (taken after step 1), in bytes; ``None``
-            like ``rss_bytes``.
+        step: guarded runs completed at the sample that crossed the limit.
+        rss_bytes: RSS at that sample (bytes).
+        rss_growth_bytes: growth since the baseline sample taken after warm-up (bytes).
+        limit_bytes: the guard's ``max_rss_growth`` (bytes).
+        report: the guard's :class:`~graphguard.runtime.report.GuardReport` when it stopped.
+        checkpoint: path prefix of the checkpoint saved before raising, or ``None``.
     """
 
-    steps: int
-    ops: int
-    ops_added_per_step: float
-    step_seconds: Optional[StepSeconds]
-    rss_bytes: Optional[int]
-    rss_growth_bytes: Optional[int]
+    __module__ = "graphguard.runtime"  # importable from there
 
-    def __str__(self) -> str:
-        parts = [
-            f"{self.steps} guarded step{'s' if self.steps != 1 else ''}; "
-            f"graph has {self.ops} ops ({self.ops_added_per_step:.2f} ops per step added since guarding started)"
-        ]
-        if self.step_seconds is not None:
-            s = self.step_seconds
-            parts.append(
-                f"step time first {_ms(s.first)}, median {_ms(s.median)}, last {_ms(s.last)}"
-            )
-        if self.rss_bytes is not None:
-            growth = self.rss_growth_bytes or 0
-            parts.append(f"RSS {_mib(self.rss_bytes)} ({'+' if growth >= 0 else '-'}{_mib(abs(growth))} since step 1)")
-        else:
-            parts.append("RSS not measured (psutil missing or no step yet)")
-        return "; ".join(parts) + "."
+    def __init__(self, message: str, *, step: int, rss_bytes: int, rss_growth_bytes: int, limit_bytes: int) -> None:
+        super().__init__(message)
+        self.step = step
+        self.rss_bytes = rss_bytes
+        self.rss_growth_bytes = rss_growth_bytes
+        self.limit_bytes = limit_bytes
+        self.report: Optional[GuardReport] = None
+        self.checkpoint: Optional[str] = None
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms"
+class GraphGrowthWarning(RuntimeWarning):
+    """``on_growth="warn"``: ops were added after warm-up; the run goes on. Once per creating line."""
+
+    __module__ = "graphguard.runtime"  # importable from there
 
 
-def _mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:.1f} MiB"
+class SlowdownWarning(RuntimeWarning):
+    """Step time rose and stayed up: the median of the latest 20 steps is ``slowdown_factor`` times
+    (default 3x) the median of the 20 steps just after warm-up, and at least 1 ms more. Issued again
+    at each further factor (9x, 27x). The message gives both medians, their steps, the graph's
+    growth and the RSS growth over the same span; it fires with or without graph growth (memory
+    pressure and swapping slow steps too). Turn it into an error with
+    ``warnings.simplefilter("error", graphguard.runtime.SlowdownWarning)``.
+    """
 
-
-# ---------------------------------------------------------------------------------------------------
-# Which stack frames are "the user's"
-#
-# TF's traceback.get_user_frames() treats any path containing "keras" or "test.py" as user code and
-# last_user_frame() returns an internal frame in TF 2.21, so graphguard filters frames itself: a frame
-# is internal if it lives in the installed tensorflow / keras / tf_keras packages, in graphguard's
-# runtime package (this file), or in the Python standard library (contextlib and friends sit between
-# TF API layers). Only graphguard/runtime is skipped, not all of graphguard, so code in graphguard's
-# own demo is attributed normally.
-
-
-def _norm(path: str) -> str:
-    return os.path.normcase(os.path.abspath(path))
-
-
-def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(internal package dirs, stdlib dirs, site-packages dirs), each a tuple of normalized prefixes."""
-    pkgs: list[str] = [os.path.dirname(os.path.abspath(__file__))]
-    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator", "tensorflow_core"):
-        try:
-            spec = importlib.util.find_spec(name)  # top-level lookup only: does not import the package
-        except (ImportError, ValueError):
-            spec = None
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            pkgs.append(loc)
-    paths = sysconfig.get_paths()
-    stdlib = [paths.get("stdlib"), paths.get("platstdlib")]
-    site_dirs = [paths.get("purelib"), paths.get("platlib")]
-    variants = lambda ds: tuple(  # noqa: E731 - both the given and the symlink-resolved spelling
-        {p + os.sep for d in ds if d for p in (_norm(d), os.path.normcase(os.path.realpath(d)))}
-    )
-    return variants(pkgs), variants(stdlib), variants(site_dirs)
-
-
-_DIRS: Optional[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = None
-_INTERNAL: dict[str, bool] = {}  # filename -> verdict; a process touches few distinct files
-
-
-def _is_internal(filename: str) -> bool:
-    verdict = _INTERNAL.get(filename)
-    if verdict is None:
-        verdict = _INTERNAL[filename] = _classify(filename)
-    return verdict
-
-
-def _classify(filename: str) -> bool:
-    global _DIRS
-    if not filename or filename.startswith("<frozen"):  # importlib; but <stdin>, <ipython-input-..> are user code
-        return True
-    if filename.startswith("<"):
-        return False
-    if _DIRS is None:
-        _DIRS = _internal_dirs()
-    pkgs, stdlib, site_dirs = _DIRS
-    path = _norm(filename)
-    if path.startswith(pkgs):
-        return True
-    return path.startswith(stdlib) and not path.startswith(site_dirs)
-
-
-def _user_location(frames: Iterable[Any]) -> tuple[Optional[str], Optional[int]]:
-    """Innermost (filename, lineno) outside internals; ``frames`` is innermost first."""
-    for frame in frames:
-        if not _is_internal(frame.filename):
-            return frame.filename, frame.lineno
-    return None, None
-
-
-class _PyFrame:
-    """A live ``sys._getframe`` frame seen through the ``filename`` / ``lineno`` names."""
-
-    __slots__ = ("filename", "lineno")
-
-    def __init__(self, frame: Any) -> None:
-        self.filename = frame.f_code.co_filename
-        self.lineno = frame.f_lineno
-
-
-def _live_frames(frame: Any) -> Iterable[_PyFrame]:
-    while frame is not None:
-        yield _PyFrame(frame)
-        frame = frame.f_back
-
-
-def _tb_frames(tb: Any) -> list[_PyFrame]:
-    """Frames of an exception traceback, innermost first."""
-    frames = []
-    while tb is not None:
-        f = _PyFrame(tb.tb_frame)
-        f.lineno = tb.tb_lineno
-        frames.append(f)
-        tb = tb.tb_next
-    return frames[::-1]
-
-
-def _op_location(op: Any) -> tuple[Optional[str], Optional[int]]:
-    """User (filename, lineno) that created ``op``, from ``Operation.traceback`` (outermost first)."""
-    try:
-        tb = op.traceback
-    except Exception:  # an op imported from a GraphDef may have no traceback
-        return None, None
-    for i in range(len(tb) - 1, -1, -1):  # innermost first, without copying the whole stack
-        frame = tb[i]
-        if not _is_internal(frame.filename):
-            return frame.filename, frame.lineno
-    return None, None
-
-
-def _where(filename: Optional[str], lineno: Optional[int]) -> str:
-    if filename is None:
-        return "<no user frame: created inside TensorFlow>"
-    shown = filename
-    try:
-        rel = os.path.relpath(filename)
-        if not rel.startswith(os.pardir):
-            shown = rel
-    except ValueError:  # other drive on Windows
-        pass
-    return f"{shown}:{lineno}"
-
-
-def _source(filename: Optional[str], lineno: Optional[int]) -> str:
-    if filename is None or lineno is None:
-        return ""
-    return linecache.getline(filename, lineno).strip()
-
-
-def _source_lines(locations: Iterable[tuple[Optional[str], Optional[int]]]) -> str:
-    """One indented ``file:line: source text`` line per distinct location."""
-    lines = []
-    for filename, lineno in dict.fromkeys(locations):
-        src = _source(filename, lineno)
-        lines.append(f"  {_where(filename, lineno)}" + (f": {src}" if src else ""))
-    return "\n".join(lines)
+    __module__ = "graphguard.runtime"  # importable from there
 
 
 # ---------------------------------------------------------------------------------------------------
 # Finalize-mode interception
 #
-# TF checks finalization in Graph._check_not_finalized(), called first thing by _create_op_internal
-# (every op built through op_def_library / create_op), _create_op_from_tf_operation and
-# _add_new_tf_operations (while_loop, import_graph_def), add_to_collection(s), clear_collection and
+# TF checks finalization in Graph._check_not_finalized(), called first thing (before any lock) by
+# _create_op_internal (every op built through op_def_library / create_op), _create_op_from_tf_operation
+# and _add_new_tf_operations (while_loop, import_graph_def), add_to_collection(s), clear_collection and
 # _add_function / _remove_function. tf.Graph subclasses the pybind PyGraph, which accepts instance
 # attributes, and _check_not_finalized is a plain method (a non-data descriptor), so an instance
 # attribute of that name shadows it for that one graph object only: no class-wide monkeypatch, no
@@ -306,17 +201,54 @@ def _source_lines(locations: Iterable[tuple[Optional[str], Optional[int]]]) -> s
 # RuntimeError subclass, at creation time, from the user's own call, with or without a `with` block.
 # The op type comes from the caller's locals (op_type in _create_op_internal, the C op otherwise).
 # Limits: it relies on private names (_check_not_finalized, _create_op_internal); if a future TF
-# refuses the instance attribute, install fails quietly and __exit__ converts TF's plain RuntimeError
-# instead (after the fact, and only inside a `with` block). Library functions added without going
-# through _add_function are not seen by either mode.
+# refuses the instance attribute, install fails quietly and GraphGuard.__exit__ converts TF's plain
+# RuntimeError instead (after the fact, and only inside a `with` block).
 
 _CHECK_NAME = "_check_not_finalized"
-
 
 _TF_CHANGERS = frozenset({
     "_create_op_internal", "_create_op_from_tf_operation", "_add_new_tf_operations",
     "add_to_collection", "add_to_collections", "clear_collection", "_add_function", "_remove_function",
 })
+
+
+class _Interceptor:
+    """Stands in for ``Graph._check_not_finalized`` on one graph object; calls ``refuse(frame)``."""
+
+    def __init__(self, graph: Any, refuse: Callable[[Any], None]) -> None:
+        self._graph = graph
+        self._refuse = refuse
+        self._previous: Any = None
+        self.installed = False
+
+    def install(self) -> bool:
+        graph = self._graph
+        current = getattr(graph, _CHECK_NAME, None)
+        # An instance attribute already there (another guard on the same graph) is put back later.
+        own = getattr(type(graph), _CHECK_NAME, None)
+        self._previous = None if getattr(current, "__func__", None) is own else current
+        try:
+            setattr(graph, _CHECK_NAME, self._check)
+        except (AttributeError, TypeError):
+            return False
+        self.installed = getattr(graph, _CHECK_NAME, None) == self._check
+        return self.installed
+
+    def remove(self) -> None:
+        if not self.installed:
+            return
+        graph = self._graph
+        if getattr(graph, _CHECK_NAME, None) == self._check:
+            if self._previous is not None:
+                setattr(graph, _CHECK_NAME, self._previous)
+            else:
+                delattr(graph, _CHECK_NAME)
+        self.installed = False
+
+    def _check(self) -> None:
+        # TF's condition, a clearer error: called on every op creation, so the common case is one read.
+        if self._graph.finalized:
+            self._refuse(sys._getframe(1))
 
 
 def _refused_change(frame: Any) -> tuple[Optional[str], str]:
@@ -348,87 +280,500 @@ def _refused_change(frame: Any) -> tuple[Optional[str], str]:
 
 
 def _finalized_error(
-    op_type: Optional[str], what: str, filename: Optional[str], lineno: Optional[int], step: int
+    op_type: Optional[str], what: str, line: SourceLine, step: int, finalized_by: str, growth: Optional[Growth]
 ) -> GraphGrowthError:
+    text = f"  {where(line.filename, line.lineno)}"
+    if line.text:
+        text += f": {line.text}"
     message = (
-        f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), "
-        f"at {_where(filename, lineno)}\n"
-        f"{_source_lines([(filename, lineno)])}\n"
-        f"The guarded graph is finalized, so nothing was added. {_WHY}\n{_FIX}"
+        f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), at {line}\n"
+        f"{text}\n"
+        f"The graph was finalized {finalized_by}, so nothing was added. {_WHY}\n{_FIX}"
     )
-    return GraphGrowthError(message, op_type=op_type, filename=filename, lineno=lineno, step=step)
+    return GraphGrowthError(
+        message, op_type=op_type, filename=line.filename, lineno=line.lineno, step=step, growth=growth
+    )
+
+
+def _warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:
+    """A warning shown at the user's ``file:line`` (not at graphguard's own frame)."""
+    warnings.warn_explicit(message, category, filename or "<graphguard>", lineno or 0)
+
+
+def _raw_session(sess: Any) -> Any:
+    """The ``tf.compat.v1.Session`` under a ``MonitoredSession`` (``Saver.save`` needs the real one)."""
+    for _ in range(8):
+        inner = getattr(sess, "_tf_sess", None)
+        if not callable(inner):
+            break
+        sess = inner()
+    return sess
+
+
+def _psutil_process() -> Any:
+    """A cached ``psutil.Process()`` for this process, or ``None`` if psutil is unavailable."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        return psutil.Process()
+    except Exception:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------------
-# Count-mode attribution
 
 
-Location = tuple[Optional[str], Optional[int]]
+class _Pattern:
+    """A growth pattern being accumulated (frozen into a :class:`Growth` for the report)."""
+
+    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused")
+
+    def __init__(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> None:
+        self.first_step = self.last_step = step
+        self.steps = 1
+        self.ops_per_step = ops
+        self.groups = groups
+        self.refused = refused
+
+    def freeze(self) -> Growth:
+        return Growth(self.first_step, self.last_step, self.steps, self.ops_per_step, self.groups, self.refused)
 
 
-def _growth_groups(new_ops: list[Any]) -> list[tuple[tuple[Location, ...], list[tuple[str, int]]]]:
-    """Group new ops as ``[(user locations, [(op type, count), ...]), ...]`` in creation order.
+OnGrowth = Union[str, Callable[[GuardReport], Any]]
 
-    Up to ``_EXACT_OPS`` new ops, every op's ``Operation.traceback`` is read: one location per
-    group, exact counts. For a larger burst, reading every traceback would cost about 11 us per op,
-    so op types are counted exactly (``Operation.type`` is cheap) and only the first, middle and last
-    op of each type are located; a type whose samples disagree is listed with all sampled locations.
+
+class _Monitor:
+    """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
+
+    Thread safety: the step counter and the version bookkeeping are updated under one
+    ``threading.Lock`` (about 0.2 us uncontended); the per-run path reads ``Graph.version``
+    without it and takes the lock again only when the version moved, so two threads never report
+    the same ops twice and no step is lost. ``deque.append`` is atomic in CPython.
     """
-    groups: dict[tuple[Location, ...], dict[str, int]] = {}
-    if len(new_ops) <= _EXACT_OPS:
-        for op in new_ops:
-            counts = groups.setdefault((_op_location(op),), {})
-            counts[op.type] = counts.get(op.type, 0) + 1
-    else:
-        by_type: dict[str, list[Any]] = {}
-        for op in new_ops:
-            by_type.setdefault(op.type, []).append(op)
-        for op_type, ops in by_type.items():
-            picks = sorted({0, len(ops) // 2, len(ops) - 1})[:_SAMPLES_PER_TYPE]
-            locations = tuple(dict.fromkeys(_op_location(ops[i]) for i in picks))
-            groups.setdefault(locations, {})[op_type] = len(ops)
-    return [(locs, list(counts.items())) for locs, counts in groups.items()]
+
+    _sess: Any = None
+    _active = False
+
+    def _setup(
+        self,
+        graph: Any,
+        *,
+        mode: str,
+        warmup_steps: int,
+        max_new_ops_per_step: int,
+        on_growth: OnGrowth,
+        slowdown_factor: Optional[float],
+        rss_every: Optional[int],
+        max_rss_growth: Optional[int],
+        saver: Any,
+        checkpoint_path: Optional[str],
+    ) -> None:
+        if mode not in ("finalize", "count"):
+            raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
+        if not (on_growth in ("raise", "warn") or callable(on_growth)):
+            raise ValueError(f"on_growth must be 'raise', 'warn' or a callable taking the report, not {on_growth!r}")
+        if not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be an int >= 0, not {warmup_steps!r}")
+        if not isinstance(max_new_ops_per_step, int) or max_new_ops_per_step < 0:
+            raise ValueError(f"max_new_ops_per_step must be an int >= 0, not {max_new_ops_per_step!r}")
+        if slowdown_factor is not None and not slowdown_factor > 1:
+            raise ValueError(f"slowdown_factor must be > 1 (or None to turn it off), not {slowdown_factor!r}")
+        if rss_every is not None and (not isinstance(rss_every, int) or rss_every < 1):
+            raise ValueError(f"rss_every must be an int >= 1 (or None to turn RSS off), not {rss_every!r}")
+        if max_rss_growth is not None and not max_rss_growth > 0:
+            raise ValueError(f"max_rss_growth must be a number of bytes > 0, not {max_rss_growth!r}")
+        if (checkpoint_path is None) != (saver is None) and not getattr(self, "_saver_optional", False):
+            raise ValueError("saver= and checkpoint_path= go together: the guard saves with that Saver to that path")
+        process = _psutil_process() if rss_every is not None or max_rss_growth is not None else None
+        if max_rss_growth is not None and (process is None or rss_every is None):
+            raise ValueError("max_rss_growth needs psutil (pip install 'graphguard[runtime]') and rss_every set")
+
+        self._graph = graph
+        self._mode = mode
+        self._warmup_steps = warmup_steps
+        self._warm = max(1, warmup_steps)  # step-time and RSS baselines start after this many runs
+        self._max_new = max_new_ops_per_step
+        self._on_growth = on_growth
+        self._slowdown_factor = slowdown_factor
+        self._rss_every = rss_every
+        self._max_rss_growth = max_rss_growth
+        self._saver = saver
+        self._checkpoint_path = checkpoint_path
+        self._every = min(_CHECK_EVERY, rss_every or _CHECK_EVERY)
+
+        self._lock = threading.Lock()
+        self._steps = 0
+        self._next_check = 1
+        self._start_version = self._seen_version = graph.version
+        self._final_version: Optional[int] = None
+        self._warmup_ops = 0
+        self._tolerated_ops = 0
+        self._patterns: dict[tuple, _Pattern] = {}
+        self._other_growth_ops = 0
+        self._warned: set[tuple[Optional[str], Optional[int]]] = set()
+        self._stopped: Optional[str] = None
+        self._checkpoint: Optional[str] = None
+
+        self._first_seconds: Optional[float] = None
+        self._seconds: collections.deque[float] = collections.deque(maxlen=_STEP_WINDOW)
+        self._recent: collections.deque[float] = collections.deque(maxlen=_SLOW_WINDOW)
+        self._baseline: Optional[tuple[float, tuple[int, int], int, Optional[int]]] = None
+        self._next_ratio = slowdown_factor or 0.0
+        self._slowdowns: list[Slowdown] = []
+
+        self._process = process
+        self._rss_time = 0.0  # clock time of the last sample
+        self._rss_base: Optional[tuple[int, int]] = None  # (step, bytes) after warm-up
+        self._rss_last: Optional[tuple[int, int]] = None
+
+        self._interceptor = _Interceptor(graph, self._refuse)
+
+    # -- per step ---------------------------------------------------------------------------------
+
+    def _step_done(self, seconds: float, now: float) -> None:
+        """Bookkeeping after one run (the hook's path; ``GraphGuard.run`` inlines it)."""
+        with self._lock:
+            self._steps = steps = self._steps + 1
+        self._seconds.append(seconds)
+        self._recent.append(seconds)
+        if steps >= self._next_check:
+            self._periodic(steps, now)
+
+    def _periodic(self, steps: int, now: float) -> None:
+        slowdown = stop = None
+        with self._lock:
+            if steps < self._next_check:  # another thread got here first
+                return
+            if self._first_seconds is None and self._seconds:
+                self._first_seconds = self._seconds[0]
+            warm, window = self._warm, _SLOW_WINDOW
+            nxt = steps + self._every
+            if steps < warm:
+                nxt = min(nxt, warm)
+            if self._slowdown_factor and self._baseline is None and steps < warm + window:
+                nxt = min(nxt, warm + window)
+            self._next_check = nxt
+            if self._process is not None and steps >= warm:
+                if self._rss_base is None:
+                    self._rss_base = self._rss_last = (steps, self._read_rss(now))
+                elif steps - self._rss_last[0] >= self._rss_every and now - self._rss_time >= _RSS_SECONDS:
+                    self._rss_last = (steps, self._read_rss(now))
+                    stop = self._rss_over_limit()
+            if self._slowdown_factor and steps >= warm + window:
+                slowdown = self._check_slowdown(steps)
+        if slowdown is not None:
+            filename, lineno, _ = user_origin(live_frames(sys._getframe(1)))
+            _warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
+        if stop is not None:
+            raise self._stop(stop)
+
+    def _read_rss(self, now: float) -> int:
+        self._rss_time = now
+        try:
+            return self._process.memory_info().rss
+        except Exception:  # psutil.Error: process info unavailable
+            return self._rss_last[1] if self._rss_last else 0
+
+    def _rss_over_limit(self) -> Optional[RssGrowthError]:
+        if self._max_rss_growth is None or self._rss_base is None or self._rss_last is None:
+            return None
+        (base_step, base), (step, rss) = self._rss_base, self._rss_last
+        growth = rss - base
+        if growth <= self._max_rss_growth:
+            return None
+        per_step = growth / (step - base_step) if step > base_step else float(growth)
+        added = self._graph.version - self._start_version
+        message = (
+            f"RSS grew by {bytes_text(growth)} since step {base_step} ({bytes_text(base)} -> {bytes_text(rss)}, "
+            f"+{bytes_text(per_step)} per step), over max_rss_growth={self._max_rss_growth} bytes "
+            f"({bytes_text(self._max_rss_growth)}), at step {step}. Stopped before the machine swaps or the OOM "
+            f"killer ends the process.\n"
+            + (
+                f"The graph grew by {added} ops since guarding started: see the growth lines in the report.\n{_FIX}"
+                if added > self._warmup_ops + self._tolerated_ops
+                else "The graph did not grow: the memory is held elsewhere (Python objects kept per step, "
+                "data loaded per step, fetched arrays appended to a list)."
+            )
+        )
+        return RssGrowthError(message, step=step, rss_bytes=rss, rss_growth_bytes=growth, limit_bytes=self._max_rss_growth)
+
+    def _check_slowdown(self, steps: int) -> Optional[Slowdown]:
+        recent = statistics.median(self._recent)
+        if self._baseline is None:
+            rss = self._rss_last[1] if self._rss_last else None
+            self._baseline = (recent, (steps - _SLOW_WINDOW + 1, steps), self._graph.version, rss)
+            return None
+        base, base_steps, base_version, base_rss = self._baseline
+        if steps < base_steps[1] + _SLOW_WINDOW:
+            return None  # the latest window still overlaps the baseline
+        if base <= 0 or recent < self._next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
+            return None
+        ratio = recent / base
+        while self._next_ratio <= ratio:
+            self._next_ratio *= self._slowdown_factor
+        rss_growth = None
+        if base_rss is not None and self._rss_last is not None:
+            rss_growth = self._rss_last[1] - base_rss
+        slowdown = Slowdown(
+            step=steps,
+            baseline_seconds=base,
+            baseline_steps=base_steps,
+            recent_seconds=recent,
+            recent_steps=(steps - _SLOW_WINDOW + 1, steps),
+            ratio=ratio,
+            ops_added=self._graph.version - base_version,
+            rss_growth_bytes=rss_growth,
+        )
+        self._slowdowns.append(slowdown)
+        return slowdown
+
+    def _slowdown_message(self, slowdown: Slowdown) -> str:
+        text = f"{slowdown}."
+        if slowdown.ops_added:
+            text += f" Graph growth is the likely cause: see guarded.report(). {_FIX}"
+        else:
+            try:
+                load = os.getloadavg()[0]
+                text += f" Load average {load:.2f} on {os.cpu_count()} CPUs."
+            except (OSError, AttributeError):
+                pass
+            text += " Without graph growth, look at memory (RSS, swapping), the input pipeline, or other processes."
+        return text
+
+    # -- growth -----------------------------------------------------------------------------------
+
+    def _on_version_change(self) -> None:
+        """The graph's version moved since the last guarded run: classify, record, act."""
+        with self._lock:
+            version = self._graph.version
+            seen = self._seen_version
+            if version == seen:  # another thread handled it
+                return
+            self._seen_version = version
+            added = version - seen
+            steps = self._steps
+            if steps < self._warmup_steps:
+                self._warmup_ops += added
+                return
+            if added <= self._max_new:
+                self._tolerated_ops += added
+                return
+            ops = self._graph.operations  # TF's internal list (TF-FACTS): read, never mutate
+            if not isinstance(ops, list):
+                ops = self._graph.get_operations()
+            new_ops = ops[seen:version] if len(ops) >= version else ops[-added:]
+            groups = growth_groups(new_ops)
+            growth = self._record(steps, added, groups, None)
+        message = f"{growth}\n{growth.source_lines()}\n{_WHY}\n{_FIX}"
+        on_growth = self._on_growth
+        if on_growth == "warn":
+            lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
+            if not lines <= self._warned:
+                self._warned |= lines
+                _warn_at(message, GraphGrowthWarning, *first_location(groups))
+            return
+        if callable(on_growth):
+            on_growth(self.report())
+            return
+        filename, lineno = first_location(groups)
+        raise self._stop(
+            GraphGrowthError(
+                message,
+                op_type=new_ops[0].type if new_ops else None,
+                filename=filename,
+                lineno=lineno,
+                step=steps,
+                ops_added=added,
+                growth=growth,
+            )
+        )
+
+    def _record(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> Growth:
+        """Add one growth event to its pattern (call with the lock held); returns the event alone."""
+        key = (ops, refused, groups)
+        pattern = self._patterns.get(key)
+        if pattern is not None:
+            pattern.last_step = step
+            pattern.steps += 1
+        elif len(self._patterns) < _MAX_PATTERNS:
+            self._patterns[key] = _Pattern(step, ops, groups, refused)
+        else:
+            self._other_growth_ops += ops
+        return Growth(step, step, 1, ops, groups, refused)
+
+    def _refuse(self, caller: Any) -> None:
+        """The graph is finalized and TF is about to change it (``caller`` is TF's frame): raise."""
+        op_type, what = _refused_change(caller)
+        filename, lineno, called = user_origin(live_frames(caller))
+        line = source_line(filename, lineno, called)
+        group = OpGroup(((op_type, 1),) if op_type else (), (line,))
+        with self._lock:
+            steps = self._steps
+            self._record(steps, 0, (group,), what)
+        growth = Growth(steps, steps, 1, 0, (group,), what)
+        error = _finalized_error(op_type, what, line, steps, self._finalized_by(), growth)
+        if callable(self._on_growth):
+            self._on_growth(self.report())
+        raise self._stop(error)
+
+    def _finalized_by(self) -> str:
+        return "by GraphGuard(mode='finalize')"
+
+    # -- stopping ---------------------------------------------------------------------------------
+
+    def _stop(self, error: Any) -> Any:
+        """Save a checkpoint if configured, note it in ``error``, attach the report; returns ``error``."""
+        path = note = None
+        if self._saver is not None and self._checkpoint_path is not None:
+            try:
+                sess = self._session_for_saver()
+                with self._graph.as_default():
+                    path = self._saver.save(sess, self._checkpoint_path, write_meta_graph=False)
+                note = (
+                    f"Saved a checkpoint of the variables at step {self._steps} before stopping: {path} "
+                    f"(restore with saver.restore(sess, {path!r}))."
+                )
+            except Exception as exc:  # say so, but still raise the guard's error
+                note = f"Could not save a checkpoint to {self._checkpoint_path}: {type(exc).__name__}: {exc}"
+        with self._lock:
+            self._stopped = f"{type(error).__name__} at step {getattr(error, 'step', self._steps)}"
+            self._checkpoint = path
+        if note:
+            error.args = (f"{error.args[0]}\n{note}",) + tuple(error.args[1:])
+        error.checkpoint = path
+        error.report = self.report()
+        return error
+
+    def _session_for_saver(self) -> Any:
+        return _raw_session(self._sess)
+
+    # -- reporting --------------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> GuardStats:
+        """A :class:`GuardStats` snapshot (steps, ops, ops per step, step seconds, RSS bytes).
+
+        While guarding, reading it takes a fresh RSS sample (psutil, about 40 us).
+        """
+        with self._lock:
+            if self._active and self._steps and self._process is not None:
+                sample = (self._steps, self._read_rss(_clock()))
+                if self._rss_base is None:
+                    self._rss_base = sample
+                self._rss_last = sample
+            ops = self._graph.version if self._final_version is None else self._final_version
+            steps = self._steps
+            step_seconds = None
+            if steps and self._seconds:
+                recent = self._seconds
+                first = self._first_seconds if self._first_seconds is not None else recent[0]
+                step_seconds = StepSeconds(first=first, median=statistics.median(recent), last=recent[-1])
+            rss = growth = per_step = None
+            if self._rss_last is not None and self._rss_base is not None:
+                (base_step, base), (last_step, rss) = self._rss_base, self._rss_last
+                growth = rss - base
+                if last_step > base_step:
+                    per_step = growth / (last_step - base_step)
+        return GuardStats(
+            steps=steps,
+            ops=ops,
+            ops_added_per_step=(ops - self._start_version) / steps if steps else 0.0,
+            step_seconds=step_seconds,
+            rss_bytes=rss,
+            rss_growth_bytes=growth,
+            rss_bytes_per_step=per_step,
+        )
+
+    def report(self) -> GuardReport:
+        """Everything measured so far, as a :class:`~graphguard.runtime.report.GuardReport` (data).
+
+        ``str(report)`` is the text ``graphguard run`` prints: growth patterns such as
+        ``+14 ops/step since step 2 (5 steps to step 6): 12 x Const, Mean at train.py:57 (tf.reduce_mean);
+        2 x SaveV2 at train.py:63 (tf.train.Saver)`` with each line's source, slowdowns, step time, RSS.
+        """
+        stats = self.stats
+        with self._lock:
+            growth = tuple(p.freeze() for p in self._patterns.values())
+            return GuardReport(
+                mode=self._mode,
+                warmup_steps=self._warmup_steps,
+                stats=stats,
+                growth=growth,
+                warmup_ops=self._warmup_ops,
+                tolerated_ops=self._tolerated_ops,
+                slowdowns=tuple(self._slowdowns),
+                stopped=self._stopped,
+                checkpoint=self._checkpoint,
+                other_growth_ops=self._other_growth_ops,
+            )
+
+    def _freeze(self) -> None:
+        """Stop measuring: final RSS sample, version frozen, interception removed."""
+        if self._steps and self._process is not None:
+            self.stats  # noqa: B018 - takes the final RSS sample
+        self._final_version = self._graph.version
+        self._active = False
+        self._interceptor.remove()
 
 
-def _describe_types(types: list[tuple[str, int]]) -> str:
-    return ", ".join(f"{n} x {t}" if n > 1 else t for t, n in types)
-
-
-# ---------------------------------------------------------------------------------------------------
-
-
-class GraphGuard:
+class GraphGuard(_Monitor):
     """Guard a ``tf.compat.v1.Session`` (or ``MonitoredSession``) against graph growth.
 
     Use as ``with GraphGuard(sess) as guarded:`` or ``guarded = GraphGuard(sess)``; guarding starts
     in the constructor. Call ``guarded.run(...)`` in the loop instead of ``sess.run(...)``: it takes
     and returns exactly what ``Session.run`` does. Other attributes (``graph``, ``make_callable``,
     ``list_devices``, ...) are delegated to the session; calls made through them are not guarded.
+    Several threads may call ``guarded.run`` at once (queue runners, a ``Coordinator``'s threads).
 
     Args:
-        sess: the session to guard; its graph is ``sess.graph``.
+        sess: the session to guard; its graph is ``sess.graph``. A session on a remote target
+            (``grpc://...``, e.g. ``tf.compat.v1.train.Server``) is guarded the same way: the graph
+            lives in this process.
         mode: ``"finalize"`` (default): ``Graph.finalize()`` now; any later attempt to add an op
             raises :class:`GraphGrowthError` at that line, with the op type, the user's file:line and
             the step. ``"count"``: the graph stays editable; before each guarded run the guard reads
             ``Graph.version`` and reports ops added after the first ``warmup_steps`` runs, grouped by
             op type and creating user line (``Operation.traceback``).
-        warmup_steps: count mode: ops added before the first ``warmup_steps`` guarded runs have
-            completed are tolerated (lazy set-up in the first iteration). Default 1.
-        on_growth: count mode: ``"raise"`` (default) raises :class:`GraphGrowthError`; ``"warn"``
-            issues a ``RuntimeWarning`` once per creating user line and keeps running.
+        warmup_steps: runs (default 1). Count mode tolerates ops added before this many guarded runs
+            have completed (lazy set-up in the first iteration: Keras in graph mode, a Saver made on
+            first use). Both modes take the step-time and RSS baselines after them (after at least 1).
+        max_new_ops_per_step: ops (default 0). Count mode: a step that adds at most this many ops
+            after warm-up is tolerated (counted in ``report().tolerated_ops``), more is growth.
+        on_growth: what to do at a growth event. ``"raise"`` (default): save a checkpoint if
+            configured, then raise :class:`GraphGrowthError` with the report. ``"warn"`` (count mode):
+            a :class:`GraphGrowthWarning` at the creating line, once per line, and keep running.
+            A callable: called with ``guarded.report()`` (a ``GuardReport``) at every growth event;
+            the run goes on unless it raises. In finalize mode the op cannot be built, so after the
+            callable returns the guard raises :class:`GraphGrowthError` anyway.
+        slowdown_factor: ratio (default 3.0; ``None`` turns it off). A :class:`SlowdownWarning` when
+            the median step time of the latest 20 steps is this many times the median of the 20
+            steps just after warm-up (and at least 1 ms more), again at each further factor.
+        rss_every: steps (default 10; ``None`` turns RSS off). The process RSS (psutil
+            ``memory_info().rss``, about 40 us per read) is sampled on every ``rss_every``-th step,
+            at most once a second, plus once when the warm-up steps are done (the baseline).
+        max_rss_growth: bytes (default ``None``: no limit). When a sample shows RSS grown by more
+            than this since the baseline, the guard stops the run with :class:`RssGrowthError`.
+            Needs psutil.
+        saver: a ``tf.compat.v1.train.Saver`` built before guarding (before finalization), and
+        checkpoint_path: the path prefix to save to (``Saver.save``'s ``save_path``). Given both,
+            the guard saves a checkpoint (variables only, no meta graph) before it raises
+            :class:`GraphGrowthError` or :class:`RssGrowthError`, and names the path in the error.
 
     Raises:
-        ValueError: unknown ``mode`` or ``on_growth``, negative ``warmup_steps``, or
-            ``on_growth="warn"`` with ``mode="finalize"`` (a finalized graph cannot grow).
+        ValueError: a bad option (unknown ``mode`` or ``on_growth``, negative counts,
+            ``on_growth="warn"`` with ``mode="finalize"``, ``saver`` without ``checkpoint_path``,
+            ``max_rss_growth`` without psutil).
         GraphGrowthError: from op creation (finalize mode, or any mode when the graph is finalized)
             or from ``run`` (count mode).
+        RssGrowthError: from ``run``, when ``max_rss_growth`` is exceeded.
 
-    Cost per guarded run: two ``time.perf_counter`` calls, one ``Graph.version`` read (O(1)), a
-    counter and an append; a psutil RSS read (about 40 us) on every 10th step at most once a
-    second. Measured about 1-2 us per run, see docs/guard.md.
-    ``release()`` (also ``__exit__`` and ``close()``) undoes the guard: TF's finalization check is
-    restored and the graph is un-finalized (``Graph._unsafe_unfinalize``) if it was not finalized
-    when guarding started.
+    Cost per guarded run: one ``Graph.version`` read (O(1)), two clock reads, one uncontended lock,
+    two deque appends and a comparison (about 1.5-2.5 us, see docs/runtime.md); the RSS read and the
+    slowdown median run every 10th step at most. ``release()`` (also ``__exit__`` and ``close()``)
+    undoes the guard: TF's finalization check is restored and the graph is un-finalized
+    (``Graph._unsafe_unfinalize``) if it was not finalized when guarding started.
     """
 
     def __init__(
@@ -437,36 +782,33 @@ class GraphGuard:
         mode: str = "finalize",
         *,
         warmup_steps: int = 1,
-        on_growth: str = "raise",
+        max_new_ops_per_step: int = 0,
+        on_growth: OnGrowth = "raise",
+        slowdown_factor: Optional[float] = 3.0,
+        rss_every: Optional[int] = 10,
+        max_rss_growth: Optional[int] = None,
+        saver: Any = None,
+        checkpoint_path: Optional[str] = None,
     ) -> None:
-        if mode not in ("finalize", "count"):
-            raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
-        if on_growth not in ("raise", "warn"):
-            raise ValueError(f"on_growth must be 'raise' or 'warn', not {on_growth!r}")
-        if mode == "finalize" and on_growth != "raise":
-            raise ValueError("on_growth='warn' needs mode='count': a finalized graph cannot grow")
-        if warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0, not {warmup_steps!r}")
+        if mode == "finalize" and on_growth == "warn":
+            raise ValueError("on_growth='warn' needs mode='count': a finalized graph cannot grow, so the run cannot go on")
         self._sess = sess
-        self._graph = sess.graph
-        self._mode = mode
-        self._warmup_steps = warmup_steps
-        self._warn = on_growth == "warn"
-        self._warned: set[tuple[Optional[str], Optional[int]]] = set()
-
-        self._steps = 0
-        self._start_version = self._seen_version = self._graph.version
-        self._final_version: Optional[int] = None
-        self._first_seconds: Optional[float] = None
-        self._recent_seconds: collections.deque[float] = collections.deque(maxlen=_STEP_WINDOW)
-        self._process = _psutil_process()
-        self._rss_time = float("inf") if self._process is None else 0.0  # perf_counter of the last sample
-        self._rss_first: Optional[int] = None
-        self._rss_last: Optional[int] = None
-
+        self._run = sess.run
+        self._setup(
+            sess.graph,
+            mode=mode,
+            warmup_steps=warmup_steps,
+            max_new_ops_per_step=max_new_ops_per_step,
+            on_growth=on_growth,
+            slowdown_factor=slowdown_factor,
+            rss_every=rss_every,
+            max_rss_growth=max_rss_growth,
+            saver=saver,
+            checkpoint_path=checkpoint_path,
+        )
         self._active = True
         self._was_finalized = self._graph.finalized
-        self._hooked = self._install_hook()
+        self._interceptor.install()
         if mode == "finalize":
             self._graph.finalize()
 
@@ -478,90 +820,26 @@ class GraphGuard:
         Returns exactly what ``Session.run`` returns (same structure: single tensor, list, tuple,
         dict, nested). Raises what ``Session.run`` raises, plus :class:`GraphGrowthError` in count
         mode when ops were added after the warm-up steps (checked before the session runs, so the
-        leaking step does not pay for copying the graph).
+        leaking step does not pay for copying the graph), and :class:`RssGrowthError`.
         """
-        if not self._active:
-            return self._sess.run(fetches, feed_dict, options, run_metadata)
-        version = self._graph.version
-        if version != self._seen_version:
-            self._on_growth(version)
-        start = time.perf_counter()
-        result = self._sess.run(fetches, feed_dict, options, run_metadata)
-        end = time.perf_counter()
-        self._steps += 1
-        self._recent_seconds.append(end - start)
-        if self._steps % _RSS_EVERY == 0 and end - self._rss_time >= _RSS_SECONDS:
-            self._sample_rss(end)
-        elif self._steps == 1:
-            self._first_seconds = end - start
-            self._sample_rss(end)
+        if self._graph.version != self._seen_version:
+            self._on_version_change()
+        start = _clock()
+        result = self._run(fetches, feed_dict, options, run_metadata)
+        end = _clock()
+        # _step_done, inlined: this is the path every step pays for.
+        with self._lock:
+            self._steps = steps = self._steps + 1
+        self._seconds.append(end - start)
+        self._recent.append(end - start)
+        if steps >= self._next_check:
+            self._periodic(steps, end)
         return result
 
-    def _on_growth(self, version: int) -> None:
-        added = version - self._seen_version
-        self._seen_version = version
-        if self._steps < self._warmup_steps:
-            return
-        ops = getattr(self._graph, "operations", None)  # the internal list: read, never mutate
-        if not isinstance(ops, list):
-            ops = self._graph.get_operations()
-        new_ops = ops[len(ops) - added:] if added > 0 else []
-        groups = _growth_groups(new_ops)
-        first_loc = groups[0][0][0] if groups else (None, None)
-        step = self._steps
-        warmup = f"after the {self._warmup_steps} warm-up step{'s' if self._warmup_steps != 1 else ''}"
-        summary = "; ".join(
-            f"{_describe_types(types)} at {' and '.join(_where(f, n) for f, n in locs)}" for locs, types in groups
-        )
-        where = _source_lines(loc for locs, _ in groups for loc in locs)
-        message = f"+{added} ops at step {step} ({warmup}): {summary}\n{where}\n{_WHY}\n{_FIX}"
-        error = GraphGrowthError(
-            message,
-            op_type=new_ops[0].type if new_ops else None,
-            filename=first_loc[0],
-            lineno=first_loc[1],
-            step=step,
-            ops_added=added,
-        )
-        if not self._warn:
-            raise error
-        locations = {loc for locs, _ in groups for loc in locs}
-        if not locations <= self._warned:
-            self._warned |= locations
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-    # -- finalize-mode hook ---------------------------------------------------------------------
-
-    def _install_hook(self) -> bool:
-        graph = self._graph
-        current = getattr(graph, _CHECK_NAME, None)
-        # An instance attribute already there (a second guard on the same graph) is put back later.
-        self._previous_hook = None if getattr(current, "__func__", None) is getattr(type(graph), _CHECK_NAME, None) else current
-        try:
-            setattr(graph, _CHECK_NAME, self._check_not_finalized)
-        except (AttributeError, TypeError):
-            return False
-        return getattr(graph, _CHECK_NAME, None) == self._check_not_finalized
-
-    def _check_not_finalized(self) -> None:
-        # Stands in for Graph._check_not_finalized on this graph object: same condition, clearer error.
-        if not self._graph.finalized:
-            return
-        caller = sys._getframe(1)
-        op_type, what = _refused_change(caller)
-        filename, lineno = _user_location(_live_frames(caller))
-        raise _finalized_error(op_type, what, filename, lineno, self._steps)
-
-    def _remove_hook(self) -> None:
-        if not self._hooked:
-            return
-        graph = self._graph
-        if getattr(graph, _CHECK_NAME, None) == self._check_not_finalized:
-            if self._previous_hook is not None:
-                setattr(graph, _CHECK_NAME, self._previous_hook)
-            else:
-                delattr(graph, _CHECK_NAME)
-        self._hooked = False
+    def _finalized_by(self) -> str:
+        if self._was_finalized:
+            return "before guarding started (MonitoredSession, Supervisor and Scaffold finalize their graph)"
+        return "by GraphGuard(mode='finalize')"
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -571,15 +849,12 @@ class GraphGuard:
         Restores ``Graph._check_not_finalized`` on this graph and, if the graph was not finalized
         when guarding started, un-finalizes it (``Graph._unsafe_unfinalize()``) so the session can
         build new ops again. A graph that was already finalized (e.g. by ``MonitoredSession``) stays
-        finalized. ``stats`` stays readable, frozen at this point.
+        finalized. ``stats`` and ``report()`` stay readable, frozen at this point.
         """
         if not self._active:
             return
-        if self._steps:
-            self._sample_rss()
-        self._final_version = self._graph.version
-        self._active = False
-        self._remove_hook()
+        self._freeze()
+        self.run = self._run  # an instance attribute: later calls go straight to the session
         if not self._was_finalized and self._graph.finalized:
             unfinalize = getattr(self._graph, "_unsafe_unfinalize", None)
             if unfinalize is not None:
@@ -597,8 +872,8 @@ class GraphGuard:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.release()
-        # Fallback for when the hook could not be installed (or TF raised from a path that does not
-        # call _check_not_finalized): turn TF's plain error into a GraphGrowthError, after the fact.
+        # Fallback for when the interception could not be installed (or TF raised from a path that
+        # does not call _check_not_finalized): turn TF's plain error into a GraphGrowthError.
         if exc_type is RuntimeError and str(exc) == _FINALIZED_MESSAGE:
             op_type, what = None, "add a new op"
             frame_tb = tb
@@ -606,72 +881,19 @@ class GraphGuard:
                 if frame_tb.tb_frame.f_code.co_name in _TF_CHANGERS:
                     op_type, what = _refused_change(frame_tb.tb_frame)
                 frame_tb = frame_tb.tb_next
-            filename, lineno = _user_location(_tb_frames(tb))
-            raise _finalized_error(op_type, what, filename, lineno, self._steps) from exc
+            filename, lineno, called = user_origin(traceback_frames(tb))
+            line = source_line(filename, lineno, called)
+            raise _finalized_error(op_type, what, line, self._steps, self._finalized_by(), None) from exc
         return None
-
-    # -- reporting ------------------------------------------------------------------------------
-
-    @property
-    def stats(self) -> GuardStats:
-        """A :class:`GuardStats` snapshot (steps, ops, ops per step, step seconds, RSS bytes).
-
-        While guarding, reading it takes a fresh RSS sample (psutil, about 40 us).
-        """
-        if self._active and self._steps:
-            self._sample_rss()
-        ops = self._graph.version if self._final_version is None else self._final_version
-        steps = self._steps
-        step_seconds = None
-        if steps:
-            recent = self._recent_seconds
-            step_seconds = StepSeconds(
-                first=self._first_seconds, median=statistics.median(recent), last=recent[-1]
-            )
-        rss_growth = None
-        if self._rss_last is not None and self._rss_first is not None:
-            rss_growth = self._rss_last - self._rss_first
-        return GuardStats(
-            steps=steps,
-            ops=ops,
-            ops_added_per_step=(ops - self._start_version) / steps if steps else 0.0,
-            step_seconds=step_seconds,
-            rss_bytes=self._rss_last,
-            rss_growth_bytes=rss_growth,
-        )
-
-    def _sample_rss(self, now: Optional[float] = None) -> None:
-        if self._process is None:
-            return
-        self._rss_time = time.perf_counter() if now is None else now
-        try:
-            rss = self._process.memory_info().rss
-        except Exception:  # psutil.Error: process info unavailable
-            return
-        if self._rss_first is None:
-            self._rss_first = rss
-        self._rss_last = rss
 
     # -- delegation -----------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names GraphGuard does not define: graph, sess_str, make_callable, ...
-        if name.startswith("__") or name == "_sess":
+        if name.startswith("__") or name in ("_sess", "_graph", "_lock"):
             raise AttributeError(name)
         return getattr(self._sess, name)
 
     def __repr__(self) -> str:
         state = "active" if self._active else "released"
         return f"<GraphGuard mode={self._mode!r} steps={self._steps} {state} session={self._sess!r}>"
-
-
-def _psutil_process() -> Any:
-    """A cached ``psutil.Process()`` for this process, or ``None`` if psutil is unavailable."""
-    try:
-        import psutil
-    except ImportError:
-        return None
-    try:
-        return psutil.Process()
-    except Exception:
-        return None

@@ -1,0 +1,259 @@
+"""Which user line built an op: stack frames, ``Operation.traceback`` and the call on the line.
+
+TF's ``traceback.get_user_frames()`` treats any path containing ``keras`` or ``test.py`` as user code
+and ``last_user_frame()`` returns an internal frame in TF 2.21, so graphguard filters frames itself:
+a frame is internal if it lives in the installed ``tensorflow`` / ``keras`` / ``tf_keras`` /
+``tensorflow_estimator`` packages, in graphguard's runtime package (this folder), or in the Python
+standard library (``contextlib``, ``runpy`` and friends sit between TF API layers and around scripts
+run by ``graphguard run``). Only ``graphguard/runtime`` is skipped, not all of graphguard, so code in
+graphguard's own demo is attributed normally.
+
+The call on the line (``SourceLine.call``) is found by parsing the line's source with :mod:`ast` and
+matching its calls, outermost first, against the names of the TensorFlow functions the op's stack
+went through just below the user frame (``reduce_mean_v1`` matches ``tf.reduce_mean``; ``__init__``
+matches a class such as ``tf.train.Saver``). Reading one ``Operation.traceback`` costs about 11 us
+(TF-FACTS), so large bursts are sampled (:data:`EXACT_OPS`).
+
+Nothing here imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import linecache
+import os
+import sysconfig
+from typing import Any, Iterable, Optional
+
+from graphguard.runtime.report import OpGroup, SourceLine
+
+# Up to this many new ops, every op's Operation.traceback is read (exact counts per line); beyond
+# it, op types are counted exactly and only the first, middle and last op of each type are located.
+EXACT_OPS = 200
+SAMPLES_PER_TYPE = 3
+# How many TensorFlow frames below the user frame are searched for the called function's name.
+_CALL_DEPTH = 12
+
+Location = tuple[Optional[str], Optional[int]]
+
+
+def _norm(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(internal package dirs, stdlib dirs, site-packages dirs), each a tuple of normalized prefixes."""
+    pkgs: list[str] = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator", "tensorflow_core"):
+        try:
+            spec = importlib.util.find_spec(name)  # top-level lookup only: does not import the package
+        except (ImportError, ValueError):
+            spec = None
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            pkgs.append(loc)
+    paths = sysconfig.get_paths()
+    stdlib = [paths.get("stdlib"), paths.get("platstdlib")]
+    site_dirs = [paths.get("purelib"), paths.get("platlib")]
+    variants = lambda ds: tuple(  # noqa: E731 - both the given and the symlink-resolved spelling
+        {p + os.sep for d in ds if d for p in (_norm(d), os.path.normcase(os.path.realpath(d)))}
+    )
+    return variants(pkgs), variants(stdlib), variants(site_dirs)
+
+
+_DIRS: Optional[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = None
+_INTERNAL: dict[str, bool] = {}  # filename -> verdict; a process touches few distinct files
+
+
+def is_internal(filename: str) -> bool:
+    """True if frames in ``filename`` are TensorFlow's, Keras's, graphguard runtime's or the stdlib's."""
+    verdict = _INTERNAL.get(filename)
+    if verdict is None:
+        verdict = _INTERNAL[filename] = _classify(filename)
+    return verdict
+
+
+def _classify(filename: str) -> bool:
+    global _DIRS
+    if not filename or filename.startswith("<frozen"):  # importlib; but <stdin>, <ipython-input-..> are user code
+        return True
+    if filename.startswith("<"):
+        return False
+    if _DIRS is None:
+        _DIRS = _internal_dirs()
+    pkgs, stdlib, site_dirs = _DIRS
+    path = _norm(filename)
+    if path.startswith(pkgs):
+        return True
+    return path.startswith(stdlib) and not path.startswith(site_dirs)
+
+
+class PyFrame:
+    """A live frame (or a traceback entry) seen through TF's frame names: filename, lineno, name."""
+
+    __slots__ = ("filename", "lineno", "name")
+
+    def __init__(self, frame: Any, lineno: Optional[int] = None) -> None:
+        self.filename = frame.f_code.co_filename
+        self.lineno = frame.f_lineno if lineno is None else lineno
+        self.name = frame.f_code.co_name
+
+
+def live_frames(frame: Any) -> list[PyFrame]:
+    """``frame`` and its callers, innermost first."""
+    frames = []
+    while frame is not None:
+        frames.append(PyFrame(frame))
+        frame = frame.f_back
+    return frames
+
+
+def traceback_frames(tb: Any) -> list[PyFrame]:
+    """Frames of an exception traceback, innermost first."""
+    frames = []
+    while tb is not None:
+        frames.append(PyFrame(tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames[::-1]
+
+
+def user_origin(frames: list[Any]) -> tuple[Optional[str], Optional[int], frozenset[str]]:
+    """(filename, lineno, called) of the innermost user frame; ``frames`` is innermost first.
+
+    ``called`` holds the names of up to 12 functions the stack entered below that frame (the
+    TensorFlow API it called, then what that called).
+    """
+    for i, frame in enumerate(frames):
+        if not is_internal(frame.filename):
+            return frame.filename, frame.lineno, frozenset(f.name for f in frames[max(0, i - _CALL_DEPTH) : i])
+    return None, None, frozenset()
+
+
+def op_origin(op: Any) -> tuple[Optional[str], Optional[int], frozenset[str]]:
+    """:func:`user_origin` of an op, from ``Operation.traceback`` (outermost frame first)."""
+    try:
+        tb = op.traceback
+    except Exception:  # an op imported from a GraphDef may have no traceback
+        return None, None, frozenset()
+    for i in range(len(tb) - 1, -1, -1):  # innermost first, without copying the whole stack
+        frame = tb[i]
+        if not is_internal(frame.filename):
+            called = frozenset(tb[j].name for j in range(i + 1, min(len(tb), i + 1 + _CALL_DEPTH)))
+            return frame.filename, frame.lineno, called
+    return None, None, frozenset()
+
+
+def source(filename: Optional[str], lineno: Optional[int]) -> str:
+    """The stripped source text of a line, or ``""``."""
+    if filename is None or lineno is None:
+        return ""
+    return linecache.getline(filename, lineno).strip()
+
+
+# -- the call on the line -------------------------------------------------------------------------
+
+
+def _parse(text: str) -> Optional[ast.AST]:
+    # A single physical line of a longer statement often does not parse on its own: try the usual
+    # repairs (a trailing comma in a list of calls, an opening block, a dangling bracket).
+    for candidate in (text, text.rstrip(",;"), text + "\n    pass", text.rstrip(",") + ")", text.rstrip("([{,")):
+        try:
+            return ast.parse(candidate)
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.Call):
+        base = _dotted(node.func)
+        return None if base is None else f"{base}()"
+    if isinstance(node, ast.Subscript):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}[...]"
+    return None
+
+
+def _matches(last: str, called: frozenset[str]) -> bool:
+    if last in called or any(name.startswith(last + "_v") for name in called):  # reduce_mean -> reduce_mean_v1
+        return True
+    return last[:1].isupper() and bool(called & {"__init__", "__call__", "__new__"})  # a class: tf.train.Saver
+
+
+_CALLS: dict[tuple[str, frozenset[str]], Optional[str]] = {}
+
+
+def call_on_line(text: str, called: frozenset[str]) -> Optional[str]:
+    """The outermost call in ``text`` whose name matches a function in ``called``, as written."""
+    key = (text, called)
+    if key not in _CALLS:
+        if len(_CALLS) > 4096:
+            _CALLS.clear()
+        found = None
+        tree = _parse(text) if text and called else None
+        for node in ast.walk(tree) if tree is not None else ():  # breadth first: outermost call first
+            if isinstance(node, ast.Call):
+                dotted = _dotted(node.func)
+                if dotted is not None and _matches(dotted.rsplit(".", 1)[-1], called):
+                    found = dotted
+                    break
+        _CALLS[key] = found
+    return _CALLS[key]
+
+
+def source_line(filename: Optional[str], lineno: Optional[int], called: frozenset[str] = frozenset()) -> SourceLine:
+    """A :class:`SourceLine` with the line's text and the call that built the ops."""
+    text = source(filename, lineno)
+    return SourceLine(filename, lineno, text, call_on_line(text, called))
+
+
+# -- grouping new ops -----------------------------------------------------------------------------
+
+
+def growth_groups(new_ops: list[Any]) -> tuple[OpGroup, ...]:
+    """Group new ops by creating user line, in creation order, counting op types per line.
+
+    Up to :data:`EXACT_OPS` new ops, every op's ``Operation.traceback`` is read: one line per group,
+    exact counts. For a larger burst op types are counted exactly (``Operation.type`` is cheap) and
+    only the first, middle and last op of each type are located; a type whose samples disagree is
+    listed with all sampled lines (``30 x Const at a.py:3 and b.py:9``).
+    """
+    groups: dict[tuple[Location, ...], dict[str, int]] = {}
+    called: dict[Location, set[str]] = {}
+
+    def locate(op: Any) -> Location:
+        filename, lineno, names = op_origin(op)
+        called.setdefault((filename, lineno), set()).update(names)
+        return filename, lineno
+
+    if len(new_ops) <= EXACT_OPS:
+        for op in new_ops:
+            counts = groups.setdefault((locate(op),), {})
+            counts[op.type] = counts.get(op.type, 0) + 1
+    else:
+        by_type: dict[str, list[Any]] = {}
+        for op in new_ops:
+            by_type.setdefault(op.type, []).append(op)
+        for op_type, ops in by_type.items():
+            picks = sorted({0, len(ops) // 2, len(ops) - 1})[:SAMPLES_PER_TYPE]
+            locations = tuple(dict.fromkeys(locate(ops[i]) for i in picks))
+            groups.setdefault(locations, {})[op_type] = len(ops)
+    return tuple(
+        OpGroup(
+            op_types=tuple(counts.items()),
+            lines=tuple(source_line(f, n, frozenset(called.get((f, n), ()))) for f, n in locations),
+        )
+        for locations, counts in groups.items()
+    )
+
+
+def first_location(groups: Iterable[OpGroup]) -> Location:
+    for group in groups:
+        for line in group.lines:
+            return line.filename, line.lineno
+    return None, None

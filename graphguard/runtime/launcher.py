@@ -1,0 +1,303 @@
+"""``graphguard run script.py [args...]``: run a script with every ``tf.compat.v1`` session guarded.
+
+No code change needed to try the guard. The script runs in this process (``runpy.run_path`` with
+``__name__ == "__main__"``, ``sys.argv`` and ``sys.path[0]`` set as ``python script.py`` sets them).
+Every session it creates is guarded from its first ``run``: ``Session``, ``InteractiveSession``, and
+the session inside ``MonitoredSession`` / ``MonitoredTrainingSession`` / ``Supervisor``, because they
+all run through ``BaseSession.run``. At exit the report of every guarded session is printed on
+stderr, and the exit status says whether the graph grew.
+
+TensorFlow is not imported by the launcher: scripts often set ``TF_CPP_MIN_LOG_LEVEL`` or
+``CUDA_VISIBLE_DEVICES`` before their own ``import tensorflow``, and that must still work. Instead a
+``sys.meta_path`` finder waits for ``tensorflow.python.client.session`` to be imported by the script
+and patches ``BaseSession.run`` (and ``close``) right after the module is executed. The patched
+``run`` creates a count-mode :class:`~graphguard.GraphGuard` for the session on its first call and
+goes through it; ``close`` freezes that guard's report and drops it, so scripts that make many
+sessions do not keep them alive.
+
+Count mode is the default because an unmodified script legitimately builds ops after its first
+``run`` (a ``Saver`` or summaries after ``sess.run(init)``, lazy set-up in the first iteration): with
+``--warmup-steps 2`` (the default here) the ops built before a session's third run are tolerated,
+and anything built later is growth.
+
+Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
+``python``); otherwise 1 if any guarded session grew (or the guard stopped the script), else 0.
+A missing script is a one-line error and status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.abc
+import importlib.machinery
+import os
+import runpy
+import sys
+import threading
+import traceback
+import weakref
+from typing import Any, Optional, Sequence
+
+from graphguard.runtime.guard import GraphGrowthError, GraphGuard, RssGrowthError
+from graphguard.runtime.report import GuardReport
+
+__all__ = ["main"]
+
+_SESSION_MODULE = "tensorflow.python.client.session"
+_GUARD_ATTR = "_graphguard_guard"
+EXIT_CLEAN, EXIT_GROWTH, EXIT_ERROR = 0, 1, 2
+
+
+class _Launch:
+    """One ``graphguard run``: the guard options, the patch, and the reports collected."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        self.lock = threading.Lock()
+        # id(session) -> (number, kind, guard). Weak: the session holds its guard, so a session the
+        # script drops without close() is still collected (its __del__ calls close, which detaches).
+        self.live: dict[int, tuple[int, str, weakref.ref]] = {}
+        self.done: list[tuple[int, str, GuardReport]] = []
+        self.count = 0
+        self.patched: Optional[tuple[Any, Any, Any]] = None  # (BaseSession, original run, original close)
+
+    # -- patching ---------------------------------------------------------------------------------
+
+    def patch(self, session_module: Any) -> None:
+        base = session_module.BaseSession
+        if self.patched is not None:
+            return
+        original_run, original_close = base.run, base.close
+        launch = self
+
+        def run(self: Any, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+            guard = self.__dict__.get(_GUARD_ATTR)
+            if guard is None:
+                guard = launch.attach(self, original_run)
+            return guard.run(fetches, feed_dict, options, run_metadata)
+
+        def close(self: Any) -> None:
+            try:
+                original_close(self)
+            finally:
+                launch.detach(self)
+
+        run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
+        run.__wrapped__, close.__wrapped__ = original_run, original_close
+        base.run, base.close = run, close
+        self.patched = (base, original_run, original_close)
+
+    def unpatch(self) -> None:
+        if self.patched is not None:
+            base, original_run, original_close = self.patched
+            base.run, base.close = original_run, original_close
+            self.patched = None
+
+    def attach(self, sess: Any, original_run: Any) -> GraphGuard:
+        with self.lock:
+            guard = sess.__dict__.get(_GUARD_ATTR)
+            if guard is not None:  # another thread attached it first
+                return guard
+            guard = GraphGuard(sess, mode=self.options["mode"], **{k: v for k, v in self.options.items() if k != "mode"})
+            guard._run = original_run.__get__(sess)  # the guard calls the real run, not this patch
+            self.count += 1
+            self.live[id(sess)] = (self.count, type(sess).__name__, weakref.ref(guard))
+            sess.__dict__[_GUARD_ATTR] = guard
+            return guard
+
+    def detach(self, sess: Any) -> None:
+        with self.lock:
+            guard = sess.__dict__.pop(_GUARD_ATTR, None)
+            entry = self.live.pop(id(sess), None)
+        if guard is not None and entry is not None:
+            guard.release()
+            self.done.append((entry[0], entry[1], guard.report()))
+            guard._sess = guard._run = None  # the session can be freed; the report is kept
+
+    def reports(self) -> list[tuple[int, str, GuardReport]]:
+        with self.lock:
+            live = list(self.live.values())
+        out = list(self.done) + [(n, kind, ref().report()) for n, kind, ref in live if ref() is not None]
+        return sorted(out, key=lambda item: item[0])
+
+
+class _SessionFinder(importlib.abc.MetaPathFinder):
+    """Patches ``BaseSession`` right after ``tensorflow.python.client.session`` is executed."""
+
+    def __init__(self, launch: _Launch) -> None:
+        self.launch = launch
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != _SESSION_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, launch = spec.loader, self.launch
+
+        class _PatchingLoader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return loader.create_module(spec)
+
+            def exec_module(self, module: Any) -> None:
+                loader.exec_module(module)
+                launch.patch(module)
+
+        spec.loader = _PatchingLoader()
+        return spec
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, as the rest of graphguard's command line
+        print(f"graphguard: error: {message} (see 'graphguard run --help')", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog="graphguard run",
+        description="Run a Python script with every tf.compat.v1 session it creates guarded against graph growth.",
+    )
+    parser.add_argument("--mode", choices=("count", "finalize"), default="count",
+                        help="count (default): compare Graph.version per run; finalize: refuse new ops from the first run")
+    parser.add_argument("--warmup-steps", type=int, default=2, metavar="N",
+                        help="runs per session during which new ops are tolerated (default: 2)")
+    parser.add_argument("--max-new-ops-per-step", type=int, default=0, metavar="N",
+                        help="ops a step may add after warm-up (default: 0)")
+    parser.add_argument("--on-growth", choices=("raise", "warn"), default="raise",
+                        help="raise (default): stop the script at the first growth; warn: keep running")
+    parser.add_argument("--max-rss-growth", type=_bytes, default=None, metavar="BYTES",
+                        help="stop when RSS grows by more than this since warm-up (e.g. 2G, 500M)")
+    parser.add_argument("script", help="the Python script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return parser
+
+
+def _bytes(text: str) -> int:
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:].upper(), 1)
+    number = text[:-1] if scale != 1 else text
+    try:
+        value = int(float(number) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r} (e.g. 2G, 500M, 1048576)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The launcher's options; raises ``SystemExit(2)`` after a one-line error on a bad command line."""
+    parser = _parser()
+    args = parser.parse_args(list(argv))
+    if args.warmup_steps < 0 or args.max_new_ops_per_step < 0:
+        parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
+    if not os.path.isfile(args.script):
+        parser.error(f"{args.script}: no such file")
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``argv`` (``[options] script.py [args...]``, default ``sys.argv[1:]``); returns the exit status."""
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    options = dict(
+        mode=args.mode,
+        warmup_steps=args.warmup_steps,
+        max_new_ops_per_step=args.max_new_ops_per_step,
+        on_growth="raise" if args.mode == "finalize" else args.on_growth,
+        max_rss_growth=args.max_rss_growth,
+    )
+    launch = _Launch(options)
+    finder = _SessionFinder(launch)
+    if _SESSION_MODULE in sys.modules:  # TensorFlow already imported (graphguard run called in-process)
+        launch.patch(sys.modules[_SESSION_MODULE])
+    else:
+        sys.meta_path.insert(0, finder)
+
+    script = os.path.abspath(args.script)
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    sys.argv = [args.script, *args.args]
+    if sys.path:
+        sys.path[0] = os.path.dirname(script)
+    else:
+        sys.path.insert(0, os.path.dirname(script))
+    status, stopped_by_guard = EXIT_CLEAN, False
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as stop:
+        status = _exit_status(stop.code)
+    except KeyboardInterrupt:
+        status = 130
+    except BaseException as error:  # the script's own failure: print it as python would
+        stopped_by_guard = isinstance(error, (GraphGrowthError, RssGrowthError))
+        _print_script_error(error, script)
+        status = 1
+    finally:
+        sys.stdout.flush()
+        sys.argv = saved_argv
+        if saved_path0 is not None and sys.path:
+            sys.path[0] = saved_path0
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        launch.unpatch()
+
+    reports = launch.reports()
+    grew = stopped_by_guard or any(report.grew or report.stopped for _, _, report in reports)
+    _print_reports(reports, args, grew)
+    if status == EXIT_CLEAN and grew:
+        return EXIT_GROWTH
+    return status
+
+
+def _exit_status(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # sys.exit("message"), as python does
+    return 1
+
+
+def _print_script_error(error: BaseException, script: str) -> None:
+    """The script's traceback as python prints it, from the script's first frame on.
+
+    For the guard's own errors the frames inside graphguard are dropped too and the message is
+    one line: the report printed next has the details.
+    """
+    tb = error.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    tb = tb or error.__traceback__
+    if not isinstance(error, (GraphGrowthError, RssGrowthError)):
+        traceback.print_exception(type(error), error, tb, file=sys.stderr)
+        return
+    runtime = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(runtime)]
+    print("Traceback (most recent call last):", file=sys.stderr)
+    print("".join(traceback.format_list(frames)), end="", file=sys.stderr)
+    print(f"{type(error).__module__}.{type(error).__name__}: {str(error).splitlines()[0]}", file=sys.stderr)
+    if getattr(error, "checkpoint", None):
+        print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
+
+
+def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool) -> None:
+    err = sys.stderr
+    print("", file=err)
+    header = (
+        f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded "
+        f"({args.mode} mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session)"
+    )
+    print(header, file=err)
+    for number, kind, report in reports:
+        print(f"-- session {number} ({kind}) --", file=err)
+        print(str(report), file=err)
+    stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
+    if grew and not stopped:
+        verdict = "graph growth found"
+    elif stopped:
+        verdict = f"the guard stopped the script: {stopped[0]}"
+    else:
+        verdict = "no graph growth"
+    print(f"graphguard run: {verdict}", file=err, flush=True)

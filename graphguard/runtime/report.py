@@ -1,0 +1,322 @@
+"""What the runtime guard measured, as data: :class:`GuardReport` and the records it is made of.
+
+Every record is a frozen dataclass whose ``str()`` is the line graphguard prints, so a program can read
+the fields and a person can read the text. Units are in the field docs: steps are guarded ``run``
+calls, times are seconds (``time.perf_counter``), memory is bytes (psutil ``memory_info().rss``).
+
+This module imports nothing heavy: no TensorFlow, no psutil.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["GuardReport", "GuardStats", "Growth", "OpGroup", "Slowdown", "SourceLine", "StepSeconds"]
+
+
+def where(filename: Optional[str], lineno: Optional[int]) -> str:
+    """``file:line``, the file relative to the current directory when it is below it."""
+    if filename is None:
+        return "<no user frame: created inside TensorFlow>"
+    shown = filename
+    try:
+        rel = os.path.relpath(filename)
+        if not rel.startswith(os.pardir):
+            shown = rel
+    except ValueError:  # another drive on Windows
+        pass
+    return f"{shown}:{lineno}"
+
+
+def seconds_text(seconds: float) -> str:
+    """``12.3 ms``: three significant digits, in milliseconds."""
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def bytes_text(nbytes: float) -> str:
+    """``1.5 MiB``, ``180.0 KiB``, ``512 B``, with the sign kept for negative values."""
+    sign, size = ("-" if nbytes < 0 else ""), abs(nbytes)
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{sign}{size / scale:.1f} {unit}"
+    return f"{sign}{size:.0f} B"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A user source line that built (or tried to build) ops.
+
+    Attributes:
+        filename: absolute path of the user's file; ``None`` when every frame of the op's
+            ``Operation.traceback`` was inside TensorFlow, Keras or graphguard.
+        lineno: 1-based line number in ``filename``, or ``None``.
+        text: the line's source, stripped (``""`` when unavailable, e.g. ``<stdin>``).
+        call: the TensorFlow call on that line that built the ops, as written there
+            (``"tf.train.Saver"``, ``"tf.reduce_mean"``, ``"tf.train.AdamOptimizer().minimize"``);
+            ``None`` for operators (``x * w``) or when the line could not be matched.
+    """
+
+    filename: Optional[str]
+    lineno: Optional[int]
+    text: str = ""
+    call: Optional[str] = None
+
+    def __str__(self) -> str:
+        return where(self.filename, self.lineno) + (f" ({self.call})" if self.call else "")
+
+
+@dataclass(frozen=True)
+class OpGroup:
+    """The ops one user line added in one step, by op type.
+
+    Attributes:
+        op_types: ``(Operation.type, ops)`` pairs in creation order, e.g. ``(("Const", 12), ("Mean", 1))``;
+            empty for a refused change that is not an op (a collection, a library function).
+        lines: the creating line; several only when a burst of more than 200 new ops was
+            sampled (first, middle and last op of each type) and the samples disagree.
+    """
+
+    op_types: tuple[tuple[str, int], ...]
+    lines: tuple[SourceLine, ...]
+
+    @property
+    def ops(self) -> int:
+        """Ops in the group."""
+        return sum(n for _, n in self.op_types)
+
+    def __str__(self) -> str:
+        types = ", ".join(f"{n} x {t}" if n > 1 else t for t, n in self.op_types)
+        places = " and ".join(str(line) for line in self.lines)
+        return f"{types} at {places}" if types else f"at {places}"
+
+
+@dataclass(frozen=True)
+class Growth:
+    """One growth pattern: the same ops added by the same lines, at one step or at several.
+
+    A loop that builds ops every iteration gives one ``Growth`` whose ``steps`` keeps counting; a
+    different set of lines or op counts gives another. In finalize mode a refused change is a
+    ``Growth`` with ``refused`` set and ``ops_per_step == 0`` (nothing was added).
+
+    Attributes:
+        first_step: guarded runs completed when this pattern was first seen (the leak sits in the
+            loop iteration after that run).
+        last_step: the same, when it was last seen.
+        steps: how many steps added exactly this (``1`` for a one-off).
+        ops_per_step: ops added per such step (``Graph.version`` delta).
+        groups: the ops per creating user line, in creation order.
+        refused: finalize mode: what TensorFlow was asked to do (``"add a new 'Mean' op"``);
+            ``None`` in count mode.
+    """
+
+    first_step: int
+    last_step: int
+    steps: int
+    ops_per_step: int
+    groups: tuple[OpGroup, ...]
+    refused: Optional[str] = None
+
+    @property
+    def ops(self) -> int:
+        """Ops this pattern added in all (``ops_per_step * steps``)."""
+        return self.ops_per_step * self.steps
+
+    def __str__(self) -> str:
+        groups = "; ".join(str(g) for g in self.groups)
+        if self.refused is not None:
+            return f"refused at step {self.first_step} (graph finalized, nothing added): {groups}"
+        if self.steps == 1:
+            return f"+{self.ops_per_step} ops at step {self.first_step}: {groups}"
+        return (
+            f"+{self.ops_per_step} ops/step since step {self.first_step} "
+            f"({self.steps} steps to step {self.last_step}): {groups}"
+        )
+
+    def source_lines(self) -> str:
+        """One indented ``file:line: source`` line per distinct creating line."""
+        seen: dict[tuple, SourceLine] = {}
+        for group in self.groups:
+            for line in group.lines:
+                seen.setdefault((line.filename, line.lineno), line)
+        return "\n".join(
+            f"  {where(s.filename, s.lineno)}" + (f": {s.text}" if s.text else "") for s in seen.values()
+        )
+
+
+@dataclass(frozen=True)
+class Slowdown:
+    """A sustained step-time increase (reported as a :class:`~graphguard.runtime.SlowdownWarning`).
+
+    Attributes:
+        step: guarded runs completed when it was detected.
+        baseline_seconds: median step time of ``baseline_steps``, the window just after warm-up (s).
+        baseline_steps: (first, last) step of that window, inclusive.
+        recent_seconds: median step time of ``recent_steps``, the latest window (s).
+        recent_steps: (first, last) step of that window, inclusive.
+        ratio: ``recent_seconds / baseline_seconds``.
+        ops_added: ops the graph gained between the end of the baseline window and ``step``.
+        rss_growth_bytes: RSS change over the same span (bytes); ``None`` without psutil.
+    """
+
+    step: int
+    baseline_seconds: float
+    baseline_steps: tuple[int, int]
+    recent_seconds: float
+    recent_steps: tuple[int, int]
+    ratio: float
+    ops_added: int
+    rss_growth_bytes: Optional[int]
+
+    def __str__(self) -> str:
+        text = (
+            f"step time {seconds_text(self.recent_seconds)} (median of steps {self.recent_steps[0]}-{self.recent_steps[1]}) "
+            f"is {self.ratio:.1f}x the {seconds_text(self.baseline_seconds)} median of steps "
+            f"{self.baseline_steps[0]}-{self.baseline_steps[1]} (just after warm-up); "
+        )
+        if self.ops_added:
+            text += f"the graph grew by {self.ops_added} ops since then"
+        else:
+            text += "the graph did not grow"
+        if self.rss_growth_bytes is not None:
+            text += f", RSS {'+' if self.rss_growth_bytes >= 0 else ''}{bytes_text(self.rss_growth_bytes)}"
+        return text
+
+
+@dataclass(frozen=True)
+class StepSeconds:
+    """Wall time of guarded ``run`` calls, in seconds (``time.perf_counter`` around ``Session.run``).
+
+    ``median`` is over the most recent steps (at most 1000), so a loop that slows down shows it.
+    """
+
+    first: float
+    median: float
+    last: float
+
+
+@dataclass(frozen=True)
+class GuardStats:
+    """A snapshot of the guard's counters.
+
+    Attributes:
+        steps: guarded ``run`` calls completed (from every thread).
+        ops: ops in the graph (``Graph.version``) now, or when the guard was released.
+        ops_added_per_step: ops added since guarding started divided by ``steps`` (ops per step;
+            0.0 before the first step). A healthy loop reports 0.0 (or a small figure from warm-up).
+        step_seconds: first / median / last step wall time in seconds, ``None`` before the first step.
+        rss_bytes: resident set size of this process at the last sample, in bytes (psutil
+            ``memory_info().rss``); ``None`` without psutil or before the first step.
+        rss_growth_bytes: last RSS sample minus the baseline sample taken when the warm-up steps
+            were done, in bytes; ``None`` like ``rss_bytes``.
+        rss_bytes_per_step: ``rss_growth_bytes`` divided by the steps between the two samples
+            (bytes per step); ``None`` until two samples at different steps exist.
+    """
+
+    steps: int
+    ops: int
+    ops_added_per_step: float
+    step_seconds: Optional[StepSeconds]
+    rss_bytes: Optional[int]
+    rss_growth_bytes: Optional[int]
+    rss_bytes_per_step: Optional[float] = None
+
+    def __str__(self) -> str:
+        parts = [
+            f"{_plural(self.steps, 'guarded step')}; graph has {self.ops} ops "
+            f"({self.ops_added_per_step:.2f} ops per step added since guarding started)"
+        ]
+        if self.step_seconds is not None:
+            s = self.step_seconds
+            parts.append(
+                f"step time first {seconds_text(s.first)}, median {seconds_text(s.median)}, last {seconds_text(s.last)}"
+            )
+        if self.rss_bytes is not None:
+            growth = self.rss_growth_bytes or 0
+            rss = f"RSS {bytes_text(self.rss_bytes)} ({'+' if growth >= 0 else ''}{bytes_text(growth)} since warm-up"
+            if self.rss_bytes_per_step is not None:
+                rss += f", {'+' if self.rss_bytes_per_step >= 0 else ''}{bytes_text(self.rss_bytes_per_step)} per step"
+            parts.append(rss + ")")
+        else:
+            parts.append("RSS not measured (psutil missing or no step yet)")
+        return "; ".join(parts) + "."
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """Everything a guard found: growth, slowdowns, memory, and whether it stopped the run.
+
+    Returned by ``GraphGuard.report()`` and ``GraphGuardHook.report()``, passed to an
+    ``on_growth`` callable, and attached to :class:`~graphguard.GraphGrowthError` as ``.report``.
+
+    Attributes:
+        mode: ``"finalize"`` or ``"count"``.
+        warmup_steps: the guard's ``warmup_steps``.
+        stats: counters (:class:`GuardStats`).
+        growth: growth patterns in order of first appearance (:class:`Growth`); empty for a healthy loop.
+        warmup_ops: ops added before ``warmup_steps`` runs had completed (tolerated, count mode).
+        tolerated_ops: ops added after warm-up in steps that added at most
+            ``max_new_ops_per_step`` ops (tolerated, not in ``growth``).
+        slowdowns: sustained step-time increases, in order (:class:`Slowdown`).
+        stopped: how the guard stopped the run, e.g. ``"GraphGrowthError at step 2"``, or ``None``.
+        checkpoint: path prefix of the checkpoint saved when the guard stopped the run, or ``None``.
+        other_growth_ops: ops from growth patterns beyond the first 50 distinct ones (not itemized).
+    """
+
+    mode: str
+    warmup_steps: int
+    stats: GuardStats
+    growth: tuple[Growth, ...]
+    warmup_ops: int
+    tolerated_ops: int
+    slowdowns: tuple[Slowdown, ...]
+    stopped: Optional[str] = None
+    checkpoint: Optional[str] = None
+    other_growth_ops: int = 0
+
+    @property
+    def grew(self) -> bool:
+        """True if the guard saw (or refused) graph growth after warm-up."""
+        return bool(self.growth) or self.other_growth_ops > 0
+
+    def __str__(self) -> str:
+        lines = [
+            f"graphguard: {_plural(self.stats.steps, 'guarded step')} in {self.mode} mode "
+            f"({_plural(self.warmup_steps, 'warm-up step')}); graph has {self.stats.ops} ops"
+        ]
+        if self.growth:
+            for growth in self.growth:
+                lines.append(f"growth: {growth}")
+                lines.append(growth.source_lines())
+            if self.other_growth_ops:
+                lines.append(f"growth: +{self.other_growth_ops} more ops in other patterns (not itemized)")
+        else:
+            tolerated = self.warmup_ops + self.tolerated_ops
+            lines.append(
+                "no graph growth after warm-up"
+                + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
+            )
+        lines.extend(f"slowdown: {s}" for s in self.slowdowns)
+        stats = self.stats
+        if stats.step_seconds is not None:
+            s = stats.step_seconds
+            lines.append(
+                f"step time: first {seconds_text(s.first)}, median {seconds_text(s.median)}, last {seconds_text(s.last)}"
+            )
+        if stats.rss_bytes is not None:
+            rss = f"RSS: {bytes_text(stats.rss_bytes)}"
+            if stats.rss_growth_bytes is not None:
+                rss += f", {'+' if stats.rss_growth_bytes >= 0 else ''}{bytes_text(stats.rss_growth_bytes)} since warm-up"
+            if stats.rss_bytes_per_step is not None:
+                rss += f" ({'+' if stats.rss_bytes_per_step >= 0 else ''}{bytes_text(stats.rss_bytes_per_step)} per step)"
+            lines.append(rss)
+        if self.stopped is not None:
+            lines.append(f"stopped by {self.stopped}")
+        if self.checkpoint is not None:
+            lines.append(f"checkpoint saved before stopping: {self.checkpoint}")
+        return "\n".join(lines)
