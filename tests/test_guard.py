@@ -495,7 +495,7 @@ def test_rss_sampled_every_n_steps(model, monkeypatch):
     graph, sess, x, _, loss = model
     monkeypatch.setattr(guard_module, "_RSS_SECONDS", 0.0)
     guarded = GraphGuard(sess, mode="count", rss_every=5, slowdown_factor=None)
-    guarded._process = fake = _FakeProcess(2**20)
+    guarded._core._process = fake = _FakeProcess(2**20)
     for _ in range(21):
         guarded.run(loss, {x: FEED})
     assert fake.reads == 5  # step 1 (baseline), 6, 11, 16, 21
@@ -508,7 +508,7 @@ def test_rss_sampled_every_n_steps(model, monkeypatch):
 def test_rss_time_gate_skips_samples_within_a_second(model):
     graph, sess, x, _, loss = model
     guarded = GraphGuard(sess, mode="count", rss_every=1, slowdown_factor=None)
-    guarded._process = fake = _FakeProcess(0)
+    guarded._core._process = fake = _FakeProcess(0)
     for _ in range(30):
         guarded.run(loss, {x: FEED})
     assert fake.reads < 5  # 30 fast steps, at most one read a second after the baseline
@@ -522,7 +522,7 @@ def test_max_rss_growth_stops_with_a_checkpoint(model, monkeypatch, tmp_path):
     saver = tf.train.Saver([w])
     prefix = str(tmp_path / "rss.ckpt")
     guarded = GraphGuard(sess, mode="count", rss_every=1, max_rss_growth=25 * 2**20, saver=saver, checkpoint_path=prefix)
-    guarded._process = _FakeProcess(10 * 2**20)
+    guarded._core._process = _FakeProcess(10 * 2**20)
     with pytest.raises(RssGrowthError) as info:
         for _ in range(10):
             guarded.run(increment)

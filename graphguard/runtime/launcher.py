@@ -99,7 +99,7 @@ class _Launch:
             if guard is not None:  # another thread attached it first
                 return guard
             guard = GraphGuard(sess, mode=self.options["mode"], **{k: v for k, v in self.options.items() if k != "mode"})
-            guard._run = original_run.__get__(sess)  # the guard calls the real run, not this patch
+            guard._core._run = original_run.__get__(sess)  # the guard calls the real run, not this patch
             self.count += 1
             self.live[id(sess)] = (self.count, type(sess).__name__, weakref.ref(guard))
             sess.__dict__[_GUARD_ATTR] = guard
@@ -112,7 +112,6 @@ class _Launch:
         if guard is not None and entry is not None:
             guard.release()
             self.done.append((entry[0], entry[1], guard.report()))
-            guard._sess = guard._run = None  # the session can be freed; the report is kept
 
     def reports(self) -> list[tuple[int, str, GuardReport]]:
         with self.lock:
