@@ -1,9 +1,9 @@
-"""``graphguard demo``: a public graph-growth report, ported to a model that runs on a laptop in a minute.
+"""``graphguard demo``: a public graph-growth report, ported to a model that runs on a laptop in two minutes.
 
 The report: a network with seven losses, trained with its model structure and ``tf.train.Saver()``
 built inside the loop that calls ``sess.run``, took 1.55 s per step on a Tesla P4 and kept getting
 slower; built once before the session, it took 0.097 s per step, flat. ``fixtures/demo/`` holds the
-same mistake and its fix on the 8x8 digits bundled with scikit-learn (a seven-loss CNN):
+same mistake and its fix on the 8x8 digits bundled with scikit-learn (an MLP with seven heads and losses):
 ``train_incorrect.py`` rebuilds the model, its seven losses, the train op and a Saver on every step;
 ``train_correct.py`` builds them once. They train identically; only the graph differs.
 
@@ -22,10 +22,12 @@ TensorFlow, and each TensorFlow process pays about 5 s to import it):
      far (a count, no unit);
    * *ratio*: incorrect / correct, for each.
 
-   The incorrect script adds the same number of ops every step, and every ``sess.run`` after that
+   The incorrect script adds the same number of ops every step (70), and every ``sess.run`` after that
    copies the whole graph again (tens of microseconds per existing op), so its step time grows
-   linearly and its total time quadratically: 200 steps take about 4 minutes on two cores. So it is
-   stopped after ``INCORRECT_BUDGET_SECONDS`` of wall time; the table marks the steps it did not reach.
+   linearly and its total time quadratically: 200 steps take about a minute on two cores, the whole
+   demo about a minute and a half. Each run has a safety timeout far above that
+   (``INCORRECT_BUDGET_SECONDS``, ``RUN_BUDGET_SECONDS``) so that a stuck or overloaded machine cannot
+   hang the demo; a run stopped by it is reported as such and the table marks the steps it did not reach.
 3. **Guard**: ``train_incorrect.py --guard``, which runs its loop under ``GraphGuard(sess)``: the
    first op built in the loop raises ``GraphGrowthError`` naming the op type, file:line and step.
 
@@ -52,10 +54,11 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
 CORRECT, INCORRECT = "train_correct.py", "train_incorrect.py"
 TABLE_STEPS = (1, 10, 50, 100, 200)
 
-# Wall-time budgets per subprocess, in seconds, TensorFlow import included. The incorrect run is the
-# only one expected to hit its budget (at the default 200 steps); the others are safety nets. Together
-# they keep ``graphguard demo`` under 3 minutes on a 2-core machine.
-INCORRECT_BUDGET_SECONDS = 90.0
+# Safety timeouts per subprocess, in seconds of wall time, TensorFlow import included. None is expected
+# to be hit: on two cores the incorrect run takes about 60 s for the default 200 steps (about twice that
+# when other work loads the machine; its time grows with the square of the steps), the correct one about
+# 10 s, each other part a few seconds.
+INCORRECT_BUDGET_SECONDS = 300.0
 RUN_BUDGET_SECONDS = 120.0
 LINT_BUDGET_SECONDS = 60.0
 GUARD_BUDGET_SECONDS = 60.0
@@ -201,7 +204,9 @@ def _stderr_tail(result: _Result, count: int = 5) -> list[str]:
 
 
 def _failure(result: _Result) -> str:
-    return result.error or ("timed out" if result.timed_out else f"exit status {result.returncode}")
+    if result.timed_out:
+        return f"stopped by the safety timeout after {result.seconds:.0f} s"
+    return result.error or f"exit status {result.returncode}"
 
 
 def _lint(say: Callable[[str], None], relative: dict[str, str]) -> list[str]:
@@ -229,8 +234,9 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
     shown = table_steps(steps)
     records: dict[str, dict[int, StepRecord]] = {}
     accuracy: dict[str, dict[int, float]] = {}
+    timed_out: list[str] = []
     for name, budget in ((CORRECT, RUN_BUDGET_SECONDS), (INCORRECT, INCORRECT_BUDGET_SECONDS)):
-        say(f"$ python {relative[name]} --steps {steps}    (stopped after {budget:.0f} s if not done)")
+        say(f"$ python {relative[name]} --steps {steps}    (safety timeout: {budget:.0f} s)")
 
         def progress(line: str) -> None:
             match = _STEP_LINE.match(line.strip())
@@ -244,8 +250,11 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
         records[name] = parse_steps(result.text)
         accuracy[name] = parse_accuracy(result.text)
         reached = max(records[name], default=0)
-        if result.timed_out and name == INCORRECT:
-            summary = f"stopped after {result.seconds:.0f} s at step {reached} of {steps}"
+        if result.timed_out and name == INCORRECT and reached:
+            # Still a demonstration of the growth, so not a failure; but say plainly what happened.
+            timed_out.append(name)
+            summary = (f"stopped by the safety timeout ({budget:.0f} s) at step {reached} of {steps}; "
+                       f"this machine is much slower than expected, or overloaded")
         elif result.returncode == 0 and reached == steps:
             summary = f"{steps} steps in {result.seconds:.1f} s"
         else:
@@ -264,7 +273,7 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
     for line in format_table(good, bad, shown):
         say(f"  {line}")
     if any(step not in bad or step not in good for step in shown):
-        say("  (-: step not reached)")
+        say("  (-: step not reached" + (", the run was stopped by its safety timeout)" if timed_out else ")"))
     growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
     if None not in growth.values():
         say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
@@ -315,7 +324,7 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
     started = time.perf_counter()
 
-    say("graphguard demo: a seven-loss CNN on the 8x8 digits, trained twice")
+    say("graphguard demo: a seven-head, seven-loss MLP on the 8x8 digits, trained twice")
     say(f"  {relative[INCORRECT]}: model, losses, train op and Saver built inside the session loop")
     say(f"  {relative[CORRECT]}: the same, built once before the session")
     say()

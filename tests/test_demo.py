@@ -1,7 +1,7 @@
 """The demo pair (fixtures/demo) and ``graphguard demo``: real TensorFlow runs, kept short.
 
 The scripts run as subprocesses (about 5 s of TensorFlow import each): 30 steps of each script once
-per module, the guard on a few steps, and ``run_demo`` end to end on 2 steps. About a minute in all.
+per module, the guard on a few steps, and ``run_demo`` end to end on 2 steps. Under a minute in all.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORRECT = ROOT / "fixtures" / "demo" / "train_correct.py"
 INCORRECT = ROOT / "fixtures" / "demo" / "train_incorrect.py"
 STEPS = 30
+OPS_PER_STEP = 70  # train_incorrect.py: forward pass 7, seven losses 10, gradients and updates 38, Saver 15
+CORRECT_OPS = 102  # train_correct.py: the whole graph, built once
 LOSSES_LINE = re.compile(r"^step: (\d+), losses: (.*)$")
 needs_tf = pytest.mark.skipif(
     importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("sklearn") is None,
@@ -60,22 +62,22 @@ def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
 # -- parsing and the table (no TensorFlow) -----------------------------------------------------------
 
 CANNED = """\
-step: 1, time cost: 0.1320, ops: 326
-step: 2, time cost: 0.0042, ops: 326
-step: 10, time cost: 0.0040, ops: 326
-step: 10, losses: digit 1.3210, parity 0.4584, high 0.6145, mod3 0.7337, prime 0.7676, aux_digit 1.3667, reconstruction 0.1929
-step: 10, test accuracy: 0.6540 (448 test images)
+step: 1, time cost: 0.1101, ops: 102
+step: 2, time cost: 0.0014, ops: 102
+step: 10, time cost: 0.0009, ops: 102
+step: 10, losses: digit 1.9144, parity 0.5006, high 1.3979, mod3 0.8156, prime 1.6037, square 0.5532, mod4 1.2548
+step: 10, test accuracy: 0.4152 (448 test images)
 not a step line: 3, time cost: 1.0, ops: 4
 """
 
 
 def test_parse_steps_reads_step_lines_only():
     assert parse_steps(CANNED) == {
-        1: StepRecord(0.132, 326),
-        2: StepRecord(0.0042, 326),
-        10: StepRecord(0.004, 326),
+        1: StepRecord(0.1101, 102),
+        2: StepRecord(0.0014, 102),
+        10: StepRecord(0.0009, 102),
     }
-    assert parse_accuracy(CANNED) == {10: 0.654}
+    assert parse_accuracy(CANNED) == {10: 0.4152}
     assert parse_steps("") == {} and parse_accuracy("") == {}
 
 
@@ -88,13 +90,13 @@ def test_table_steps_are_the_fixed_steps_up_to_n_plus_n():
 
 
 def test_format_table_shows_ratios_and_marks_steps_not_reached():
-    correct = {1: StepRecord(0.1, 326), 10: StepRecord(0.004, 326), 50: StepRecord(0.004, 326)}
-    incorrect = {1: StepRecord(0.2, 357), 10: StepRecord(0.4, 2535)}
+    correct = {1: StepRecord(0.1, 102), 10: StepRecord(0.001, 102), 50: StepRecord(0.001, 102)}
+    incorrect = {1: StepRecord(0.2, 109), 10: StepRecord(0.08, 739)}
     lines = format_table(correct, incorrect, [1, 10, 50])
     assert "step time (s)" in lines[0] and "graph ops" in lines[0]
-    assert lines[2].split() == ["1", "0.1000", "0.2000", "2.0x", "326", "357", "1.1x"]
-    assert lines[3].split() == ["10", "0.0040", "0.4000", "100x", "326", "2,535", "7.8x"]
-    assert lines[4].split() == ["50", "0.0040", "-", "-", "326", "-", "-"]
+    assert lines[2].split() == ["1", "0.1000", "0.2000", "2.0x", "102", "109", "1.1x"]
+    assert lines[3].split() == ["10", "0.0010", "0.0800", "80x", "102", "739", "7.2x"]
+    assert lines[4].split() == ["50", "0.0010", "-", "-", "102", "-", "-"]
 
 
 def test_run_demo_without_the_scripts_exits_2(tmp_path, monkeypatch):
@@ -102,6 +104,29 @@ def test_run_demo_without_the_scripts_exits_2(tmp_path, monkeypatch):
     out = io.StringIO()
     assert demo.run_demo(steps=2, out=out) == 2
     assert out.getvalue().count("\n") == 1 and "not found" in out.getvalue()
+
+
+def test_a_run_stopped_by_the_safety_timeout_is_reported(monkeypatch):
+    # No TensorFlow: _run is replaced by canned results, the incorrect run stopped at step 60 of 200.
+    def fake_run(args, timeout, on_line=None):
+        incorrect = "i.py" in args
+        last = 60 if incorrect else 200
+        lines = [f"step: {k}, time cost: {0.005 * k if incorrect else 0.001:.4f}, ops: "
+                 f"{102 + 7 + 70 * (k - 1) if incorrect else 102}" for k in range(1, last + 1)]
+        for line in lines:
+            if on_line is not None:
+                on_line(line)
+        return demo._Result(None if incorrect else 0, timeout if incorrect else 9.0, incorrect, stdout=lines)
+
+    monkeypatch.setattr(demo, "_run", fake_run)
+    out = io.StringIO()
+    failures = demo._train(lambda line="": print(line, file=out), {demo.CORRECT: "c.py", demo.INCORRECT: "i.py"}, 200)
+    text = out.getvalue()
+    assert failures == []  # the growth was still shown; the output says what happened
+    assert f"stopped by the safety timeout ({demo.INCORRECT_BUDGET_SECONDS:.0f} s) at step 60 of 200" in text
+    assert "(-: step not reached, the run was stopped by its safety timeout)" in text
+    assert re.search(r"^\s+100\s+0\.0010\s+-\s+-\s+102\s+-\s+-$", text, re.M)
+    assert "ops added per step after step 1: train_incorrect.py 70, train_correct.py 0" in text
 
 
 # -- the scripts ---------------------------------------------------------------------------------------
@@ -112,19 +137,21 @@ def test_incorrect_script_grows_by_the_same_number_of_ops_every_step(runs):
     steps = parse_steps(runs["train_incorrect"].stdout)
     assert sorted(steps) == list(range(1, STEPS + 1))
     growth = {steps[k].ops - steps[k - 1].ops for k in range(2, STEPS + 1)}
-    assert len(growth) == 1 and growth.pop() > 100  # 242 ops per step: model, seven losses, train op, Saver
+    assert growth == {OPS_PER_STEP}  # the same ops every step: model, seven losses, train op, Saver
+    # Step 1 holds the graph of the correct script plus the variables' extra forward pass (7 ops).
+    assert steps[1].ops == CORRECT_OPS + 7
 
 
 @needs_tf
 def test_correct_script_graph_is_constant(runs):
     steps = parse_steps(runs["train_correct"].stdout)
     assert sorted(steps) == list(range(1, STEPS + 1))
-    assert {record.ops for record in steps.values()} == {steps[1].ops}
+    assert {record.ops for record in steps.values()} == {CORRECT_OPS}
 
 
 @needs_tf
 def test_incorrect_steps_are_slower(runs):
-    # Medians over steps 2..STEPS: about 0.3 s against 3 ms; a 10x margin is safe on a loaded machine.
+    # Medians over steps 2..STEPS: about 0.07 s against 1 ms; a 10x margin is safe on a loaded machine.
     def median(script):
         times = sorted(r.seconds for k, r in parse_steps(runs[script].stdout).items() if k > 1)
         return times[len(times) // 2]
