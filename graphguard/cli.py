@@ -7,6 +7,11 @@ Exit codes (as ruff's):
 * ``2`` - usage error (a bad flag, an unknown code, a missing path, a bad configuration) or an
   internal error.
 
+``graphguard run script.py [args...]`` runs a script with every ``tf.compat.v1`` session guarded
+(:mod:`graphguard.runtime.launcher`): it exits with the script's own status, or ``1`` if a guarded
+graph grew, or ``2`` for a usage error (a missing script). It is the only command that loads the
+runtime guard, lazily; ``check`` and ``rule`` never import TensorFlow.
+
 Errors are one line on stderr, never a traceback. Nothing is written to the user's files except by
 ``--add-noqa``, which writes atomically.
 """
@@ -81,6 +86,14 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
     check.add_argument("--add-noqa", action="store_true",
                        help="add '# noqa: CODE' comments to every current finding (a clean baseline)")
+    check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                       help="processes that read files (default: the CPU count)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    check.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .graphguard_cache "
+                       "next to the configuration, or in the current folder)")
+
+    clean = commands.add_parser("clean", help="remove the result cache")
+    clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove (default: as for check)")
 
     rule = commands.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code, e.g. GG102")
@@ -89,6 +102,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="lint and run the Tesla P4 slowdown demo (needs TensorFlow)")
     demo.add_argument("--steps", type=int, default=200, help="training steps per script (default: 200)")
+
+    # Listed here for --help only: main() hands everything after "run" to the launcher untouched.
+    commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded (needs TensorFlow)")
     return parser
 
 
@@ -147,8 +163,16 @@ def _run_check(args) -> int:
             print(file)
         return EXIT_CLEAN
 
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories)
-    report = checker.check_paths(files, sources)
+    cache = None
+    if not args.no_cache and not stdin:
+        from graphguard.cache import FactsCache
+
+        cache = FactsCache(args.cache_dir or _default_cache_dir(config), checker.settings_key)
+    jobs = args.jobs or os.cpu_count() or 1
+    report = checker.check_paths(files, sources, jobs=jobs, cache=cache)
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
         print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 
@@ -219,6 +243,29 @@ def _run_check(args) -> int:
     return EXIT_CLEAN
 
 
+def _default_cache_dir(config) -> str:
+    """``.graphguard_cache`` next to the configuration file, or in the current folder."""
+    return os.path.join(config.root if config.path else os.getcwd(), ".graphguard_cache")
+
+
+def _run_clean(args) -> int:
+    from graphguard.cache import clean
+    from graphguard.config import ConfigError, find_config, load_config
+
+    folder = args.cache_dir
+    if folder is None:
+        try:
+            folder = _default_cache_dir(load_config(find_config("."), _known_codes()))
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+    try:
+        removed = clean(folder)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    print(f"Removed {folder}." if removed else f"No cache at {folder}.", file=sys.stderr)
+    return EXIT_CLEAN
+
+
 def _run_rule(args) -> int:
     import json
 
@@ -266,15 +313,25 @@ def _run_demo(args) -> int:
     return run_demo(steps=args.steps)
 
 
+def _run_run(argv: list[str]) -> int:
+    # Imported here: the linter never loads the runtime guard (or, through a script, TensorFlow).
+    from graphguard.runtime.launcher import main as run_guarded
+
+    return run_guarded(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # the script's arguments must reach it as given, so argparse stays out
+        return _run_run(argv[1:])
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return EXIT_ERROR
-        runner = {"check": _run_check, "rule": _run_rule, "demo": _run_demo}[args.command]
+        runner = {"check": _run_check, "clean": _run_clean, "rule": _run_rule, "demo": _run_demo}[args.command]
         return runner(args)
     except UsageError as error:
         print(f"graphguard: error: {error}", file=sys.stderr)

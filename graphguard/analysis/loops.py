@@ -290,6 +290,8 @@ class ModuleReader(ast.NodeVisitor):
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
         self._nested_depth = 0  # > 0 inside a recorded construction: nested generic ones are not recorded
         self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
+        self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
+        self._synthetic: list = []
 
     # ------------------------------------------------------------------ positions
 
@@ -343,7 +345,19 @@ class ModuleReader(ast.NodeVisitor):
                     cls.attributes[target.attr] = value
 
     def resolve(self, node: ast.AST):
-        """What ``node`` evaluates to, as a binding value, or None when unknown."""
+        """What ``node`` evaluates to, as a binding value, or None when unknown.
+
+        Memoised per node: a method chain ``a.b().c().d()`` resolves each receiver once, not once per
+        level (which was exponential in the chain's length). Bindings do not change inside one
+        expression, so a node's value is fixed once computed."""
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        value = self._resolve(node)
+        self._memo[key] = value
+        return value
+
+    def _resolve(self, node: ast.AST):
         if isinstance(node, ast.Name):
             return self._lookup(node.id)
         if isinstance(node, ast.Attribute):
@@ -472,6 +486,7 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(node.target, (ast.Name, ast.Attribute)):
             synthetic = ast.BinOp(node.target, node.op, node.value)
             ast.copy_location(synthetic, node)
+            self._synthetic.append(synthetic)  # kept alive: the memo is keyed by id()
             self._operator(synthetic, _short(ast.unparse(node)), visit_children=False)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:

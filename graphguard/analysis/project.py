@@ -76,7 +76,7 @@ def _subject(construction: Construction) -> str:
     return f"`{construction.callee}(...)`"
 
 
-def _module_names(path: str) -> list[str]:
+def module_names(path: str) -> list[str]:
     """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
     parts = list(os.path.normpath(path).split(os.sep))
     if parts and parts[-1].endswith((".py", ".pyi")):
@@ -95,7 +95,7 @@ class Project:
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         self._by_name: dict[str, list[ModuleFacts]] = {}
         for module in modules:
-            for name in _module_names(module.path):
+            for name in module_names(module.path):
                 self._by_name.setdefault(name, []).append(module)
         self._summaries: dict[tuple[str, str], Summary] = {}
         self._resolved: dict[tuple[str, Ref], tuple[ModuleFacts, str] | None] = {}
@@ -216,16 +216,26 @@ class Project:
                             )
                 self._summaries[(module.path, name)] = summary
                 work.append((module, facts, summary))
+        # Resolve every call once; the fixpoint then only follows these edges.
+        edges = []
+        for module, facts, summary in work:
+            calls = []
+            for call in facts.calls:
+                callee = self.summary(module, call.ref)
+                if callee is not None or call.session_args:
+                    calls.append((call, callee, self._repeats_for_caller(module, call)))
+            returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
+            if calls or returns:
+                edges.append((module, summary, calls, returns))
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
-            for module, facts, summary in work:
-                for call in facts.calls:
+            for module, summary, calls, returns in edges:
+                for call, callee, repeats in calls:
                     if call.session_args and self._pass_sessions(module, call, summary):
                         changed = True
-                    callee = self.summary(module, call.ref)
                     if callee is None or callee is summary:
                         continue
                     if callee.runs_step and not summary.runs_step:
@@ -234,15 +244,12 @@ class Project:
                         summary.opens_session = changed = True
                     if callee.resets_graph and not call.loops and not summary.resets_graph:
                         summary.resets_graph = changed = True
-                    if not summary.resets_graph and self._repeats_for_caller(module, call):
+                    if repeats and not summary.resets_graph:
                         for effect, origin in callee.builds.items():
                             if effect not in summary.builds:
                                 summary.builds[effect] = origin
                                 changed = True
-                for ref in facts.returns:
-                    callee = self.summary(module, ref)
-                    if callee is None:
-                        continue
+                for callee in returns:
                     if callee.returns_session and not summary.returns_session:
                         summary.returns_session = changed = True
                     if callee.returns_tensor and not summary.returns_tensor:

@@ -1,0 +1,122 @@
+"""The result cache: ``.graphguard_cache/`` keeps each file's phase-1 facts between runs.
+
+What is cached is what reading one file produced (its :class:`~graphguard.analysis.loops.ModuleFacts`,
+its ``GG001``/``GG002`` findings, whether it has suppression comments), keyed by the file's path,
+modification time and size. The cache file itself is keyed by graphguard's version, the TensorFlow API
+data it classifies names with, and the settings that change what is read (``session-names``,
+``session-factories``). Summaries and findings (phases 2 and 3) are recomputed from the facts on
+every run, so a changed helper module changes the findings of the modules that call it, with nothing to
+invalidate by hand.
+
+Layout (as ruff's): ``<cache-dir>/CACHEDIR.TAG`` (so backup tools skip it), ``<cache-dir>/.gitignore``
+(``*``), ``<cache-dir>/<version>/facts-<settings hash>.pickle``, written atomically (a temporary file
+then ``os.replace``). A cache file is unpickled with an allow-list of graphguard's own classes, so a
+cache planted in a repository cannot run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import shutil
+import tempfile
+
+from graphguard import __version__
+
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by graphguard.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+
+_ALLOWED_MODULES = ("graphguard.analysis.", "graphguard.diagnostics")
+_ALLOWED_BUILTINS = frozenset({"frozenset", "set", "tuple", "list", "dict"})
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if module.startswith(_ALLOWED_MODULES) or (module == "builtins" and name in _ALLOWED_BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a graphguard cache")
+
+
+class FactsCache:
+    """Per-file results of phase 1, for one combination of version and settings.
+
+    ``folder`` is the cache directory; ``settings`` a string that changes when anything that affects
+    reading a file changes.
+    """
+
+    def __init__(self, folder: str, settings: str) -> None:
+        self.folder = folder
+        digest = hashlib.sha256(f"{__version__}\0{settings}".encode()).hexdigest()[:16]
+        self.path = os.path.join(folder, __version__, f"facts-{digest}.pickle")
+        self._entries: dict = {}
+        self._dirty = False
+        try:
+            with open(self.path, "rb") as handle:
+                entries = _SafeUnpickler(io.BytesIO(handle.read())).load()
+            if isinstance(entries, dict):
+                self._entries = entries
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
+            self._entries = {}  # no cache, or one from another version: start afresh
+
+    @staticmethod
+    def key(path: str) -> tuple | None:
+        """(modification time in ns, size in bytes) of ``path``, or None when it cannot be read."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def get(self, path: str, key: tuple):
+        entry = self._entries.get(os.path.abspath(path))
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        return None
+
+    def put(self, path: str, key: tuple, value) -> None:
+        self._entries[os.path.abspath(path)] = (key, value)
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache atomically; a cache that cannot be written is skipped silently (it is only a cache)."""
+        if not self._dirty:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by graphguard.\n*\n")):
+                marker = os.path.join(self.folder, name)
+                if not os.path.exists(marker):
+                    with open(marker, "w", encoding="utf-8") as handle:
+                        handle.write(text)
+            handle, temporary = tempfile.mkstemp(prefix=".facts-", dir=os.path.dirname(self.path))
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    pickle.dump(self._entries, out, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(temporary, self.path)
+            except BaseException:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+                raise
+        except OSError:
+            pass
+
+
+def clean(folder: str) -> bool:
+    """Remove the cache directory ``folder``; True if there was one. Refuses a folder that is not a
+    graphguard cache (no ``CACHEDIR.TAG`` written by graphguard)."""
+    tag = os.path.join(folder, "CACHEDIR.TAG")
+    if not os.path.isdir(folder):
+        return False
+    try:
+        with open(tag, encoding="utf-8") as handle:
+            if "graphguard" not in handle.read():
+                raise ValueError(f"{folder} is not a graphguard cache")
+    except OSError:
+        raise ValueError(f"{folder} is not a graphguard cache (no CACHEDIR.TAG)") from None
+    shutil.rmtree(folder)
+    return True
