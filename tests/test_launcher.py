@@ -1,0 +1,179 @@
+"""``graphguard run script.py``: every tf.compat.v1 session of an unmodified script guarded.
+
+Small scripts run in this process through ``launcher.main`` (TensorFlow is already imported, so the
+session class is patched at once and unpatched after); the demo pair runs through the real command
+line in a subprocess, as a user would run it.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "fixtures" / "demo"
+
+
+def graphguard(*args, timeout=180):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "graphguard", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+# -- command line, no TensorFlow needed ------------------------------------------------------------
+
+
+def test_missing_script_is_a_one_line_error():
+    result = graphguard("run", "no/such/script.py")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "graphguard: error: no/such/script.py: no such file (see 'graphguard run --help')"
+    ]
+
+
+def test_run_without_a_script_is_a_one_line_error():
+    result = graphguard("run")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "graphguard: error:" in result.stderr
+
+
+# -- the demo pair, through the command line ---------------------------------------------------------
+
+tf = pytest.importorskip("tensorflow.compat.v1")
+
+from graphguard.runtime import launcher  # noqa: E402
+from graphguard.runtime.report import where  # noqa: E402
+
+
+def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
+    result = graphguard("run", "fixtures/demo/train_incorrect.py", "--steps", "5")
+    assert result.returncode == 1, result.stderr[-3000:]
+    err = result.stderr
+    assert "graphguard run: 1 session guarded (count mode, 2 warm-up steps per session)" in err
+    growth = next(line for line in err.splitlines() if line.startswith("growth: +"))
+    assert re.match(r"growth: \+\d+ ops at step 2: ", growth)
+    source = (DEMO / "train_incorrect.py").read_text().splitlines()
+    places = [int(n) for n in re.findall(r"fixtures/demo/train_incorrect\.py:(\d+)", growth)]
+    assert places and all("tf." in source[n - 1] for n in places)
+    assert "(tf.train.Saver)" in growth
+    assert err.rstrip().endswith("graphguard run: graph growth found")
+
+
+def test_demo_correct_script_exits_zero():
+    result = graphguard("run", "fixtures/demo/train_correct.py", "--steps", "5")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "no graph growth after warm-up" in result.stderr
+    assert result.stderr.rstrip().endswith("graphguard run: no graph growth")
+    assert "step: 5," in result.stdout  # the script's own output is untouched
+
+
+# -- small scripts, in this process -------------------------------------------------------------------
+
+
+def _script(tmp_path, body, name="script.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+LEAK = """\
+    import sys
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        with tf.Session() as sess:
+            for step in range(int(sys.argv[1])):
+                total = tf.reduce_sum(x)  # LEAK
+                sess.run(total, {x: [1.0, 2.0]})
+    print("finished", sys.argv[1:])
+"""
+
+
+def test_leaking_script_is_stopped_with_its_line(tmp_path, capsys):
+    script = _script(tmp_path, LEAK)
+    base_run = tf.Session.run
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    assert launcher.main([str(script), "6"]) == 1
+    out, err = capsys.readouterr()
+    assert "finished" not in out
+    assert f"script.py\", line 9, in <module>" in err and "graphguard.GraphGrowthError: +2 ops at step 2: " in err
+    assert f"growth: +2 ops at step 2: Const, Sum at {where(str(script), 8)} (tf.reduce_sum)" in err
+    assert f"  {where(str(script), 8)}: total = tf.reduce_sum(x)  # LEAK" in err
+    assert "stopped by GraphGrowthError at step 2" in err
+    assert tf.Session.run is base_run and sys.argv == saved_argv and sys.path == saved_path
+
+
+@pytest.mark.filterwarnings("ignore::graphguard.runtime.GraphGrowthWarning")
+def test_warn_keeps_the_script_running_and_still_exits_non_zero(tmp_path, capsys):
+    script = _script(tmp_path, LEAK)
+    assert launcher.main(["--on-growth", "warn", str(script), "6", "--flag-for-the-script"]) == 1
+    out, err = capsys.readouterr()
+    assert "finished ['6', '--flag-for-the-script']" in out
+    assert f"growth: +2 ops/step since step 2 (4 steps to step 5): Const, Sum at {where(str(script), 8)}" in err
+
+
+def test_clean_script_with_set_up_after_the_first_run_exits_zero(tmp_path, capsys):
+    script = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+
+        with tf.Graph().as_default():
+            w = tf.get_variable("w", [], initializer=tf.zeros_initializer())
+            step_op = tf.assign_add(w, 1.0)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                saver = tf.train.Saver()  # built after the first run: legitimate set-up
+                for _ in range(30):
+                    sess.run(step_op)
+        """)
+    assert launcher.main([str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "graphguard: 31 guarded steps in count mode (2 warm-up steps)" in err
+    assert "no graph growth after warm-up" in err and err.rstrip().endswith("graphguard run: no graph growth")
+
+
+@pytest.mark.filterwarnings("ignore::graphguard.runtime.GraphGrowthWarning")
+def test_monitored_and_interactive_sessions_are_guarded(tmp_path, capsys):
+    script = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+
+        with tf.Graph().as_default():
+            x = tf.constant([1.0, 2.0])
+            sess = tf.InteractiveSession()
+            for _ in range(3):
+                tf.reduce_max(x).eval()  # INTERACTIVE
+            sess.close()
+        """, name="interactive.py")
+    assert launcher.main(["--on-growth", "warn", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "-- session 1 (InteractiveSession) --" in err and "interactive.py:7 (tf.reduce_max)" in err
+
+    script = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+
+        with tf.Graph().as_default():
+            w = tf.get_variable("w", [], initializer=tf.zeros_initializer())
+            step_op = tf.assign_add(w, 1.0)
+            with tf.train.MonitoredTrainingSession() as sess:
+                for _ in range(5):
+                    sess.run(tf.identity(step_op))  # MONITORED
+        """, name="monitored.py")
+    assert launcher.main([str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "graphguard.GraphGrowthError: tried to add a new 'ReadVariableOp' op at step" in err
+    assert "refused at step" in err and "monitored.py:8 (tf.identity)" in err
+
+
+def test_the_scripts_own_exit_status_and_errors_pass_through(tmp_path, capsys):
+    assert launcher.main([str(_script(tmp_path, "import sys\nsys.exit(3)\n"))]) == 3
+    assert launcher.main([str(_script(tmp_path, "raise ValueError('boom')\n", name="fails.py"))]) == 1
+    err = capsys.readouterr().err
+    assert 'fails.py", line 1, in <module>' in err and "ValueError: boom" in err
+    assert "launcher.py" not in err and "runpy" not in err
+    assert "graphguard run: 0 sessions guarded" in err and err.rstrip().endswith("graphguard run: no graph growth")
