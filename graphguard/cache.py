@@ -31,7 +31,7 @@ CACHEDIR_TAG = (
     "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 )
 
-_ALLOWED_MODULES = ("graphguard.analysis.", "graphguard.diagnostics")
+_ALLOWED_MODULES = ("graphguard.analysis.", "graphguard.diagnostics", "graphguard.checker")
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "tuple", "list", "dict"})
 
 

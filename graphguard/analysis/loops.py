@@ -59,7 +59,7 @@ _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 CALLER = -1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Loop:
     """A loop: a ``for``/``while`` statement or a comprehension, at ``row``/``column`` (1-based)."""
 
@@ -70,7 +70,7 @@ class Loop:
     resets_graph: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     """Where an expression is: 1-based rows and columns (characters), end exclusive."""
 
@@ -80,7 +80,7 @@ class Site:
     end_column: int
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Construction:
     """An expression that builds graph ops: ``effect`` says what, ``callee`` is how it was written
     (``tf.train.Saver``), ``loops`` are the indices of the enclosing loops (outermost first) and
@@ -93,7 +93,7 @@ class Construction:
     exempt: frozenset
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ProjectCall:
     """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
 
@@ -110,7 +110,7 @@ class ProjectCall:
     session_args: tuple = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DeferredStep:
     """``X.run(...)`` where ``X`` came from project function ``ref``: a step if it returns a session."""
 
@@ -118,7 +118,7 @@ class DeferredStep:
     loops: tuple
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DeferredOperator:
     """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``)."""
 
@@ -126,7 +126,7 @@ class DeferredOperator:
     refs: tuple
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SessionOpen:
     """A new session made in a loop (``tf.Session()``), for ``graph-not-reset-in-loop``."""
 
@@ -135,7 +135,7 @@ class SessionOpen:
     loops: tuple
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class FunctionFacts:
     """What one function (or the module body, ``<module>``) does, as read from its source."""
 
@@ -155,14 +155,14 @@ class FunctionFacts:
     returns: list = field(default_factory=list)  #: refs whose results it returns
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ClassFacts:
     name: str
     bases: list = field(default_factory=list)  #: Refs of project base classes
     attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ModuleFacts:
     """Everything phase 2 needs from one file. Picklable: no syntax tree inside."""
 
@@ -272,6 +272,11 @@ def _is_once_guard(test: ast.AST, body: list) -> bool:
     return target is not None and target in _assigned_targets(body)
 
 
+#: Nodes with nothing below them that the analysis reads.
+_LEAVES = (ast.expr_context, ast.Constant, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
+_DISPATCH: dict = {}
+
+
 class ModuleReader(ast.NodeVisitor):
     """Reads one module's syntax tree into :class:`ModuleFacts`.
 
@@ -292,6 +297,33 @@ class ModuleReader(ast.NodeVisitor):
         self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
         self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
         self._synthetic: list = []
+
+    # ------------------------------------------------------------------ traversal
+
+    def visit(self, node: ast.AST):
+        """Dispatch through a per-class table (``ast.NodeVisitor`` looks the method up by name for
+        every node, which was the largest single cost of reading a file)."""
+        method = _DISPATCH.get(node.__class__)
+        if method is None:
+            method = getattr(type(self), "visit_" + node.__class__.__name__, ModuleReader.generic_visit)
+            _DISPATCH[node.__class__] = method
+        return method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        self.visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                self.visit(value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        return None  # a leaf: its context needs no visit
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        return None
 
     # ------------------------------------------------------------------ positions
 

@@ -1,0 +1,287 @@
+"""How fast ``graphguard check`` is, against CPython's own parser over the same files.
+
+Usage::
+
+    python bench/lint_speed.py --generate 200000      # a synthetic TF1-style corpus of ~200k lines
+    python bench/lint_speed.py DIR [DIR ...]          # any folders (e.g. fetched public repositories)
+
+In one run it measures, over the same files:
+
+* the floor: ``ast.parse`` of every file, one process;
+* graphguard cold: ``Checker.check_paths`` with no cache, ``--jobs`` processes (default: CPU count);
+* graphguard warm: the same with a cache filled by the cold run and nothing changed;
+* graphguard serial: ``--jobs 1``, and whether its findings are byte-identical to the parallel run's;
+* Fixit (``fixit lint``, its default rules), if Fixit is installed.
+
+It prints lines per second and the ratios (cold/floor, warm/cold), and the peak RSS of the process
+tree (the main process and the largest worker, from ``getrusage``). Nothing is asserted: the figures
+are for people, the ratios are what to compare across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from graphguard.cache import FactsCache  # noqa: E402
+from graphguard.checker import Checker  # noqa: E402
+from graphguard.discovery import find_python_files  # noqa: E402
+from graphguard.reporters import write_concise  # noqa: E402
+
+# ---------------------------------------------------------------------- the synthetic corpus
+
+_MODEL = '''\
+"""Model {n}: a small {kind} network, built once per graph."""
+import tensorflow as tf
+
+from {pkg}.layers import dense_block{n}
+
+
+def build_{kind}{n}(images, num_classes={classes}, training=True):
+    with tf.variable_scope("{kind}{n}", reuse=tf.AUTO_REUSE):
+        net = tf.reshape(images, [-1, {side} * {side}])
+        for units in ({units}):
+            net = dense_block{n}(net, units, training=training)
+        logits = tf.layers.dense(net, num_classes, name="logits")
+    return logits
+
+
+def loss_{kind}{n}(logits, labels, weight_decay={decay}):
+    xent = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    l2 = tf.add_n([tf.nn.l2_loss(v) for v in tf.trainable_variables() if "kernel" in v.name])
+    return xent + weight_decay * l2
+
+
+def accuracy_{kind}{n}(logits, labels):
+    return tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))
+'''
+
+_LAYERS = '''\
+"""Layers shared by the models."""
+import tensorflow as tf
+
+
+def dense_block{n}(inputs, units, training=True, rate={rate}):
+    net = tf.layers.dense(inputs, units, activation=tf.nn.relu)
+    net = tf.layers.batch_normalization(net, training=training)
+    return tf.layers.dropout(net, rate=rate, training=training)
+'''
+
+_TRAIN = '''\
+"""Training script {n}."""
+import argparse
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from {pkg}.models.model{n} import build_{kind}{n}, loss_{kind}{n}, accuracy_{kind}{n}
+from {pkg}.data import batches{n}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default={steps})
+    parser.add_argument("--lr", type=float, default={lr})
+    parser.add_argument("--logdir", default="/tmp/run{n}")
+    args = parser.parse_args()
+
+    images = tf.placeholder(tf.float32, [None, {side}, {side}, 1])
+    labels = tf.placeholder(tf.int64, [None])
+    logits = build_{kind}{n}(images)
+    loss = loss_{kind}{n}(logits, labels)
+    train_op = tf.train.AdamOptimizer(args.lr).minimize(loss)
+    saver = tf.train.Saver(max_to_keep=3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        start = time.time()
+        for step, (xs, ys) in enumerate(batches{n}(args.steps)):
+            _, loss_value = sess.run([train_op, loss], {{images: xs, labels: ys}})
+            if step % 100 == 0:
+{bug}                print(step, loss_value, time.time() - start)
+                saver.save(sess, os.path.join(args.logdir, "model"), global_step=step)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+_BUGS = (
+    "                acc = sess.run(accuracy_{kind}{n}(logits, labels), {{images: xs, labels: ys}})\n",
+    "                tf.train.Saver().save(sess, os.path.join(args.logdir, 'extra'))\n",
+    "                sess.run(tf.assign(tf.train.get_global_step(), step))\n",
+    "",
+    "",
+    "",
+)
+
+_DATA = '''\
+"""Input data {n}: NumPy only."""
+import numpy as np
+
+
+def batches{n}(steps, batch_size={batch}, side={side}, seed={n}):
+    rng = np.random.RandomState(seed)
+    for _ in range(steps):
+        xs = rng.rand(batch_size, side, side, 1).astype(np.float32)
+        ys = rng.randint(0, 10, size=batch_size)
+        yield xs, ys
+
+
+def normalise{n}(xs):
+    mean = xs.mean(axis=(1, 2), keepdims=True)
+    std = xs.std(axis=(1, 2), keepdims=True) + 1e-6
+    return (xs - mean) / std
+'''
+
+
+def generate(folder: Path, total_lines: int, seed: int = 0) -> int:
+    """Write a synthetic project of about ``total_lines`` lines of TF1-style code into ``folder``:
+    packages of models, shared layers, NumPy data modules and training scripts (some with the bug).
+    Returns the number of lines written."""
+    rng = random.Random(seed)
+    written = 0
+    package = 0
+    while written < total_lines:
+        pkg = f"project{package}"
+        root = folder / pkg
+        (root / "models").mkdir(parents=True, exist_ok=True)
+        for name in ("__init__.py", "models/__init__.py"):
+            (root / name).write_text("")
+        layers = []
+        data = []
+        for n in range(20):
+            kind = rng.choice(["mlp", "convnet", "resnet", "tagger"])
+            values = dict(
+                n=n, kind=kind, pkg=pkg, classes=rng.choice([10, 100, 1000]), side=rng.choice([28, 32, 64]),
+                units=", ".join(str(rng.choice([64, 128, 256, 512])) for _ in range(rng.randint(2, 4))),
+                decay=rng.choice([1e-4, 5e-4]), rate=rng.choice([0.1, 0.3, 0.5]), steps=rng.choice([1000, 20000]),
+                lr=rng.choice([1e-3, 1e-4]), batch=rng.choice([32, 64, 128]),
+            )
+            values["bug"] = rng.choice(_BUGS).format(**values)
+            texts = {
+                root / "models" / f"model{n}.py": _MODEL.format(**values),
+                root / f"train{n}.py": _TRAIN.format(**values),
+            }
+            layers.append(_LAYERS.format(**values))
+            data.append(_DATA.format(**values))
+            for path, text in texts.items():
+                path.write_text(text)
+                written += text.count("\n")
+        for path, parts in ((root / "layers.py", layers), (root / "data.py", data)):
+            text = "\n\n".join(parts)
+            path.write_text(text)
+            written += text.count("\n")
+        package += 1
+    return written
+
+
+# ---------------------------------------------------------------------- measuring
+
+
+def _lines(files: list[str]) -> int:
+    total = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            total += handle.read().count(b"\n")
+    return total
+
+
+def _floor(files: list[str]) -> float:
+    sources = []
+    for path in files:
+        with open(path, "rb") as handle:
+            sources.append(handle.read())
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for source in sources:
+            try:
+                ast.parse(source)
+            except (SyntaxError, ValueError):
+                pass
+    return time.perf_counter() - start
+
+
+def _run(files, jobs, cache):
+    start = time.perf_counter()
+    report = Checker().check_paths(files, jobs=jobs, cache=cache)
+    elapsed = time.perf_counter() - start
+    out = io.StringIO()
+    write_concise(report.diagnostics, out)
+    return elapsed, out.getvalue(), report
+
+
+def _fixit(files: list[str]) -> float | None:
+    if shutil.which("fixit") is None:
+        return None
+    start = time.perf_counter()
+    subprocess.run(["fixit", "lint", *files], capture_output=True, timeout=3600)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="folders to check")
+    parser.add_argument("--generate", type=int, metavar="LINES", help="generate a synthetic corpus of about LINES lines")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--keep", metavar="DIR", help="write the generated corpus here and keep it")
+    args = parser.parse_args(argv)
+
+    scratch = tempfile.mkdtemp(prefix="graphguard-bench-")
+    try:
+        paths = list(args.paths)
+        if args.generate:
+            target = Path(args.keep) if args.keep else Path(scratch) / "corpus"
+            target.mkdir(parents=True, exist_ok=True)
+            generate(target, args.generate)
+            paths.append(str(target))
+        if not paths:
+            parser.error("give folders to check, or --generate LINES")
+        files = find_python_files(paths)
+        lines = _lines(files)
+        floor = _floor(files)
+        cold, cold_out, report = _run(files, args.jobs, FactsCache(os.path.join(scratch, "cache"), "bench"))
+        warm, warm_out, warm_report = _run(files, args.jobs, FactsCache(os.path.join(scratch, "cache"), "bench"))
+        serial, serial_out, _ = _run(files, 1, None)
+        fixit = _fixit(files)
+        main_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+        print(f"corpus: {len(files)} files, {lines:,} lines ({', '.join(paths)})")
+        print(f"findings: {len(report.diagnostics)}; files skipped by the prefilter: {report.skipped}; jobs: {args.jobs}")
+        print()
+        print(f"{'run':<34}{'seconds':>9}{'lines/s':>12}{'x floor':>9}")
+        rows = [("ast.parse floor (1 process)", floor), (f"graphguard cold ({args.jobs} jobs, no cache)", cold),
+                (f"graphguard warm ({args.jobs} jobs, cache)", warm), ("graphguard serial (1 job, no cache)", serial)]
+        if fixit is not None:
+            rows.append(("fixit lint (default rules)", fixit))
+        for name, seconds in rows:
+            print(f"{name:<34}{seconds:>9.2f}{lines / seconds:>12,.0f}{seconds / floor:>9.2f}")
+        print()
+        print(f"cold / floor: {cold / floor:.2f}x   warm / cold: {warm / cold:.3f}x   serial / floor: {serial / floor:.2f}x"
+              + (f"   fixit / cold: {fixit / cold:.1f}x" if fixit is not None else ""))
+        print(f"warm run read {warm_report.read} of {len(files)} files from disk (the rest from the cache)")
+        print(f"parallel output byte-identical to serial: {'yes' if cold_out == serial_out == warm_out else 'NO'}")
+        print(f"peak RSS: main process {main_rss / 2**20:.0f} MiB, largest worker {child_rss / 2**20:.0f} MiB")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The result cache and parallel checking: invalidation across modules, layout, safety, identical output."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from graphguard.cache import FactsCache
+from graphguard.checker import Checker
+from graphguard.discovery import find_python_files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRAIN = textwrap.dedent(
+    """\
+    import tensorflow as tf
+    import model
+
+    sess = tf.Session()
+    for step in range(100):
+        sess.run(train_op)
+        probs = model.predict(logits)
+    """
+)
+MODEL_CLEAN = "import numpy as np\n\n\ndef predict(logits):\n    return np.exp(logits)\n"
+MODEL_LEAKY = "import tensorflow as tf\n\n\ndef predict(logits):\n    return tf.nn.softmax(logits)\n"
+
+
+def graphguard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graphguard", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_changing_a_helper_module_changes_the_findings_of_its_callers(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "model.py").write_text(MODEL_CLEAN)
+    first = graphguard("check", ".", cwd=tmp_path)
+    assert (first.returncode, first.stdout) == (0, "")
+    assert (tmp_path / ".graphguard_cache" / "CACHEDIR.TAG").read_text().startswith(
+        "Signature: 8a477f597d28d172789f06886806bc55")
+    (tmp_path / "model.py").write_text(MODEL_LEAKY)
+    os.utime(tmp_path / "model.py", ns=(1, 10**18))  # a different mtime even on coarse clocks
+    second = graphguard("check", ".", cwd=tmp_path)
+    assert second.returncode == 1
+    assert second.stdout.startswith("train.py:7:13: GG101 op-in-session-loop: `model.predict(...)` "
+                                    "(through `tf.nn.softmax(...)` at model.py:5)")
+    (tmp_path / "model.py").write_text(MODEL_CLEAN)
+    os.utime(tmp_path / "model.py", ns=(1, 2 * 10**18))
+    assert graphguard("check", ".", cwd=tmp_path).returncode == 0
+
+
+def test_warm_run_reads_nothing_and_gives_the_same_findings(tmp_path):
+    files = find_python_files([str(ROOT / "fixtures" / "analysis")])
+    cache_dir = str(tmp_path / "cache")
+    cold = Checker().check_paths(files, cache=FactsCache(cache_dir, "k"))
+    warm = Checker().check_paths(files, cache=FactsCache(cache_dir, "k"))
+    assert cold.read == len(files) and warm.read == 0
+    assert warm.diagnostics == cold.diagnostics and cold.diagnostics
+
+
+def test_other_settings_use_another_cache_file(tmp_path):
+    a = FactsCache(str(tmp_path), "settings-a")
+    b = FactsCache(str(tmp_path), "settings-b")
+    assert a.path != b.path
+
+
+def test_parallel_output_is_identical_to_serial():
+    files = find_python_files([str(ROOT / "fixtures"), str(ROOT / "graphguard")])
+    serial = Checker().check_paths(files, jobs=1)
+    parallel = Checker().check_paths(files, jobs=2)
+    assert parallel.diagnostics == serial.diagnostics and serial.diagnostics
+
+
+def test_no_cache_and_cache_dir_and_clean(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert not (tmp_path / ".graphguard_cache").exists()
+    graphguard("check", "--cache-dir", "elsewhere", ".", cwd=tmp_path)
+    assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").exists()
+    graphguard("check", ".", cwd=tmp_path)
+    cleaned = graphguard("clean", cwd=tmp_path)
+    assert cleaned.returncode == 0 and not (tmp_path / ".graphguard_cache").exists()
+    refused = graphguard("clean", "--cache-dir", ".", cwd=tmp_path)
+    assert refused.returncode == 2 and "is not a graphguard cache" in refused.stderr
+    assert (tmp_path / "train.py").exists()
+
+
+class _Exploit:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def test_a_planted_cache_cannot_run_code(tmp_path):
+    cache = FactsCache(str(tmp_path / "cache"), Checker().settings_key)  # the file the CLI reads
+    os.makedirs(os.path.dirname(cache.path))
+    with open(cache.path, "wb") as handle:
+        pickle.dump({"x": _Exploit()}, handle)
+    (tmp_path / "train.py").write_text(TRAIN)
+    result = graphguard("check", "--cache-dir", "cache", ".", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == ""
+    assert not (tmp_path / "pwned").exists()
+    assert FactsCache(str(tmp_path / "cache"), Checker().settings_key).get(
+        str(tmp_path / "train.py"), FactsCache.key(str(tmp_path / "train.py"))) is not None  # rewritten
