@@ -103,13 +103,19 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     except (RecursionError, MemoryError):
         result.error = f"{path}: too deeply nested to parse"
         return result
+    limit = sys.getrecursionlimit()
     try:
+        # Deeply nested code (a 250-term ``a + b + ...``) needs more Python frames than the default
+        # 1,000; CPython's own parser accepted it, so the visitor must too.
+        sys.setrecursionlimit(max(limit, 20_000))
         lines = None if source.isascii() else source.splitlines()
         result.facts = read_module(tree, path, lines, settings[0], settings[1])
     except RecursionError:
         result.error = f"{path}: too deeply nested to analyse"
     except Exception as error:  # a bug in graphguard: reported, the other files still checked
         result.error = f"{path}: {type(error).__name__}: {error}"
+    finally:
+        sys.setrecursionlimit(limit)
     return result
 
 
@@ -160,13 +166,14 @@ class Checker:
     # ------------------------------------------------------------------ entry points
 
     def check_paths(self, paths: list[str], sources: dict[str, bytes] | None = None, *, jobs: int = 1,
-                    cache=None, prefilter: bool = True) -> Report:
+                    cache=None, prefilter: bool = True, explicit: Iterable[str] = ()) -> Report:
         """Check the files at ``paths`` together (helpers in one are seen from loops in another).
 
         ``sources`` gives the bytes of files that are not read from disk (``check -`` reads stdin);
         ``jobs`` > 1 reads files in that many processes; ``cache`` is a
         :class:`~graphguard.cache.FactsCache`; ``prefilter`` skips files that cannot take part in a
-        finding (see the module docstring)."""
+        finding (see the module docstring); files in ``explicit`` (named on the command line) are
+        always parsed, so their syntax errors are reported."""
         report = Report(files=len(paths))
         project = _project_names(paths) if prefilter else None
         results: dict[str, FileResult] = {}
@@ -184,6 +191,11 @@ class Checker:
                     continue
             todo.append(path)
         report.read = len(todo)
+        explicit = frozenset(explicit)
+        forced = [p for p in todo if p in explicit]
+        todo = [p for p in todo if p not in explicit]
+        for path in forced:
+            results[path] = _read_file(path, self._settings, None)
         for path, result in zip(todo, self._read_all(todo, project, jobs)):
             results[path] = result
             if cache is not None and keys.get(path) is not None and result.error is None:

@@ -172,7 +172,8 @@ def _run_check(args) -> int:
 
         cache = FactsCache(args.cache_dir or _default_cache_dir(config), checker.settings_key)
     jobs = args.jobs or os.cpu_count() or 1
-    report = checker.check_paths(files, sources, jobs=jobs, cache=cache)
+    explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
+    report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit)
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
         print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 

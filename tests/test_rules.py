@@ -208,3 +208,28 @@ for step in range(10):
 """
     (finding,) = CHECKER.check_source(source, "t.py")
     assert finding.message.startswith("`tf.train.AdamOptimizer(...).minimize(...)` builds new graph ops")
+
+
+def test_deeply_nested_code_is_analysed():
+    # Regression: a 300-term operator chain and a 1,000-branch elif chain were internal errors
+    # (RecursionError) although CPython parses both.
+    chain = " + ".join(f"t{i}" for i in range(300))
+    source = f"import tensorflow as tf\nsess = tf.Session()\nfor s in range(3):\n    sess.run(tf.reduce_sum(x) + {chain})\n"
+    (finding,) = CHECKER.check_source(source.encode(), "chain.py")
+    assert (finding.code, finding.row) == ("GG106", 4)
+    branches = "".join(f"    elif k == {i}:\n        v = {i}\n" for i in range(1000))
+    source = f"import tensorflow as tf\nsess = tf.Session()\nfor k in range(3):\n    if k < 0:\n        v = 0\n{branches}    sess.run(tf.argmax(y, 1))\n"
+    assert [d.code for d in CHECKER.check_source(source.encode(), "elif.py")] == ["GG101"]
+
+
+def test_augmented_assignment_on_a_tensor_is_one_finding():
+    # Regression: `total += tf.reduce_sum(t) * 2` gave two GG106 (the statement and its right-hand side).
+    source = b"""\
+import tensorflow as tf
+total = tf.constant(0.0)
+sess = tf.Session()
+for t in batches:
+    total += tf.reduce_sum(t) * 2
+    sess.run(total)
+"""
+    assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG106", 5)]

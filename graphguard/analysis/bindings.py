@@ -69,9 +69,11 @@ class Ref:
 
 @dataclass(frozen=True)
 class ProjectRef:
-    """A name bound to project code (a module, a function or a class); resolved after all files are read."""
+    """A name bound to project code (a module, a function or a class); resolved after all files are read.
+    ``is_class`` is known for names defined in the module being read, None for imported ones."""
 
     ref: Ref
+    is_class: bool | None = None
 
 
 @dataclass(frozen=True)

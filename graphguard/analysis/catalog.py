@@ -369,6 +369,8 @@ OVERRIDES = {
     # A Supervisor's constructor builds its init/ready/Saver ops, but a loop that makes one per
     # iteration is a sweep; its managed_session() is what matters here.
     "tf.train.Supervisor": Effect.NONE,
+    # TF 1.x contrib, gone from TF 2.21's API: a NumPy function ("outside of TensorFlow", its docstring).
+    "tf.contrib.crf.viterbi_decode": Effect.NONE,
 }
 
 
@@ -389,7 +391,18 @@ def effect_of(name: str) -> Effect:
 
 
 def _layout_effect(name: str) -> Effect:
-    """The hand-made fallback for names missing from the generated data."""
+    """The hand-made fallback for names missing from the generated data.
+
+    A ``tf.contrib.*`` function was usually promoted into core TensorFlow under the same name
+    (``tf.contrib.framework.get_global_step`` became ``tf.train.get_global_step``): when the core
+    name is in the generated data, its effect is used."""
+    if name.startswith("tf.contrib."):
+        last = name.rsplit(".", 1)[-1]
+        api = tf_api.load()
+        for core in (f"tf.{last}", f"tf.train.{last}", f"tf.nn.{last}", f"tf.layers.{last}", f"tf.losses.{last}"):
+            generated = OVERRIDES.get(core) or (Effect(api.effect(core)) if api.effect(core) else None)
+            if generated is not None:
+                return generated
     if name in SESSION_NAMES:
         return Effect.SESSION
     if name in SAVER_NAMES:

@@ -297,6 +297,7 @@ class ModuleReader(ast.NodeVisitor):
         self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
         self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
         self._synthetic: list = []
+        self._rebound: frozenset = frozenset()  # module functions rebound at module level
 
     # ------------------------------------------------------------------ traversal
 
@@ -352,8 +353,13 @@ class ModuleReader(ast.NodeVisitor):
         innermost = self._frames[-1].scope
         if name in innermost:
             return innermost[name]
-        for frame in reversed(self._frames[:-1]):
+        for index in range(len(self._frames) - 2, -1, -1):
+            frame = self._frames[index]
             if not frame.is_class and name in frame.scope:
+                if index == 0 and name in self._rebound:
+                    # A module function rebound at module level (``resize = wrap(resize)``): a function
+                    # sees whichever binding exists when it runs, so it is unknown here.
+                    return None
                 return frame.scope[name]
         return None
 
@@ -440,7 +446,7 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(func, ProjectRef):
             if self._session_factories and self._is_factory(func.ref):
                 return SESSION
-            return Instance(func.ref) if _is_class_name(func.ref) else CallResult(func.ref)
+            return Instance(func.ref) if _is_class(func) else CallResult(func.ref)
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
@@ -513,13 +519,18 @@ class ModuleReader(ast.NodeVisitor):
             self._bind(node.target, self.resolve(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
         self._visit_target(node.target)
         if isinstance(node.target, (ast.Name, ast.Attribute)):
+            # ``total += x`` on a tensor is one construction, whatever the right-hand side holds.
             synthetic = ast.BinOp(node.target, node.op, node.value)
             ast.copy_location(synthetic, node)
             self._synthetic.append(synthetic)  # kept alive: the memo is keyed by id()
-            self._operator(synthetic, _short(ast.unparse(node)), visit_children=False)
+            if self._operator(synthetic, _short(ast.unparse(node)), visit_children=False):
+                self._nested_depth += 1
+                self.visit(node.value)
+                self._nested_depth -= 1
+                return
+        self.visit(node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
@@ -567,7 +578,7 @@ class ModuleReader(ast.NodeVisitor):
         facts = FunctionFacts(qualname or "<lambda>")
         if qualname is not None:
             self.facts.functions[qualname] = facts
-            enclosing.scope[node.name] = ProjectRef(Ref("", qualname))
+            enclosing.scope[node.name] = ProjectRef(Ref("", qualname), is_class=False)
         frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None)
         facts.params = tuple(p.arg for p in (*params.posonlyargs, *params.args))
         all_params = [*params.posonlyargs, *params.args, *params.kwonlyargs]
@@ -613,7 +624,7 @@ class ModuleReader(ast.NodeVisitor):
                 bases.append(value.ref)
         qualname = self._qualname(node.name)
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
-        self._frame.scope[node.name] = ProjectRef(Ref("", qualname))
+        self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
         self._frames.append(_Frame(facts, {}, is_class=True, class_name=qualname))
         for statement in node.body:
@@ -691,9 +702,16 @@ class ModuleReader(ast.NodeVisitor):
             if self._reuses_variables(item.context_expr):
                 reuse += 1
             value = self.resolve(item.context_expr)
-            if isinstance(value, GraphValue) and _is_as_default(item.context_expr):
+            fresh = value if isinstance(value, GraphValue) and _is_as_default(item.context_expr) else None
+            if fresh is None and isinstance(item.context_expr, ast.Call):
+                # ``with tf.Session(graph=g):`` and ``with self.session(graph=tf.Graph()):`` enter the
+                # session's graph as the default graph (Session.__enter__ calls graph.as_default()).
+                for keyword in item.context_expr.keywords:
+                    if keyword.arg == "graph" and isinstance(self.resolve(keyword.value), GraphValue):
+                        fresh = self.resolve(keyword.value)
+            if fresh is not None:
                 # Ops built under this graph are fresh for every loop enclosing the graph's creation.
-                self._frame.exempt.append(value.loops or frozenset({CALLER}))
+                self._frame.exempt.append(fresh.loops or frozenset({CALLER}))
                 pushed += 1
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, value)
@@ -774,7 +792,7 @@ class ModuleReader(ast.NodeVisitor):
             return self._tensor_operands_of((node.value,))
         return False, [], set()
 
-    def _operator(self, node: ast.AST, text: str | None, visit_children: bool = True) -> None:
+    def _operator(self, node: ast.AST, text: str | None, visit_children: bool = True) -> bool:
         """Record ``node`` (an operator, a subscript, an augmented assignment) when it acts on a tensor.
         ``text`` is how the finding names it (default: the expression's own source, shortened)."""
         frame = self._frame
@@ -794,13 +812,14 @@ class ModuleReader(ast.NodeVisitor):
                 frame.pending_param_operators.append((self._new_construction(Effect.OPERATOR, node, text), params))
                 recorded = True
         if not visit_children:
-            return
+            return recorded
         if recorded:
             self._nested_depth += 1
             self.generic_visit(node)
             self._nested_depth -= 1
         else:
             self.generic_visit(node)
+        return recorded
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         self._operator(node, None)
@@ -865,7 +884,7 @@ class ModuleReader(ast.NodeVisitor):
             self._mark_step()
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
-            bound = _is_class_name(ref)
+            bound = _is_class(func_value)
             if bound:
                 ref = ref.member("__init__")
             self._project_call(ref, node, callee, bound)
@@ -934,14 +953,38 @@ class ModuleReader(ast.NodeVisitor):
         )
 
 
-def _is_class_name(ref: Ref) -> bool:
-    """Project classes are CamelCase by convention (PEP 8); calling one runs its ``__init__``."""
-    last = ref.name.rsplit(".", 1)[-1]
+def _is_class(value: ProjectRef) -> bool:
+    """Whether calling ``value`` makes an instance (and runs ``__init__``): known for names defined in
+    the module; for imported ones, by PEP 8's convention that classes are CamelCase."""
+    if value.is_class is not None:
+        return value.is_class
+    last = value.ref.name.rsplit(".", 1)[-1]
     return last[:1].isupper()
 
 
 def _is_as_default(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "as_default"
+
+
+def _rebound_definitions(body: list) -> frozenset:
+    """Names that a module both defines (``def``/``class``) and assigns at module level (also under
+    ``if``/``try``/``with``/``for``): ``def resize(...)`` then ``resize = wrap(resize)``."""
+    names = set()
+    defined = set()
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(statement.name)
+            continue
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and isinstance(statement.target, ast.Name):
+            names.add(statement.target.id)
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(getattr(statement, field_name, ()) or ())
+    return frozenset(names & defined)
 
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
@@ -950,6 +993,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     ``session_factories`` are the configuration's extra sessions (``session-names``,
     ``session-factories``)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories)
+    reader._rebound = _rebound_definitions(tree.body)
     for statement in tree.body:
         reader.visit(statement)
     return reader.facts

@@ -135,23 +135,27 @@ class Project:
         return self._resolved[key]
 
     def _resolve(self, importer: ModuleFacts, ref: Ref):
-        module = importer if ref.module == "" else self._module(importer, ref.module)
         parts = ref.name.split(".") if ref.name else []
-        if module is None:
-            return None
-        # ``from pkg import module`` then ``module.f()``: a name may start with submodules.
-        while parts:
-            found = self._member(module, ".".join(parts))
-            if found is not None:
-                return found
-            if ref.module == "" and module is importer:
-                break
-            sub = self._module(module, "." + parts[0]) if module.path.endswith("__init__.py") else None
-            if sub is None:
-                sub = self._module(importer, f"{ref.module}.{parts[0]}" if ref.module else parts[0])
-            if sub is None or sub is module:
-                break
-            module, parts = sub, parts[1:]
+        if not parts:
+            return None  # a module itself is not callable
+        if ref.module == "":
+            return self._member(importer, ref.name)
+        # ``from pkg import module`` then ``module.f()``: the name may start with submodules. Try the
+        # longest module path first; a package's own ``__init__`` need not have been read (the
+        # prefilter skips an empty one; namespace packages have none).
+        for split in range(len(parts) - 1, -1, -1):
+            head = parts[:split]
+            if not head:
+                dotted = ref.module
+            elif ref.module.endswith("."):
+                dotted = ref.module + ".".join(head)
+            else:
+                dotted = f"{ref.module}.{'.'.join(head)}"
+            module = self._module(importer, dotted)
+            if module is not None:
+                found = self._member(module, ".".join(parts[split:]))
+                if found is not None:
+                    return found
         return None
 
     def _member(self, module: ModuleFacts, name: str, depth: int = 0):

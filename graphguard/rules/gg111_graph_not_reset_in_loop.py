@@ -32,7 +32,7 @@ class GraphNotResetInLoop(Rule):
     NAME = "graph-not-reset-in-loop"
     EFFECTS = frozenset({Effect.REBUILT_GRAPH})
     MESSAGE = (
-        '{subject} opens a new session on every iteration of the loop at line {loop_row} while the model is built again into the same default graph; give each iteration its own graph (with tf.Graph().as_default():) or call tf.reset_default_graph() first'
+        '{subject} opens a new session on every iteration of the loop at line {loop_row} while graph ops are built again into the same default graph; give each iteration its own graph (with tf.Graph().as_default():) or call tf.reset_default_graph() first'
     )
 
     VALID = (

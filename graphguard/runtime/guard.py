@@ -213,11 +213,18 @@ _TF_CHANGERS = frozenset({
 
 
 class _Interceptor:
-    """Stands in for ``Graph._check_not_finalized`` on one graph object; calls ``refuse(frame)``."""
+    """Stands in for ``Graph._check_not_finalized`` on one graph object.
 
-    def __init__(self, graph: Any, refuse: Callable[[Any], None]) -> None:
+    TensorFlow calls that method before every change to the graph (every new op, collection change,
+    library function). On a finalized graph the stand-in calls ``monitor._refuse(frame)``, which
+    raises; otherwise it sets ``monitor._changed``, so the per-run path tests a Python attribute
+    instead of reading ``Graph.version`` through pybind on every run. Another guard's stand-in on the
+    same graph (installed earlier) is called too.
+    """
+
+    def __init__(self, graph: Any, monitor: "_Monitor") -> None:
         self._graph = graph
-        self._refuse = refuse
+        self._monitor = monitor
         self._previous: Any = None
         self.installed = False
 
@@ -237,18 +244,22 @@ class _Interceptor:
     def remove(self) -> None:
         if not self.installed:
             return
+        self.installed = False
         graph = self._graph
         if getattr(graph, _CHECK_NAME, None) == self._check:
             if self._previous is not None:
                 setattr(graph, _CHECK_NAME, self._previous)
             else:
                 delattr(graph, _CHECK_NAME)
-        self.installed = False
 
     def _check(self) -> None:
-        # TF's condition, a clearer error: called on every op creation, so the common case is one read.
-        if self._graph.finalized:
-            self._refuse(sys._getframe(1))
+        # TF's condition, a clearer error: called on every op creation, so the common case is short.
+        if self.installed:  # once removed, a stand-in still chained by a later guard only passes on
+            if self._graph.finalized:
+                self._monitor._refuse(sys._getframe(1))
+            self._monitor._changed = True
+        if self._previous is not None:
+            self._previous()
 
 
 def _refused_change(frame: Any) -> tuple[Optional[str], str]:
@@ -428,7 +439,8 @@ class _Monitor:
         self._rss_base: Optional[tuple[int, int]] = None  # (step, bytes) after warm-up
         self._rss_last: Optional[tuple[int, int]] = None
 
-        self._interceptor = _Interceptor(graph, self._refuse)
+        self._changed = False  # set by the interception when TensorFlow is about to change the graph
+        self._interceptor = _Interceptor(graph, self)
 
     # -- per step ---------------------------------------------------------------------------------
 
@@ -443,6 +455,10 @@ class _Monitor:
 
     def _periodic(self, steps: int, now: float) -> None:
         slowdown = stop = None
+        # Backstop for the _changed flag: an op built by another thread between the flag's reset and
+        # the version read, or a graph on which the interception could not be installed.
+        if self._graph.version != self._seen_version:
+            self._on_version_change()
         with self._lock:
             if steps < self._next_check:  # another thread got here first
                 return
@@ -545,8 +561,9 @@ class _Monitor:
     # -- growth -----------------------------------------------------------------------------------
 
     def _on_version_change(self) -> None:
-        """The graph's version moved since the last guarded run: classify, record, act."""
+        """The graph may have changed since the last guarded run: classify, record, act."""
         with self._lock:
+            self._changed = False
             version = self._graph.version
             seen = self._seen_version
             if version == seen:  # another thread handled it
@@ -732,7 +749,7 @@ class _SessionGuard(_Monitor):
         self._was_finalized = False
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
-        if self._graph.version != self._seen_version:
+        if self._changed:
             self._on_version_change()
         start = _clock()
         result = self._run(fetches, feed_dict, options, run_metadata)

@@ -116,13 +116,14 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         self._mode = "finalize" if graph.finalized else "count"
         with self._lock:
             self._start_version = self._seen_version = graph.version
+            self._changed = False
         if self._saver is None and self._checkpoint_path is not None:
             savers = graph.get_collection(tf.GraphKeys.SAVERS)
             self._saver = savers[0] if savers else None
         self._active = True
 
     def before_run(self, run_context: Any) -> None:
-        if self._graph.version != self._seen_version:
+        if self._changed:
             self._on_version_change()
         # The run context is one object per run, so the start time is per thread too.
         run_context._graphguard_start = _guard._clock()
