@@ -558,11 +558,14 @@ def test_threads_count_every_step_and_report_growth_once(model):
         pass
     tf.add(x, 3.0)  # built while four threads run  # THREAD-LEAK
     coord.join(threads)
-    guarded.run(loss, {x: FEED})  # in case the threads finished before the op was built
+    for _ in range(10):  # in case the threads finished first; the 10-step version check at the latest
+        guarded.run(loss, {x: FEED})
     report = guarded.report()
-    assert report.stats.steps == 601
-    assert len(events) == 1 and report.growth[0].steps == 1 and report.growth[0].ops_per_step == 2
-    assert report.growth[0].groups[0].lines[0].lineno == _line("THREAD-LEAK")
+    assert report.stats.steps == 610
+    # Every op reported exactly once: in one event, or split over two steps when another thread ran
+    # between TensorFlow creating the Const and the AddV2.
+    assert sum(g.ops for g in report.growth) == 2 and 1 <= len(events) <= 2
+    assert {line.lineno for g in report.growth for group in g.groups for line in group.lines} == {_line("THREAD-LEAK")}
     guarded.release()
 
 

@@ -359,9 +359,11 @@ class _Monitor:
     """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
 
     Thread safety: the step counter and the version bookkeeping are updated under one
-    ``threading.Lock`` (about 0.2 us uncontended); the per-run path reads ``Graph.version``
-    without it and takes the lock again only when the version moved, so two threads never report
-    the same ops twice and no step is lost. ``deque.append`` is atomic in CPython.
+    ``threading.Lock`` (about 0.2 us uncontended). The per-run path tests ``_changed`` (set by the
+    interception whenever TensorFlow is about to change the graph) without the lock, and
+    ``_on_version_change`` re-reads ``Graph.version`` under it, so two threads never report the
+    same ops twice and no step is lost; ``_periodic`` compares the version every 10 steps as a
+    backstop. ``deque.append`` is atomic in CPython.
     """
 
     _sess: Any = None
@@ -429,7 +431,6 @@ class _Monitor:
 
         self._first_seconds: Optional[float] = None
         self._seconds: collections.deque[float] = collections.deque(maxlen=_STEP_WINDOW)
-        self._recent: collections.deque[float] = collections.deque(maxlen=_SLOW_WINDOW)
         self._baseline: Optional[tuple[float, tuple[int, int], int, Optional[int]]] = None
         self._next_ratio = slowdown_factor or 0.0
         self._slowdowns: list[Slowdown] = []
@@ -449,7 +450,6 @@ class _Monitor:
         with self._lock:
             self._steps = steps = self._steps + 1
         self._seconds.append(seconds)
-        self._recent.append(seconds)
         if steps >= self._next_check:
             self._periodic(steps, now)
 
@@ -516,7 +516,10 @@ class _Monitor:
         return RssGrowthError(message, step=step, rss_bytes=rss, rss_growth_bytes=growth, limit_bytes=self._max_rss_growth)
 
     def _check_slowdown(self, steps: int) -> Optional[Slowdown]:
-        recent = statistics.median(self._recent)
+        # The latest _SLOW_WINDOW step times, by index from the end: cheap, and safe while other
+        # threads append (a value may shift by one, which a median does not notice).
+        seconds = self._seconds
+        recent = statistics.median([seconds[i] for i in range(-min(_SLOW_WINDOW, len(seconds)), 0)])
         if self._baseline is None:
             rss = self._rss_last[1] if self._rss_last else None
             self._baseline = (recent, (steps - _SLOW_WINDOW + 1, steps), self._graph.version, rss)
@@ -754,11 +757,12 @@ class _SessionGuard(_Monitor):
         start = _clock()
         result = self._run(fetches, feed_dict, options, run_metadata)
         end = _clock()
-        # _Monitor._step_done, inlined: this is the path every step pays for.
+        # _Monitor._step_done, inlined: this is the path every step pays for. Each extra attribute,
+        # call or object touched here costs several times its micro-benchmark price next to a real
+        # Session.run, which evicts this code and data from the CPU caches.
         with self._lock:
             self._steps = steps = self._steps + 1
         self._seconds.append(end - start)
-        self._recent.append(end - start)
         if steps >= self._next_check:
             self._periodic(steps, end)
         return result
@@ -820,11 +824,13 @@ class GraphGuard:
             or from ``run`` (count mode).
         RssGrowthError: from ``run``, when ``max_rss_growth`` is exceeded.
 
-    Cost per guarded run: one ``Graph.version`` read (O(1)), two clock reads, one uncontended lock,
-    two deque appends and a comparison (about 1.5-2.5 us, see docs/runtime.md); the RSS read and the
-    slowdown median run every 10th step at most. ``guarded.run`` is bound to an inner object whose
-    class has no ``__getattr__``, so the delegation below does not slow its attribute reads. ``release()`` (also ``__exit__`` and ``close()``)
-    undoes the guard: TF's finalization check is restored and the graph is un-finalized
+    Cost per guarded run: one attribute test (the interception flags graph changes, so
+    ``Graph.version`` is read only after one and every 10th step), two clock reads, one uncontended
+    lock, one deque append and a comparison: about 1-1.5 us around a stub session, a few us next to a
+    real ``Session.run`` (see docs/runtime.md). The RSS read and the slowdown median run every 10th
+    step at most. ``guarded.run`` is bound to an inner object whose class has no ``__getattr__``, so
+    the delegation below does not slow its attribute reads. ``release()`` (also ``__exit__`` and
+    ``close()``) undoes the guard: TF's finalization check is restored and the graph is un-finalized
     (``Graph._unsafe_unfinalize``) if it was not finalized when guarding started.
     """
 
