@@ -3,7 +3,7 @@
     python bench/guard_overhead.py [--rounds 25] [--steps 200] [--runs 2000]
 
 Everything runs in one process, so both variants share the same TensorFlow, session, graph, threads
-and caches. Variants alternate step by step, in an order that flips every step, and each step is
+and caches. Variants alternate step by step, in an order that rotates every step, and each step is
 timed on its own; a round's figure per variant is the median step time, and what is printed is the
 median over the rounds (ratios and differences are taken per round, then the median). Drift and
 bursts of load from other jobs on the machine thus hit both variants alike.
@@ -63,7 +63,7 @@ def interleaved(variants: dict, rounds: int, steps: int, block: int = 1) -> tupl
     """Per round and variant: the median wall seconds per call, and the calling thread's CPU seconds per call.
 
     Within a round the variants alternate every ``block`` calls (every single step for real
-    TensorFlow runs), in an order that flips each time, and each block is timed on its own: wall time
+    TensorFlow runs), in an order that rotates each time, and each block is timed on its own: wall time
     with ``time.perf_counter`` (its median over the round's blocks ignores the blocks a burst of load
     hit hardest) and CPU time of this thread with ``time.thread_time`` (summed: the guard's own work is
     CPU work in the calling thread, and other processes do not inflate it).
@@ -77,8 +77,12 @@ def interleaved(variants: dict, rounds: int, steps: int, block: int = 1) -> tupl
         walls: list[list[float]] = [[] for _ in names]
         cpus = [0.0] * len(names)
         gc.collect()
+        n = len(names)
         for i in range(steps // block):
-            order = range(len(names)) if (i + r) % 2 == 0 else range(len(names) - 1, -1, -1)
+            # Rotate the order every step (A B C, B C A, C A B): no variant runs twice in a row, which
+            # would warm its own call path (flipping A B C, C B A does that to A and C), and each
+            # variant follows each other one equally often. Two variants simply alternate.
+            order = range(n) if n == 2 else [(k + i + r) % n for k in range(n)]
             for k in order:
                 call = calls[k]
                 c0 = cpu_clock()

@@ -207,6 +207,20 @@ def test_exit_converts_tf_error_when_interception_cannot_be_installed(model, mon
 
 
 # -- count mode ----------------------------------------------------------------------------------
+def test_count_without_interception_still_sees_growth_within_ten_steps(model, monkeypatch):
+    graph, sess, x, _, loss = model
+    monkeypatch.setattr(guard_module._Interceptor, "install", lambda self: False)
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            for step in range(30):
+                if step == 3:
+                    tf.square(x)  # UNFLAGGED-LEAK
+                guarded.run(loss, {x: FEED})
+    # No flag from the interception: the version comparison every 10 steps (after steps 1, 11, 21, ...)
+    # finds it after step 11, eight steps late, still attributed to its line.
+    assert (info.value.step, info.value.lineno, info.value.ops_added) == (11, _line("UNFLAGGED-LEAK"), 1)
+
+
 
 
 def test_count_tolerates_warmup_and_raises_after_it(model):
