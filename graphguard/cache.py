@@ -51,9 +51,17 @@ class FactsCache:
 
     def __init__(self, folder: str, settings: str) -> None:
         self.folder = folder
-        digest = hashlib.sha256(f"{__version__}\0{settings}".encode()).hexdigest()[:16]
-        self.path = os.path.join(folder, __version__, f"facts-{digest}.pickle")
+        self._settings = settings
         self._entries: dict = {}
+        self._dirty = False
+        self.select("")
+
+    def select(self, extra: str) -> None:
+        """Use the cache file for ``extra`` too (the checker passes a digest of the run's module names,
+        which decide which imports are project code); loads it."""
+        digest = hashlib.sha256(f"{__version__}\0{self._settings}\0{extra}".encode()).hexdigest()[:16]
+        self.path = os.path.join(self.folder, __version__, f"facts-{digest}.pickle")
+        self._entries = {}
         self._dirty = False
         try:
             with open(self.path, "rb") as handle:

@@ -27,6 +27,7 @@ Cost model, cheapest first:
 from __future__ import annotations
 
 import ast
+import hashlib
 import multiprocessing
 import os
 import re
@@ -84,11 +85,14 @@ def _imports_project(source: bytes, project: frozenset) -> bool:
     return False
 
 
-def read_source(source: bytes, path: str, settings: tuple, project: frozenset | None) -> FileResult:
+def read_source(source: bytes, path: str, settings: tuple, project: frozenset | None,
+                prefilter: bool = True) -> FileResult:
     """Phase 1 for one file: prefilter, parse, read facts. ``settings`` is (session names, session
-    factories); ``project`` the dotted module names of the run (None: no prefilter)."""
+    factories); ``project`` the dotted module names of the run (None: every import may be project
+    code, and no prefilter)."""
     result = FileResult(suppressions=MARKER.search(source) is not None)
-    if project is not None and not RELEVANT.search(source) and not _imports_project(source, project):
+    if (prefilter and project is not None and not RELEVANT.search(source)
+            and not _imports_project(source, project)):
         return result
     try:
         with warnings.catch_warnings():
@@ -109,7 +113,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         # 1,000; CPython's own parser accepted it, so the visitor must too.
         sys.setrecursionlimit(max(limit, 20_000))
         lines = None if source.isascii() else source.splitlines()
-        result.facts = read_module(tree, path, lines, settings[0], settings[1])
+        result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
     except RecursionError:
         result.error = f"{path}: too deeply nested to analyse"
     except Exception as error:  # a bug in graphguard: reported, the other files still checked
@@ -119,24 +123,24 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     return result
 
 
-def _read_file(path: str, settings: tuple, project: frozenset | None) -> FileResult:
+def _read_file(path: str, settings: tuple, project: frozenset | None, prefilter: bool = True) -> FileResult:
     try:
         with open(path, "rb") as handle:
             source = handle.read()
     except OSError as error:
         return FileResult(diagnostics=[("GG002", f"cannot read file: {error.strerror}", 1, 1)])
-    return read_source(source, path, settings, project)
+    return read_source(source, path, settings, project, prefilter)
 
 
 _WORKER: dict = {}
 
 
-def _worker_init(settings: tuple, project: frozenset | None) -> None:
-    _WORKER["settings"], _WORKER["project"] = settings, project
+def _worker_init(settings: tuple, project: frozenset | None, prefilter: bool) -> None:
+    _WORKER["settings"], _WORKER["project"], _WORKER["prefilter"] = settings, project, prefilter
 
 
 def _worker_read(path: str) -> FileResult:
-    return _read_file(path, _WORKER["settings"], _WORKER["project"])
+    return _read_file(path, _WORKER["settings"], _WORKER["project"], _WORKER["prefilter"])
 
 
 class Checker:
@@ -175,13 +179,15 @@ class Checker:
         finding (see the module docstring); files in ``explicit`` (named on the command line) are
         always parsed, so their syntax errors are reported."""
         report = Report(files=len(paths))
-        project = _project_names(paths) if prefilter else None
+        project = _project_names(paths)
+        if cache is not None:
+            cache.select(project_digest(project))
         results: dict[str, FileResult] = {}
         keys = {}
         todo = []
         for path in paths:
             if sources and path in sources:
-                results[path] = read_source(sources[path], path, self._settings, project)
+                results[path] = read_source(sources[path], path, self._settings, project, prefilter)
                 continue
             if cache is not None:
                 keys[path] = cache.key(path)
@@ -195,8 +201,8 @@ class Checker:
         forced = [p for p in todo if p in explicit]
         todo = [p for p in todo if p not in explicit]
         for path in forced:
-            results[path] = _read_file(path, self._settings, None)
-        for path, result in zip(todo, self._read_all(todo, project, jobs)):
+            results[path] = _read_file(path, self._settings, project, prefilter=False)
+        for path, result in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
             if cache is not None and keys.get(path) is not None and result.error is None:
                 cache.put(path, keys[path], result)
@@ -234,13 +240,13 @@ class Checker:
 
     # ------------------------------------------------------------------ phases
 
-    def _read_all(self, paths: list[str], project, jobs: int) -> list[FileResult]:
+    def _read_all(self, paths: list[str], project, jobs: int, prefilter: bool = True) -> list[FileResult]:
         if jobs <= 1 or len(paths) < 2 * jobs:
-            return [_read_file(path, self._settings, project) for path in paths]
+            return [_read_file(path, self._settings, project, prefilter) for path in paths]
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))
-        with context.Pool(jobs, initializer=_worker_init, initargs=(self._settings, project)) as pool:
+        with context.Pool(jobs, initializer=_worker_init, initargs=(self._settings, project, prefilter)) as pool:
             return pool.map(_worker_read, paths, chunksize=chunk)
 
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
@@ -281,6 +287,11 @@ class Checker:
             return []
         name = CHECKER_CODES[code][0]
         return [Diagnostic(filename, row, column, code, name, message, row, column)]
+
+
+def project_digest(project: frozenset) -> str:
+    """The cache selector for a run: which imports are project code depends on the run's modules."""
+    return hashlib.sha256("\0".join(sorted(project)).encode()).hexdigest()
 
 
 def _project_names(paths: list[str]) -> frozenset:

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from graphguard.cache import FactsCache
-from graphguard.checker import Checker
+from graphguard.checker import Checker, _project_names, project_digest
 from graphguard.discovery import find_python_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,9 @@ class _Exploit:
 
 
 def test_a_planted_cache_cannot_run_code(tmp_path):
-    cache = FactsCache(str(tmp_path / "cache"), Checker().settings_key)  # the file the CLI reads
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = FactsCache(str(tmp_path / "cache"), Checker().settings_key)  # the file the CLI reads:
+    cache.select(project_digest(_project_names(["./train.py"])))
     os.makedirs(os.path.dirname(cache.path))
     with open(cache.path, "wb") as handle:
         pickle.dump({"x": _Exploit()}, handle)
@@ -103,5 +105,7 @@ def test_a_planted_cache_cannot_run_code(tmp_path):
     result = graphguard("check", "--cache-dir", "cache", ".", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == ""
     assert not (tmp_path / "pwned").exists()
-    assert FactsCache(str(tmp_path / "cache"), Checker().settings_key).get(
-        str(tmp_path / "train.py"), FactsCache.key(str(tmp_path / "train.py"))) is not None  # rewritten
+    rewritten = FactsCache(str(tmp_path / "cache"), Checker().settings_key)
+    rewritten.select(project_digest(_project_names(["./train.py"])))
+    assert rewritten.path == cache.path
+    assert rewritten.get(str(tmp_path / "train.py"), FactsCache.key(str(tmp_path / "train.py"))) is not None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,10 @@ class GraphValue:
     loops: frozenset
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(NamedTuple):
     """A project function or class: ``module`` is the dotted module as imported (``""`` for the
-    module being read), ``name`` the qualified name inside it (``build``, ``Model.loss``)."""
+    module being read), ``name`` the qualified name inside it (``build``, ``Model.loss``).
+    A named tuple: refs are hashed and pickled by the hundred thousand, in C."""
 
     module: str
     name: str

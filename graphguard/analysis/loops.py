@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import (
@@ -59,7 +60,7 @@ _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 CALLER = -1
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False)
 class Loop:
     """A loop: a ``for``/``while`` statement or a comprehension, at ``row``/``column`` (1-based)."""
 
@@ -70,8 +71,7 @@ class Loop:
     resets_graph: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
+class Site(NamedTuple):
     """Where an expression is: 1-based rows and columns (characters), end exclusive."""
 
     row: int
@@ -80,8 +80,7 @@ class Site:
     end_column: int
 
 
-@dataclass(eq=False, slots=True)
-class Construction:
+class Construction(NamedTuple):
     """An expression that builds graph ops: ``effect`` says what, ``callee`` is how it was written
     (``tf.train.Saver``), ``loops`` are the indices of the enclosing loops (outermost first) and
     ``exempt`` the loops that do not repeat it (fresh graph or once-guard inside them)."""
@@ -93,8 +92,7 @@ class Construction:
     exempt: frozenset
 
 
-@dataclass(eq=False, slots=True)
-class ProjectCall:
+class ProjectCall(NamedTuple):
     """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
 
     ``bound`` is true when the callee's first parameter is bound implicitly (``obj.method()``,
@@ -110,24 +108,21 @@ class ProjectCall:
     session_args: tuple = ()
 
 
-@dataclass(eq=False, slots=True)
-class DeferredStep:
+class DeferredStep(NamedTuple):
     """``X.run(...)`` where ``X`` came from project function ``ref``: a step if it returns a session."""
 
     ref: Ref
     loops: tuple
 
 
-@dataclass(eq=False, slots=True)
-class DeferredOperator:
+class DeferredOperator(NamedTuple):
     """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``)."""
 
     construction: Construction
     refs: tuple
 
 
-@dataclass(eq=False, slots=True)
-class SessionOpen:
+class SessionOpen(NamedTuple):
     """A new session made in a loop (``tf.Session()``), for ``graph-not-reset-in-loop``."""
 
     site: Site
@@ -135,11 +130,14 @@ class SessionOpen:
     loops: tuple
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False)
 class FunctionFacts:
     """What one function (or the module body, ``<module>``) does, as read from its source."""
 
     name: str
+    #: Effect -> (row, subject) of the first construction outside any loop that runs on every call
+    #: (aggregated: a helper's summary needs no more, and facts stay small for workers and the cache)
+    builds: dict = field(default_factory=dict)
     params: tuple = ()  #: positional parameter names, in order
     param_steps: list = field(default_factory=list)  #: (parameter, loops) of ``param.run(...)``
     constructions: list = field(default_factory=list)
@@ -155,14 +153,14 @@ class FunctionFacts:
     returns: list = field(default_factory=list)  #: refs whose results it returns
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False)
 class ClassFacts:
     name: str
     bases: list = field(default_factory=list)  #: Refs of project base classes
     attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False)
 class ModuleFacts:
     """Everything phase 2 needs from one file. Picklable: no syntax tree inside."""
 
@@ -284,8 +282,10 @@ class ModuleReader(ast.NodeVisitor):
     """
 
     def __init__(self, path: str, source_lines: list[bytes] | None = None,
-                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset()) -> None:
+                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
+                 project: frozenset | None = None) -> None:
         self.facts = ModuleFacts(path)
+        self._project = project
         self._lines = source_lines
         self._session_names = session_names
         self._session_factories = session_factories
@@ -479,16 +479,21 @@ class ModuleReader(ast.NodeVisitor):
 
     # ------------------------------------------------------------------ imports and assignments
 
+    def _is_project(self, dotted: str) -> bool:
+        """Whether an absolute import may name a module of the checked tree (None: anything may)."""
+        return self._project is None or dotted in self._project or dotted.split(".")[0] in self._project
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             canonical = canonical_module(alias.name)
+            project = canonical is None and self._is_project(alias.name)
             if alias.asname is not None:
-                value = canonical if canonical is not None else ProjectRef(Ref(alias.name, ""))
+                value = canonical if canonical is not None else ProjectRef(Ref(alias.name, "")) if project else OTHER
                 self._frame.scope[alias.asname] = value
             else:
                 top = alias.name.split(".")[0]
-                self._frame.scope[top] = canonical_module(top) or ProjectRef(Ref(top, ""))
-            if canonical is None:
+                self._frame.scope[top] = canonical_module(top) or (ProjectRef(Ref(top, "")) if project else OTHER)
+            if project:
                 self.facts.imports_project = True
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -500,10 +505,15 @@ class ModuleReader(ast.NodeVisitor):
             target = alias.asname or alias.name
             if base is not None:
                 self._frame.scope[target] = base.attribute(alias.name)
-            else:
+            elif node.level or self._is_project(module):
                 self.facts.imports_project = True
                 # ``from pkg import module`` or ``from module import function``: phase 2 decides which.
                 self._frame.scope[target] = ProjectRef(Ref(module, alias.name))
+            else:
+                # Third-party code (numpy, os): nothing graphguard can follow. A configured session
+                # factory may still live there.
+                ref = Ref(module, alias.name)
+                self._frame.scope[target] = ProjectRef(ref) if self._session_factories and self._is_factory(ref) else OTHER
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -988,12 +998,29 @@ def _rebound_definitions(body: list) -> frozenset:
 
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
-                session_names: frozenset = frozenset(), session_factories: frozenset = frozenset()) -> ModuleFacts:
+                session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
+                project: frozenset | None = None) -> ModuleFacts:
     """Phase 1 for one parsed module: its :class:`ModuleFacts`. ``session_names`` and
     ``session_factories`` are the configuration's extra sessions (``session-names``,
-    ``session-factories``)."""
-    reader = ModuleReader(path, source_lines, session_names, session_factories)
+    ``session-factories``); ``project`` the dotted module names of the run (imports of anything
+    else are third-party code and are not followed; None: follow every import)."""
+    reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader._rebound = _rebound_definitions(tree.body)
     for statement in tree.body:
         reader.visit(statement)
+    for facts in reader.facts.functions.values():
+        kept = []
+        for construction in facts.constructions:
+            if construction.loops:
+                kept.append(construction)
+            elif CALLER not in construction.exempt:
+                facts.builds.setdefault(construction.effect, (construction.site.row, subject_of(construction)))
+        facts.constructions = kept
     return reader.facts
+
+
+def subject_of(construction: Construction) -> str:
+    """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
+    if construction.effect is Effect.OPERATOR:
+        return f"`{construction.callee}`"
+    return f"`{construction.callee}(...)`"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Ref
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.loops import CALLER, Construction, FunctionFacts, ModuleFacts, Site
+from graphguard.analysis.loops import CALLER, FunctionFacts, ModuleFacts, Site, subject_of
 
 
 @dataclass(frozen=True)
@@ -69,13 +69,6 @@ class Finding:
     via: Origin | None = None
 
 
-def _subject(construction: Construction) -> str:
-    """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
-    if construction.effect is Effect.OPERATOR:
-        return f"`{construction.callee}`"
-    return f"`{construction.callee}(...)`"
-
-
 def module_names(path: str) -> list[str]:
     """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
     parts = list(os.path.normpath(path).split(os.sep))
@@ -98,13 +91,23 @@ class Project:
             for name in module_names(module.path):
                 self._by_name.setdefault(name, []).append(module)
         self._summaries: dict[tuple[str, str], Summary] = {}
+        self._folders: dict[str, str] = {}
+        self._modules: dict[tuple[str, str], ModuleFacts | None] = {}
         self._resolved: dict[tuple[str, Ref], tuple[ModuleFacts, str] | None] = {}
         self._summarise()
 
     # ------------------------------------------------------------------ resolution
 
     def _module(self, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
-        folder = os.path.dirname(os.path.normpath(importer.path))
+        folder = self._folders.get(importer.path)
+        if folder is None:
+            folder = self._folders[importer.path] = os.path.dirname(os.path.normpath(importer.path))
+        key = (folder, dotted)
+        if key not in self._modules:
+            self._modules[key] = self._find_module(folder, importer, dotted)
+        return self._modules[key]
+
+    def _find_module(self, folder: str, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
             for _ in range(level - 1):
@@ -212,11 +215,13 @@ class Project:
                     opens_session=facts.opens_session,
                 )
                 if not facts.resets_graph:
+                    for effect, (row, subject) in facts.builds.items():
+                        summary.builds[effect] = Origin(module.path, row, subject)
                     for construction in facts.constructions:
                         if self._repeats_for_caller(module, construction):
                             summary.builds.setdefault(
                                 construction.effect,
-                                Origin(module.path, construction.site.row, _subject(construction)),
+                                Origin(module.path, construction.site.row, subject_of(construction)),
                             )
                 self._summaries[(module.path, name)] = summary
                 work.append((module, facts, summary))
@@ -355,7 +360,7 @@ class Project:
                 continue
             loop = self._session_loop(module, construction)
             if loop is not None:
-                found.append(Finding(module.path, construction.site, construction.effect, _subject(construction),
+                found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                                      loop.row, loop.column))
         for call, callee in calls:
             if id(call) in suppressed or not callee.builds:
