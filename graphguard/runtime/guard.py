@@ -29,6 +29,7 @@ objects it is given, and imports psutil lazily (RSS is ``None`` without it).
 from __future__ import annotations
 
 import collections
+import itertools
 import os
 import statistics
 import sys
@@ -358,9 +359,9 @@ OnGrowth = Union[str, Callable[[GuardReport], Any]]
 class _Monitor:
     """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
 
-    Thread safety: the step counter and the version bookkeeping are updated under one
-    ``threading.Lock`` (about 0.2 us uncontended). The per-run path tests ``_changed`` (set by the
-    interception whenever TensorFlow is about to change the graph) without the lock, and
+    Thread safety: steps are counted with an ``itertools.count`` (``next()`` is atomic in CPython);
+    the version bookkeeping is done under one ``threading.Lock``. The per-run path tests ``_changed``
+    (set by the interception whenever TensorFlow is about to change the graph) without the lock, and
     ``_on_version_change`` re-reads ``Graph.version`` under it, so two threads never report the
     same ops twice and no step is lost; ``_periodic`` compares the version every 10 steps as a
     backstop. ``deque.append`` is atomic in CPython.
@@ -417,7 +418,7 @@ class _Monitor:
         self._every = min(_CHECK_EVERY, rss_every or _CHECK_EVERY)
 
         self._lock = threading.Lock()
-        self._steps = 0
+        self._counter = itertools.count(1)  # next() hands out step numbers; see _steps
         self._next_check = 1
         self._start_version = self._seen_version = graph.version
         self._final_version: Optional[int] = None
@@ -445,10 +446,20 @@ class _Monitor:
 
     # -- per step ---------------------------------------------------------------------------------
 
+    @property
+    def _steps(self) -> int:
+        """Guarded runs completed, from every thread.
+
+        The per-run path counts with ``next(itertools.count(1))``: one C call, atomic in CPython (it
+        runs under the GIL, no Python code in between), so no step is lost without a lock on the path
+        every step pays for. The count is read back from the counter's ``repr`` (``count(N)`` means
+        N - 1 numbers were handed out), which does not consume a number.
+        """
+        return int(repr(self._counter)[6:-1]) - 1
+
     def _step_done(self, seconds: float, now: float) -> None:
         """Bookkeeping after one run (the hook's path; ``GraphGuard.run`` inlines it)."""
-        with self._lock:
-            self._steps = steps = self._steps + 1
+        steps = next(self._counter)
         self._seconds.append(seconds)
         if steps >= self._next_check:
             self._periodic(steps, now)
@@ -760,8 +771,7 @@ class _SessionGuard(_Monitor):
         # _Monitor._step_done, inlined: this is the path every step pays for. Each extra attribute,
         # call or object touched here costs several times its micro-benchmark price next to a real
         # Session.run, which evicts this code and data from the CPU caches.
-        with self._lock:
-            self._steps = steps = self._steps + 1
+        steps = next(self._counter)
         self._seconds.append(end - start)
         if steps >= self._next_check:
             self._periodic(steps, end)
@@ -825,8 +835,8 @@ class GraphGuard:
         RssGrowthError: from ``run``, when ``max_rss_growth`` is exceeded.
 
     Cost per guarded run: one attribute test (the interception flags graph changes, so
-    ``Graph.version`` is read only after one and every 10th step), two clock reads, one uncontended
-    lock, one deque append and a comparison: about 1-1.5 us around a stub session, a few us next to a
+    ``Graph.version`` is read only after one and every 10th step), two clock reads, one
+    ``next()`` on a counter, one deque append and a comparison: about 1-1.5 us around a stub session, a few us next to a
     real ``Session.run`` (see docs/runtime.md). The RSS read and the slowdown median run every 10th
     step at most. ``guarded.run`` is bound to an inner object whose class has no ``__getattr__``, so
     the delegation below does not slow its attribute reads. ``release()`` (also ``__exit__`` and
