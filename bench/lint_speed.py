@@ -9,7 +9,9 @@ In one run it measures, over the same files:
 
 * the floor: ``ast.parse`` of every file, one process;
 * graphguard cold: ``Checker.check_paths`` with no cache, ``--jobs`` processes (default: CPU count);
-* graphguard warm: the same with a cache filled by the cold run and nothing changed;
+* graphguard warm: the same with a cache filled by the cold run and nothing changed (answered from
+  the last run's findings), and again after one file's modification time changed (that file read
+  again, the others' facts from the cache, summaries and findings recomputed);
 * graphguard serial: ``--jobs 1``, and whether its findings are byte-identical to the parallel run's;
 * Fixit (``fixit lint``, its default rules), if Fixit is installed.
 
@@ -239,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", help="folders to check")
     parser.add_argument("--generate", type=int, metavar="LINES", help="generate a synthetic corpus of about LINES lines")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-fixit", action="store_true", help="skip Fixit even when it is installed")
     parser.add_argument("--keep", metavar="DIR", help="write the generated corpus here and keep it")
     args = parser.parse_args(argv)
 
@@ -257,8 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         floor = _floor(files)
         cold, cold_out, report = _run(files, args.jobs, FactsCache(os.path.join(scratch, "cache"), "bench"))
         warm, warm_out, warm_report = _run(files, args.jobs, FactsCache(os.path.join(scratch, "cache"), "bench"))
+        # One file edited: its facts are read again, every other file's come from the cache, and the
+        # summaries and findings of the whole run are recomputed.
+        edited = files[len(files) // 2]
+        stat = os.stat(edited)
+        os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        try:
+            touched, touched_out, touched_report = _run(files, args.jobs, FactsCache(os.path.join(scratch, "cache"), "bench"))
+        finally:
+            os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         serial, serial_out, _ = _run(files, 1, None)
-        fixit = _fixit(files)
+        fixit = None if args.no_fixit else _fixit(files)
         main_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
@@ -267,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"{'run':<34}{'seconds':>9}{'lines/s':>12}{'x floor':>9}")
         rows = [("ast.parse floor (1 process)", floor), (f"graphguard cold ({args.jobs} jobs, no cache)", cold),
-                (f"graphguard warm ({args.jobs} jobs, cache)", warm), ("graphguard serial (1 job, no cache)", serial)]
+                (f"graphguard warm ({args.jobs} jobs, cache)", warm),
+                ("graphguard warm, 1 file edited", touched), ("graphguard serial (1 job, no cache)", serial)]
         if fixit is not None:
             rows.append(("fixit lint (default rules)", fixit))
         for name, seconds in rows:
@@ -275,8 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"cold / floor: {cold / floor:.2f}x   warm / cold: {warm / cold:.3f}x   serial / floor: {serial / floor:.2f}x"
               + (f"   fixit / cold: {fixit / cold:.1f}x" if fixit is not None else ""))
-        print(f"warm run read {warm_report.read} of {len(files)} files from disk (the rest from the cache)")
-        print(f"parallel output byte-identical to serial: {'yes' if cold_out == serial_out == warm_out else 'NO'}")
+        print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
+        print(f"parallel output byte-identical to serial: {'yes' if cold_out == serial_out else 'NO'}; "
+              f"warm runs identical to cold: {'yes' if warm_out == touched_out == cold_out else 'NO'}")
         print(f"peak RSS: main process {main_rss / 2**20:.0f} MiB, largest worker {child_rss / 2**20:.0f} MiB")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

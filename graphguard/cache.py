@@ -2,14 +2,16 @@
 
 What is cached is what reading one file produced (its :class:`~graphguard.analysis.loops.ModuleFacts`,
 its ``GG001``/``GG002`` findings, whether it has suppression comments), keyed by the file's path,
-modification time and size. The cache file itself is keyed by graphguard's version, the TensorFlow API
+modification time and size; and the last run's findings, keyed by every file's key and the selected
+rules, so a run in which nothing changed reads one small file. The cache file itself is keyed by graphguard's version, the TensorFlow API
 data it classifies names with, and the settings that change what is read (``session-names``,
 ``session-factories``). Summaries and findings (phases 2 and 3) are recomputed from the facts on
 every run, so a changed helper module changes the findings of the modules that call it, with nothing to
 invalidate by hand.
 
 Layout (as ruff's): ``<cache-dir>/CACHEDIR.TAG`` (so backup tools skip it), ``<cache-dir>/.gitignore``
-(``*``), ``<cache-dir>/<version>/facts-<settings hash>.pickle``, written atomically (a temporary file
+(``*``), ``<cache-dir>/<version>/facts-<settings hash>.pickle`` and ``run-<settings hash>.pickle``,
+written atomically (a temporary file
 then ``os.replace``). A cache file is unpickled with an allow-list of graphguard's own classes, so a
 cache planted in a repository cannot run code.
 """
@@ -43,33 +45,36 @@ class _SafeUnpickler(pickle.Unpickler):
 
 
 class FactsCache:
-    """Per-file results of phase 1, for one combination of version and settings.
+    """Per-file results of phase 1, and the last run's findings, for one combination of version and
+    settings.
 
     ``folder`` is the cache directory; ``settings`` a string that changes when anything that affects
-    reading a file changes.
+    reading a file changes. The per-file entries are loaded lazily, on the first :meth:`get`: a run in
+    which nothing changed is answered from the small run file (:meth:`run_result`) without them.
     """
 
     def __init__(self, folder: str, settings: str) -> None:
         self.folder = folder
         self._settings = settings
-        self._entries: dict = {}
-        self._dirty = False
         self.select("")
 
     def select(self, extra: str) -> None:
-        """Use the cache file for ``extra`` too (the checker passes a digest of the run's module names,
-        which decide which imports are project code); loads it."""
+        """Use the cache files for ``extra`` too (the checker passes a digest of the run's module names,
+        which decide which imports are project code)."""
         digest = hashlib.sha256(f"{__version__}\0{self._settings}\0{extra}".encode()).hexdigest()[:16]
         self.path = os.path.join(self.folder, __version__, f"facts-{digest}.pickle")
-        self._entries = {}
+        self.run_path = os.path.join(self.folder, __version__, f"run-{digest}.pickle")
+        self._entries: dict | None = None
         self._dirty = False
+        self._run = None
+
+    @staticmethod
+    def _load(path: str):
         try:
-            with open(self.path, "rb") as handle:
-                entries = _SafeUnpickler(io.BytesIO(handle.read())).load()
-            if isinstance(entries, dict):
-                self._entries = entries
+            with open(path, "rb") as handle:
+                return _SafeUnpickler(io.BytesIO(handle.read())).load()
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
-            self._entries = {}  # no cache, or one from another version: start afresh
+            return None  # no cache, or one from another version: start afresh
 
     @staticmethod
     def key(path: str) -> tuple | None:
@@ -81,19 +86,32 @@ class FactsCache:
         return (stat.st_mtime_ns, stat.st_size)
 
     def get(self, path: str, key: tuple):
+        if self._entries is None:
+            entries = self._load(self.path)
+            self._entries = entries if isinstance(entries, dict) else {}
         entry = self._entries.get(os.path.abspath(path))
         if entry is not None and entry[0] == key:
             return entry[1]
         return None
 
     def put(self, path: str, key: tuple, value) -> None:
+        if self._entries is None:
+            self.get(path, key)
         self._entries[os.path.abspath(path)] = (key, value)
         self._dirty = True
 
+    def run_result(self, run_key: str):
+        """What the last run with exactly ``run_key`` (every file's key, the selection) reported, or None."""
+        stored = self._load(self.run_path)
+        if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == run_key:
+            return stored[1]
+        return None
+
+    def put_run_result(self, run_key: str, value) -> None:
+        self._run = (run_key, value)
+
     def save(self) -> None:
         """Write the cache atomically; a cache that cannot be written is skipped silently (it is only a cache)."""
-        if not self._dirty:
-            return
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by graphguard.\n*\n")):
@@ -101,17 +119,26 @@ class FactsCache:
                 if not os.path.exists(marker):
                     with open(marker, "w", encoding="utf-8") as handle:
                         handle.write(text)
-            handle, temporary = tempfile.mkstemp(prefix=".facts-", dir=os.path.dirname(self.path))
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    pickle.dump(self._entries, out, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(temporary, self.path)
-            except BaseException:
-                if os.path.exists(temporary):
-                    os.unlink(temporary)
-                raise
+            if self._dirty:
+                _write_atomically(self.path, self._entries)
+                self._dirty = False
+            if self._run is not None:
+                _write_atomically(self.run_path, self._run)
+                self._run = None
         except OSError:
             pass
+
+
+def _write_atomically(path: str, value) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=".graphguard-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 def clean(folder: str) -> bool:

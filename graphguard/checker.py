@@ -180,17 +180,25 @@ class Checker:
         always parsed, so their syntax errors are reported."""
         report = Report(files=len(paths))
         project = _project_names(paths)
-        if cache is not None:
-            cache.select(project_digest(project))
-        results: dict[str, FileResult] = {}
         keys = {}
+        run_key = None
+        if cache is not None and not sources:
+            cache.select(project_digest(project))
+            keys = {path: cache.key(path) for path in paths}
+            run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
+                                           sorted(explicit))).encode()).hexdigest()
+            stored = cache.run_result(run_key)
+            if stored is not None:  # nothing changed since the last run with these settings
+                report.diagnostics, report.errors, report.skipped, with_suppressions = stored
+                report.sources = {path: _read_bytes(path) for path in with_suppressions}
+                return report
+        results: dict[str, FileResult] = {}
         todo = []
         for path in paths:
             if sources and path in sources:
                 results[path] = read_source(sources[path], path, self._settings, project, prefilter)
                 continue
-            if cache is not None:
-                keys[path] = cache.key(path)
+            if cache is not None and run_key is not None:
                 hit = cache.get(path, keys[path]) if keys[path] is not None else None
                 if hit is not None:
                     results[path] = hit
@@ -204,10 +212,8 @@ class Checker:
             results[path] = _read_file(path, self._settings, project, prefilter=False)
         for path, result in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
-            if cache is not None and keys.get(path) is not None and result.error is None:
+            if run_key is not None and keys.get(path) is not None and result.error is None:
                 cache.put(path, keys[path], result)
-        if cache is not None:
-            cache.save()
 
         modules = []
         for path in paths:
@@ -224,6 +230,11 @@ class Checker:
                 report.sources[path] = sources[path] if sources and path in sources else _read_bytes(path)
         self._report(modules, report)
         report.diagnostics = _unique(report.diagnostics)
+        if run_key is not None:
+            if not report.errors:
+                cache.put_run_result(run_key, (report.diagnostics, report.errors, report.skipped,
+                                               sorted(report.sources)))
+            cache.save()
         return report
 
     def check_source(self, source: bytes, filename: str) -> list[Diagnostic]:
