@@ -10,13 +10,16 @@ Two halves with one job:
 
 __version__ = "0.1.0"
 
-__all__ = ["GraphGuard", "GraphGrowthError", "__version__"]
+_RUNTIME = ("GraphGuard", "GraphGrowthError", "GraphGuardHook", "SlowdownWarning", "GraphGrowthWarning",
+            "RssGrowthError")
+
+__all__ = [*_RUNTIME, "__version__"]
 
 
 def __getattr__(name):
     # Lazy: the runtime half imports psutil and works on TensorFlow objects; the linter must not pay for it.
-    if name in ("GraphGuard", "GraphGrowthError"):
-        from graphguard.runtime import guard
+    if name in _RUNTIME:
+        from graphguard import runtime
 
-        return getattr(guard, name)
+        return getattr(runtime, name)
     raise AttributeError(f"module 'graphguard' has no attribute {name!r}")
