@@ -230,6 +230,22 @@ def _guarded_target(test: ast.AST) -> str | None:
     return None
 
 
+def _present_target(test: ast.AST) -> str | None:
+    """What an early-return guard finds already made: ``D`` in ``key in D``, ``X`` in ``X is not None``
+    or ``if X:``, ``o.X`` in ``hasattr(o, "X")``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.In):
+            return _dotted(right)
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return _dotted(test.left)
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
+            and len(test.args) == 2 and isinstance(test.args[1], ast.Constant)):
+        owner = _dotted(test.args[0])
+        return None if owner is None else f"{owner}.{test.args[1].value}"
+    return _dotted(test)
+
+
 def _assigned_targets(body: list) -> set[str]:
     """Dotted names assigned (``X = ...``, ``X[k] = ...``, ``setattr``) anywhere in ``body``."""
     names = set()
@@ -603,8 +619,7 @@ class ModuleReader(ast.NodeVisitor):
         saved_depth, self._nested_depth = self._nested_depth, 0
         self._frames.append(frame)
         if isinstance(body, list):
-            for statement in body:
-                self.visit(statement)
+            self._visit_body(body)
         else:
             self.visit(body)
         self._frames.pop()
@@ -612,6 +627,20 @@ class ModuleReader(ast.NodeVisitor):
         for construction, names in frame.pending_param_operators:
             if names & frame.tensor_params:
                 facts.constructions.append(construction)
+
+    def _visit_body(self, body: list) -> None:
+        """A function body, watching for an early-return cache guard: ``if key in self._ops: return``
+        followed by code that fills ``self._ops`` runs once per key, like a once-guard."""
+        pushed = 0
+        for index, statement in enumerate(body):
+            self.visit(statement)
+            if (isinstance(statement, ast.If) and not statement.orelse and statement.body
+                    and isinstance(statement.body[-1], (ast.Return, ast.Raise))):
+                target = _present_target(statement.test)
+                if target is not None and target in _assigned_targets(body[index + 1:]):
+                    self._frame.exempt.append(self._exemption())
+                    pushed += 1
+        del self._frame.exempt[len(self._frame.exempt) - pushed:]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         for decorator in node.decorator_list:
