@@ -22,7 +22,6 @@ import hashlib
 import io
 import os
 import pickle
-import shutil
 import tempfile
 
 from graphguard import __version__
@@ -38,10 +37,30 @@ _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "tuple", "list", "dict"})
 
 
 class _SafeUnpickler(pickle.Unpickler):
+    """Loads only graphguard's own classes and a few container builtins: a dotted name
+    (``graphguard.checker`` + ``os.system``) or anything that is not a class defined in graphguard
+    (or one of its enum members and markers) is refused."""
+
     def find_class(self, module, name):
-        if module.startswith(_ALLOWED_MODULES) or (module == "builtins" and name in _ALLOWED_BUILTINS):
+        if "." in name or not name.isidentifier():
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a graphguard cache")
+        if module == "builtins" and name in _ALLOWED_BUILTINS:
             return super().find_class(module, name)
+        if module.startswith(_ALLOWED_MODULES):
+            found = super().find_class(module, name)
+            owner = found.__module__ if isinstance(found, type) else type(found).__module__
+            if owner.startswith("graphguard.") and (isinstance(found, type) or _is_constant(found)):
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a graphguard cache")
+
+
+def _is_constant(value) -> bool:
+    """An enum member or a marker object of graphguard's (``SESSION``), never a function."""
+    import enum
+
+    from graphguard.analysis.bindings import _Marker
+
+    return isinstance(value, (enum.Enum, _Marker))
 
 
 class FactsCache:
@@ -142,16 +161,37 @@ def _write_atomically(path: str, value) -> None:
 
 
 def clean(folder: str) -> bool:
-    """Remove the cache directory ``folder``; True if there was one. Refuses a folder that is not a
-    graphguard cache (no ``CACHEDIR.TAG`` written by graphguard)."""
+    """Remove graphguard's cache files from ``folder``: its ``CACHEDIR.TAG`` and ``.gitignore`` (when
+    graphguard wrote them) and the ``<version>/facts-*.pickle`` and ``run-*.pickle`` files, then the
+    folders left empty. Nothing else is touched, so ``--cache-dir .`` cannot cost a user a file.
+    Raises ``ValueError`` for a folder that holds no graphguard cache. True if anything was removed."""
     tag = os.path.join(folder, "CACHEDIR.TAG")
-    if not os.path.isdir(folder):
-        return False
     try:
         with open(tag, encoding="utf-8") as handle:
-            if "graphguard" not in handle.read():
+            if "created by graphguard" not in handle.read():
                 raise ValueError(f"{folder} is not a graphguard cache")
     except OSError:
         raise ValueError(f"{folder} is not a graphguard cache (no CACHEDIR.TAG)") from None
-    shutil.rmtree(folder)
+    removed = False
+    for entry in sorted(os.listdir(folder)):
+        path = os.path.join(folder, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            for name in os.listdir(path):
+                if (name.startswith(("facts-", "run-", ".graphguard-")) and name.endswith(".pickle")) or name.startswith(".graphguard-"):
+                    os.unlink(os.path.join(path, name))
+                    removed = True
+            if not os.listdir(path):
+                os.rmdir(path)
+    os.unlink(tag)
+    ignore = os.path.join(folder, ".gitignore")
+    try:
+        with open(ignore, encoding="utf-8") as handle:
+            if handle.read() == "# Created by graphguard.\n*\n":
+                os.unlink(ignore)
+    except OSError:
+        pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass  # not empty (it held other files) or the current folder: leave it
     return True

@@ -109,3 +109,29 @@ def test_a_planted_cache_cannot_run_code(tmp_path):
     rewritten.select(project_digest(_project_names(["./train.py"])))
     assert rewritten.path == cache.path
     assert rewritten.get(str(tmp_path / "train.py"), FactsCache.key(str(tmp_path / "train.py"))) is not None
+
+
+def test_dotted_global_names_are_refused():
+    # Regression: find_class("graphguard.checker", "os.system") resolved to os.system (protocol 4
+    # looks dotted names up attribute by attribute). This payload runs `true` under plain pickle.
+    import io
+
+    import pytest
+
+    from graphguard.cache import _SafeUnpickler
+
+    payload = b"\x80\x04\x8c\x12graphguard.checker\x94\x8c\tos.system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94."
+    assert pickle.loads(payload) == 0  # it is a working exploit
+    with pytest.raises(pickle.UnpicklingError):
+        _SafeUnpickler(io.BytesIO(payload)).load()
+
+
+def test_clean_with_the_project_folder_as_cache_dir_removes_only_cache_files(tmp_path):
+    # Regression: `graphguard clean --cache-dir .` deleted the project's files.
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "notes.txt").write_text("keep me\n")
+    assert graphguard("check", "--cache-dir", ".", "train.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "CACHEDIR.TAG").exists()
+    cleaned = graphguard("clean", "--cache-dir", ".", cwd=tmp_path)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "train.py"]
