@@ -198,17 +198,22 @@ def _run_check(args) -> int:
     diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
 
     if args.add_noqa:
-        added = 0
-        for filename in sorted({d.filename for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")}):
+        added, failed = 0, False
+        suppressible = [d for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")]
+        for filename in sorted({d.filename for d in suppressible}):
             try:
-                added += add_noqa(filename, [d for d in diagnostics if d.filename == filename
-                                             and d.code not in ("GG001", "GG002", "GG900")])
+                changed, skipped = add_noqa(filename, [d for d in suppressible if d.filename == filename])
             except (OSError, ValueError) as error:
-                print(f"graphguard: error: {filename}: {error}", file=sys.stderr)
-                return EXIT_ERROR
+                print(f"graphguard: error: {filename}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+                failed = True
+                continue
+            added += changed
+            for row in skipped:
+                print(f"graphguard: warning: {filename}:{row}: no safe place for a noqa comment; "
+                      "suppress it by hand", file=sys.stderr)
         if not args.quiet:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
-        return EXIT_ERROR if report.errors else EXIT_CLEAN
+        return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
     out = sys.stdout
     if args.output_file:

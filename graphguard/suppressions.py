@@ -124,52 +124,90 @@ def read_suppressions(source: bytes) -> FileSuppressions:
     return result
 
 
-def add_noqa(path: str, diagnostics: list[Diagnostic]) -> int:
-    """Append ``# noqa: CODES`` to the first line of each of ``diagnostics`` (all in ``path``), merging
-    with an existing ``# noqa: ...`` on that line. Writes atomically (a temporary file in the same
-    folder, then ``os.replace``), keeps the encoding and line endings, and refuses (raises
-    ``ValueError``) if the result would not parse. Returns the number of lines changed."""
-    with open(path, "rb") as handle:
+def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
+    """Suppress each of ``diagnostics`` (all in ``path``) with a ``# noqa: CODES`` comment.
+
+    The comment goes at the end of the finding's line (merged with an existing ``# noqa: ...``), or,
+    where that line ends inside a multi-line string or with a backslash continuation, alone on a new
+    line above it. The result must parse to the same syntax tree as before (comments only), or
+    nothing is written. Writes atomically (a temporary file, then ``os.replace``) through symlinks,
+    in place for a file with hard links, keeps the encoding and line endings, and refuses a
+    read-only file. Returns (lines changed, rows that could not be suppressed safely).
+    Raises ``ValueError`` (one line) when the file is left unchanged as a whole."""
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    if not info.st_mode & 0o222:
+        raise ValueError("the file is read-only; left unchanged")
+    with open(real, "rb") as handle:
         source = handle.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    lines = source.decode(encoding).splitlines(keepends=True)
+    text = source.decode(encoding)
+    lines = text.splitlines(keepends=True)
+    ends_inside, starts_inside = _string_rows(source)
     by_row: dict[int, set] = {}
     for d in diagnostics:
         by_row.setdefault(d.row, set()).add(d.code)
-    changed = 0
-    for row, codes in sorted(by_row.items()):
+    changed, skipped = 0, []
+    for row, codes in sorted(by_row.items(), reverse=True):  # bottom up: inserted lines shift rows below
         if row < 1 or row > len(lines):
             continue
         line = lines[row - 1]
         body = line.rstrip("\r\n")
-        ending = line[len(body):]
-        match = _NOQA.search(body)
-        if match and match["codes"] is None:
-            continue  # a bare noqa already suppresses everything
-        if match:
-            merged = sorted(_codes(match["codes"]) | codes)
-            body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+        ending = line[len(body):] or "\n"
+        if row not in ends_inside and not body.endswith("\\"):
+            match = _NOQA.search(body)
+            if match and match["codes"] is None:
+                continue  # a bare noqa already suppresses everything
+            if match:
+                merged = sorted(_codes(match["codes"]) | codes)
+                body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+            else:
+                body = body + "  # noqa: " + ", ".join(sorted(codes))
+            lines[row - 1] = body + ending
+            changed += 1
+        elif row not in starts_inside and not (row > 1 and lines[row - 2].rstrip("\r\n").endswith("\\")):
+            indent = body[: len(body) - len(body.lstrip())]
+            lines.insert(row - 1, f"{indent}# noqa: {', '.join(sorted(codes))}{ending}")
+            changed += 1
         else:
-            body = body + "  # noqa: " + ", ".join(sorted(codes))
-        lines[row - 1] = body + ending
-        changed += 1
+            skipped.append(row)
     if not changed:
-        return 0
-    text = "".join(lines)
+        return 0, sorted(skipped)
+    new_text = "".join(lines)
     try:
-        ast.parse(text)
-    except SyntaxError as error:
-        raise ValueError(f"adding noqa comments would break the file (line {error.lineno}); left unchanged") from None
-    folder = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode
-    handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=folder)
+        same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse(text))
+    except SyntaxError:
+        same = False
+    if not same:
+        raise ValueError("adding the comments would change the code; left unchanged")
+    data = new_text.encode(encoding)
+    if info.st_nlink > 1:  # keep hard links: write in place
+        with open(real, "r+b") as out:
+            out.write(data)
+            out.truncate()
+        return changed, sorted(skipped)
+    handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=os.path.dirname(real))
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(text.encode(encoding))
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, path)
+            out.write(data)
+        os.chmod(temporary, info.st_mode & 0o7777)
+        os.replace(temporary, real)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
-    return changed
+    return changed, sorted(skipped)
+
+
+def _string_rows(source: bytes) -> tuple[set, set]:
+    """(rows whose end lies inside a string literal, rows that begin inside one), from tokenize."""
+    ends_inside, starts_inside = set(), set()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                first, last = token.start[0], token.end[0]
+                ends_inside.update(range(first, last))
+                starts_inside.update(range(first + 1, last + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return ends_inside, starts_inside

@@ -102,3 +102,40 @@ def test_checker_reports_before_suppression():
     # Suppression is a reporting step: the checker itself still finds the construction.
     source = (HEADER + "    x = tf.reduce_sum(y)  # noqa\n").encode()
     assert [d.code for d in Checker().check_source(source, "t.py")] == ["GG101"]
+
+
+def test_add_noqa_never_writes_inside_a_string_or_after_a_backslash(tmp_path):
+    # Regression: the comment was appended inside a triple-quoted string that began on the finding's line.
+    path = tmp_path / "strings.py"
+    source = (
+        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(3):\n"
+        '    m = sess.run(tf.reduce_max(x)); msg = """max\n    is here"""\n'
+        "    total = 1 + \\\n        sess.run(tf.reduce_sum(x))\n"
+    )
+    path.write_text(source)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *a, str(path)],
+                                    capture_output=True, text=True, timeout=60)
+    assert run().returncode == 1
+    added = run("--add-noqa")
+    assert added.returncode == 0, added.stderr
+    text = path.read_text()
+    assert '    # noqa: GG101\n    m = sess.run(tf.reduce_max(x)); msg = """max\n    is here"""\n' in text
+    assert 'msg = """max\n' in text  # the string's value is unchanged
+    assert run().returncode == 0
+
+
+def test_add_noqa_refuses_a_read_only_file_and_keeps_symlinks(tmp_path):
+    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(3):\n    sess.run(tf.argmax(y, 1))\n"
+    locked = tmp_path / "locked.py"
+    locked.write_text(body)
+    locked.chmod(0o444)
+    target = tmp_path / "real.py"
+    target.write_text(body)
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--add-noqa",
+                             str(locked), str(link)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "locked.py: the file is read-only; left unchanged" in result.stderr
+    assert locked.read_text() == body
+    assert link.is_symlink() and "# noqa: GG101" in target.read_text()
