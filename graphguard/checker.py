@@ -99,13 +99,15 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
             warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
             tree = ast.parse(source, filename=path)
     except SyntaxError as error:
-        result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", error.lineno or 1, error.offset or 1))
+        result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
+                                   max(1, error.offset or 1)))
         return result
     except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
         result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
         return result
     except (RecursionError, MemoryError):
-        result.error = f"{path}: too deeply nested to parse"
+        # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.
+        result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
         return result
     limit = sys.getrecursionlimit()
     try:

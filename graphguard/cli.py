@@ -83,6 +83,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     check.add_argument("--statistics", action="store_true", help="print counts per code instead of findings")
     check.add_argument("--show-files", action="store_true", help="list the files that would be checked, and stop")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude and .gitignore to files named on the command line too (pre-commit)")
     check.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
     check.add_argument("--add-noqa", action="store_true",
                        help="add '# noqa: CODE' comments to every current finding (a clean baseline)")
@@ -119,6 +121,8 @@ def _selection(args, config) -> set[str]:
         selected = default
     selected |= _expand(config.extend_select, known, "extend-select")
     selected |= _expand(args.extend_select, known, "--extend-select")
+    # A file that cannot be read or parsed is always said (as ruff does), unless ignored by name.
+    selected |= {"GG001", "GG002"}
     selected -= _expand(config.ignore, known, "ignore")
     selected -= _expand(args.ignore, known, "--ignore")
     return selected
@@ -141,7 +145,8 @@ def _run_check(args) -> int:
     try:
         config_path = args.config if args.config else find_config(start)
         if args.config and not os.path.isfile(args.config):
-            raise UsageError(f"--config: {args.config}: no such file")
+            what = "is a folder, not a file" if os.path.isdir(args.config) else "no such file"
+            raise UsageError(f"--config: {args.config}: {what}")
         config = load_config(config_path, _known_codes())
     except ConfigError as error:
         raise UsageError(str(error)) from None
@@ -155,7 +160,7 @@ def _run_check(args) -> int:
         sources = {name: sys.stdin.buffer.read()}
     else:
         try:
-            files = find_python_files(paths, config)
+            files = find_python_files(paths, config, force_exclude=args.force_exclude)
         except FileNotFoundError as missing:
             raise UsageError(f"{missing.args[0]}: no such file or directory") from None
     if args.show_files:
@@ -171,7 +176,7 @@ def _run_check(args) -> int:
         from graphguard.cache import FactsCache
 
         cache = FactsCache(args.cache_dir or _default_cache_dir(config), checker.settings_key)
-    jobs = args.jobs or os.cpu_count() or 1
+    jobs = min(args.jobs or os.cpu_count() or 1, 4 * (os.cpu_count() or 1))  # more processes than that only cost
     explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
     report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit)
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
@@ -222,17 +227,14 @@ def _run_check(args) -> int:
         except OSError as error:
             raise UsageError(f"-o: {args.output_file}: {error.strerror}") from None
     try:
-        if args.statistics:
-            counts: dict[tuple[str, str], int] = {}
-            for d in diagnostics:
-                counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
-            for (code, name), count in sorted(counts.items()):
-                out.write(f"{count:>6}  {code}  {name}\n")
-        else:
-            WRITERS[output_format](diagnostics, out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+        _write(args, output_format, diagnostics, out)
+    except BrokenPipeError:
+        # `graphguard check | head`: stop quietly, but keep the exit status honest (pipefail).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+    except OSError as error:
+        raise UsageError(f"cannot write the findings: {error.strerror or error}") from None
 
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
@@ -247,6 +249,25 @@ def _run_check(args) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _write(args, output_format: str, diagnostics: list, out) -> None:
+    """Write the findings (or their counts with ``--statistics``) to ``out``, then flush and close it."""
+    from graphguard.reporters import WRITERS
+
+    try:
+        if args.statistics:
+            counts: dict[tuple[str, str], int] = {}
+            for d in diagnostics:
+                counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
+            for (code, name), count in sorted(counts.items()):
+                out.write(f"{count:>6}  {code}  {name}\n")
+        else:
+            WRITERS[output_format](diagnostics, out)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
 
 def _default_cache_dir(config) -> str:

@@ -128,6 +128,8 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
     """Read ``[tool.graphguard]`` from ``path`` (None: defaults). Raises :class:`ConfigError`."""
     if path is None:
         return Config()
+    if os.path.isdir(path):
+        raise ConfigError(f"{path}: is a folder, not a pyproject.toml")
     where = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
     try:
         with open(path, "rb") as handle:
@@ -136,6 +138,8 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         raise ConfigError(f"{where}: cannot read configuration: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: invalid TOML: not UTF-8 text") from None
     table = data.get("tool", {}).get("graphguard", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.graphguard] must be a table")

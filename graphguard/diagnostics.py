@@ -25,6 +25,7 @@ class Diagnostic:
     loop_column: int | None = None
 
     @property
-    def url(self) -> str:
-        """Where the rule's documentation page lives, relative to the repository root."""
-        return f"docs/rules/{self.code}.md"
+    def url(self) -> str | None:
+        """Where the rule's documentation page lives, relative to the repository root (None for the
+        checker's own codes, which have no page)."""
+        return None if self.code in ("GG001", "GG002", "GG900") else f"docs/rules/{self.code}.md"

@@ -29,14 +29,15 @@ def _walk(root: str, config: Config):
         stack.extend(reversed(subdirs))
 
 
-def find_python_files(paths: list[str], config: Config | None = None) -> list[str]:
+def find_python_files(paths: list[str], config: Config | None = None, force_exclude: bool = False) -> list[str]:
     """Python files under ``paths``, sorted and without duplicates.
 
     A path that is a file is always included, whatever its name (as ruff does for explicit paths);
     folders are searched recursively, skipping what ``config`` excludes (by default version control,
     caches, build output, ``node_modules``, ``*.egg-info``), any folder holding a ``pyvenv.cfg``, and,
     with ``respect-gitignore`` (the default), files git ignores. Raises ``FileNotFoundError`` naming
-    the first path that does not exist.
+    the first path that does not exist. With ``force_exclude`` (what the pre-commit hook passes),
+    files named explicitly are excluded by the same rules.
     """
     config = config or Config()
     explicit: dict[str, None] = {}
@@ -49,6 +50,10 @@ def find_python_files(paths: list[str], config: Config | None = None) -> list[st
             explicit[os.path.normpath(path)] = None
         else:
             raise FileNotFoundError(path)
+    if force_exclude:
+        explicit = {p: None for p in explicit if not config.is_excluded(p)}
+        walked.update(explicit)
+        explicit = {}
     if config.respect_gitignore and walked:
         for ignored in gitignored(list(walked)):
             walked.pop(ignored, None)

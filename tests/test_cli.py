@@ -156,3 +156,27 @@ def test_check_never_imports_tensorflow(tree):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_syntax_errors_are_reported_whatever_is_selected(tree):
+    # Regression: `--select GG101` (or select = ["GG1"]) let unparsable files pass silently.
+    (tree / "py2.py").write_text("import tensorflow as tf\nprint 'x'\n")
+    result = graphguard("check", "--select", "GG101", str(tree / "py2.py"))
+    assert result.returncode == 1 and " GG001 syntax-error" in result.stdout
+    assert graphguard("check", "--ignore", "GG001", str(tree / "py2.py")).returncode == 0
+
+
+def test_write_errors_are_one_line_and_exit_2(tree):
+    result = graphguard("check", "-o", "/dev/full", str(tree / "leaky.py"))
+    assert (result.returncode, result.stderr.splitlines()[0]) == (
+        2, "graphguard: error: cannot write the findings: No space left on device")
+
+
+def test_force_exclude_applies_to_named_files(tree):
+    (tree / "vendor").mkdir()
+    (tree / "vendor" / "dep.py").write_text(LEAKY)
+    (tree / "pyproject.toml").write_text('[tool.graphguard]\nextend-exclude = ["vendor"]\n')
+    named = str(tree / "vendor" / "dep.py")
+    assert graphguard("check", named, cwd=tree).returncode == 1
+    forced = graphguard("check", "--force-exclude", named, cwd=tree)
+    assert (forced.returncode, forced.stdout) == (0, "")

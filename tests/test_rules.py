@@ -233,3 +233,20 @@ for t in batches:
     sess.run(total)
 """
     assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG106", 5)]
+
+
+def test_internal_tensorflow_modules_other_than_ops_build_nothing():
+    # Regression: `from tensorflow.python.platform import tf_logging as logging` made logging.info an op.
+    source = b"""\
+import tensorflow as tf
+from tensorflow.python.platform import tf_logging as logging
+from tensorflow.python.lib.io import file_io
+from tensorflow.python.ops import math_ops
+sess = tf.Session()
+for step in range(3):
+    sess.run(train_op)
+    logging.info("step %d", step)
+    file_io.delete_recursively("tmp")
+    sess.run(math_ops.reduce_sum(x))
+"""
+    assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG101", 10)]

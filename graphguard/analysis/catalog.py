@@ -396,6 +396,10 @@ def _layout_effect(name: str) -> Effect:
     A ``tf.contrib.*`` function was usually promoted into core TensorFlow under the same name
     (``tf.contrib.framework.get_global_step`` became ``tf.train.get_global_step``): when the core
     name is in the generated data, its effect is used."""
+    if name.startswith("tf.python."):
+        # TensorFlow's internal modules: only tensorflow.python.ops (and its gen_*_ops) builds ops;
+        # platform, framework, lib.io, eager... are host-side (tf_logging.info, file_io, dtypes).
+        return Effect.OP if name.startswith("tf.python.ops.") and not name.rsplit(".", 1)[-1][:1].isupper() else Effect.NONE
     if name.startswith("tf.contrib."):
         last = name.rsplit(".", 1)[-1]
         api = tf_api.load()
