@@ -478,11 +478,19 @@ def same_rule(first: Effect, second: Effect) -> bool:
 _RULE_GROUPS = {Effect.ITERATOR: Effect.DATASET, Effect.FILE_WRITER: Effect.SUMMARY}
 
 
+#: Modules whose classes make layers or models: calling the object (``Dense(10)(x)``) builds ops.
+_LAYER_MODULES = ("tf.keras.layers.", "tf.layers.", "tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.",
+                  "tf.keras.applications.", "tf.contrib.rnn.", "tf.nn.rnn_cell.")
+
+
 def result_kind(name: str, effect: Effect) -> str:
     """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``,
     ``"sequence"`` for ``tf.gradients``)."""
     if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:
         return "sequence"
+    last = name.rsplit(".", 1)[-1]
+    if last[:1].isupper() and name.startswith(_LAYER_MODULES):
+        return "layer"  # calling a layer or model object builds its ops
     generated = tf_api.load().returns(name)
     if generated is not None:
         return generated

@@ -921,6 +921,11 @@ class ModuleReader(ast.NodeVisitor):
                 self._note_tensor_params(node)
         elif func_value is STEP_CALLABLE:
             self._mark_step()
+        elif isinstance(func_value, TFObject) and func_value.kind == "layer":
+            effect = Effect.OP  # ``layer(x)``, ``tf.keras.layers.Dense(2)(x)``: the layer's ops
+            self._note_tensor_params(node)
+        elif isinstance(func_value, Instance):
+            self._project_call(func_value.cls.member("__call__"), node, callee, bound=True)  # ``head(x)``
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
             bound = _is_class(func_value)
