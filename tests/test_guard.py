@@ -213,12 +213,14 @@ def test_count_without_interception_still_sees_growth_within_ten_steps(model, mo
     with pytest.raises(GraphGrowthError) as info:
         with GraphGuard(sess, mode="count") as guarded:
             for step in range(30):
-                if step == 3:
+                if step in (3, 15):
                     tf.square(x)  # UNFLAGGED-LEAK
                 guarded.run(loss, {x: FEED})
     # No flag from the interception: the version comparison every 10 steps (after steps 1, 11, 21, ...)
-    # finds it after step 11, eight steps late, still attributed to its line.
-    assert (info.value.step, info.value.lineno, info.value.ops_added) == (11, _line("UNFLAGGED-LEAK"), 1)
+    # finds the first op after step 11 (a one-off so far) and the second after step 21, where the
+    # growth is sustained (2 steps), still attributed to its line.
+    assert (info.value.step, info.value.lineno, info.value.ops_added) == (21, _line("UNFLAGGED-LEAK"), 1)
+    assert [e.first_step for e in info.value.earlier] == [11]
 
 
 
@@ -226,7 +228,7 @@ def test_count_without_interception_still_sees_growth_within_ten_steps(model, mo
 def test_count_tolerates_warmup_and_raises_after_it(model):
     graph, sess, x, _, loss = model
     with pytest.raises(GraphGrowthError) as info:
-        with GraphGuard(sess, mode="count") as guarded:
+        with GraphGuard(sess, mode="count", min_growth_steps=1) as guarded:
             assert not graph.finalized
             for step in range(4):
                 if step == 0:
@@ -260,7 +262,7 @@ def test_lazy_ops_within_warmup_are_tolerated(model):
 def test_max_new_ops_per_step_tolerates_small_steps(model):
     graph, sess, x, _, loss = model
     with pytest.raises(GraphGrowthError) as info:
-        with GraphGuard(sess, mode="count", max_new_ops_per_step=2) as guarded:
+        with GraphGuard(sess, mode="count", max_new_ops_per_step=2, min_growth_steps=1) as guarded:
             guarded.run(loss, {x: FEED})
             tf.add(x, 1.0)  # +2 ops: tolerated
             guarded.run(loss, {x: FEED})
@@ -278,7 +280,11 @@ def test_count_attributes_ops_to_helper_module_line(model):
             guarded.run(helper.mean_of(x), {x: FEED})
     helper_path = Path(helper.__file__).resolve()
     err = info.value
-    assert (err.filename, err.lineno, err.step) == (str(helper_path), _line("HELPER-LEAK", helper_path), 2)
+    # Ops added at step 2 are a one-off until step 3 adds them again: sustained growth, both named.
+    assert (err.filename, err.lineno, err.step) == (str(helper_path), _line("HELPER-LEAK", helper_path), 3)
+    assert [e.first_step for e in err.earlier] == [2]
+    (pattern,) = err.report.growth
+    assert (pattern.first_step, pattern.last_step, pattern.steps) == (2, 3, 2)
     assert "return tf.reduce_mean(x)" in str(err)
     (group,) = err.growth.groups
     assert group.op_types == (("Const", 1), ("Mean", 1))
@@ -347,14 +353,77 @@ def test_count_warn_keeps_running_and_stats_measure_the_leak(model):
     assert str(pattern) == f"+2 ops/step since step 0 (6 steps to step 5): Const, AddV2 at {_at('WARN-LEAK')} (tf.add)"
 
 
+def test_count_tolerates_ops_built_once_after_the_loop(model, tmp_path):
+    """The MNIST tutorial shape: train, then build an evaluation op and a Saver once, run each once."""
+    graph, sess, x, w, loss = model
+    with GraphGuard(sess, mode="count") as guarded:  # raises by default
+        for _ in range(20):
+            guarded.run(loss, {x: FEED})
+        accuracy = tf.reduce_mean(tf.cast(tf.equal(x, 2.0), tf.float32))  # AFTER-LOOP-EVAL
+        assert guarded.run(accuracy, {x: FEED}) == pytest.approx(np.mean(np.equal(FEED, 2.0)))
+        saver = tf.train.Saver([w])  # AFTER-LOOP-SAVER
+        saver.save(sess, str(tmp_path / "model.ckpt"))
+    report = guarded.report()
+    assert not report.grew and report.growth == () and report.stopped is None
+    (one_off,) = report.one_off  # the Saver's ops were built after the last guarded run
+    assert one_off.first_step == 20 and one_off.steps == 1
+    assert {line.lineno for g in one_off.groups for line in g.lines} == {_line("AFTER-LOOP-EVAL")}
+    text = str(report)
+    assert "no sustained graph growth after warm-up" in text
+    assert f"one-off (tolerated: its lines added ops on fewer than min_growth_steps=2 steps): +{one_off.ops_per_step} ops at step 20" in text
+    assert (tmp_path / "model.ckpt.index").is_file()
+
+
+def test_count_growth_on_two_steps_raises_naming_both_lines(model):
+    graph, sess, x, _, loss = model
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            for step in range(10):
+                if step == 2:
+                    tf.negative(x)  # ONE-OFF
+                if step >= 5:  # a loop body that leaks on two lines, from step 5 on
+                    tf.reduce_max(x)  # FIRST-LINE
+                    tf.square(x)  # SECOND-LINE
+                guarded.run(loss, {x: FEED})
+    err = info.value
+    # Step 5's ops are held as a one-off; step 6 adds them again: sustained, raised at step 6.
+    assert (err.step, err.lineno, err.op_type, err.ops_added) == (6, _line("FIRST-LINE"), "Const", 3)
+    assert [e.first_step for e in err.earlier] == [5]
+    message = str(err)
+    first = f"Const, Max at {_at('FIRST-LINE')} (tf.reduce_max); Square at {_at('SECOND-LINE')} (tf.square)"
+    assert message.splitlines()[0] == f"+3 ops at step 6: {first}"
+    assert f"+3 ops at step 5: {first}" in message  # the held event is named too
+    assert "tf.reduce_max(x)  # FIRST-LINE" in message and "tf.square(x)  # SECOND-LINE" in message
+    report = err.report
+    (growth,) = report.growth
+    assert report.grew and (growth.first_step, growth.last_step, growth.steps, growth.ops) == (5, 6, 2, 6)
+    (one_off,) = report.one_off  # the unrelated single burst stays a tolerated one-off
+    assert one_off.first_step == 2 and one_off.groups[0].lines[0].lineno == _line("ONE-OFF")
+    assert report.stopped == "GraphGrowthError at step 6" and guarded.stats.steps == 6
+
+
+def test_min_growth_steps_option(model):
+    graph, sess, x, _, loss = model
+    with GraphGuard(sess, mode="count", min_growth_steps=3) as guarded:
+        for step in range(6):
+            if step in (2, 4):
+                tf.square(x)
+            guarded.run(loss, {x: FEED})
+    report = guarded.report()
+    assert not report.grew and [e.first_step for e in report.one_off] == [2, 4]
+
+
 def test_count_callable_gets_every_event_and_the_run_goes_on(model):
     graph, sess, x, _, loss = model
     reports = []
     with GraphGuard(sess, mode="count", on_growth=reports.append) as guarded:
         for step in range(5):
             guarded.run(tf.square(x) if step else loss, {x: FEED})  # CALLABLE-LEAK
-    assert len(reports) == 4 and guarded.stats.steps == 5
-    assert [r.growth[0].steps for r in reports] == [1, 2, 3, 4]
+    # The first event (step 1) is held as a one-off; from step 2 on the growth is sustained and the
+    # callable gets every event, the held one included in the pattern.
+    assert len(reports) == 3 and guarded.stats.steps == 5
+    assert [r.growth[0].steps for r in reports] == [2, 3, 4]
+    assert reports[0].growth[0].first_step == 1 and reports[0].one_off == ()
     assert reports[-1].growth[0].groups[0].lines[0].lineno == _line("CALLABLE-LEAK")
     assert all(r.stopped is None for r in reports)
 
@@ -363,7 +432,7 @@ def test_large_burst_is_sampled_per_op_type(model, monkeypatch):
     graph, sess, x, _, loss = model
     monkeypatch.setattr(attribution, "EXACT_OPS", 10)
     with pytest.raises(GraphGrowthError) as info:
-        with GraphGuard(sess, mode="count") as guarded:
+        with GraphGuard(sess, mode="count", min_growth_steps=1) as guarded:
             guarded.run(loss, {x: FEED})
             consts = [tf.constant(float(i)) for i in range(30)]  # BURST
             guarded.run(loss, {x: FEED})
@@ -389,7 +458,7 @@ def test_checkpoint_saved_before_raising(model, tmp_path, mode):
     with pytest.raises(GraphGrowthError) as info:
         with GraphGuard(sess, mode, saver=saver, checkpoint_path=prefix) as guarded:
             for step in range(5):
-                if step == 3:
+                if step == 3 or (mode == "count" and step == 2):  # count mode: growth on 2 steps is sustained
                     tf.square(x)
                 guarded.run(increment)
     err = info.value
@@ -406,7 +475,7 @@ def test_checkpoint_failure_is_reported_and_the_error_still_raised(model, tmp_pa
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(GraphGrowthError) as info:
-        with GraphGuard(sess, "count", saver=saver, checkpoint_path=str(blocker / "ckpt")) as guarded:
+        with GraphGuard(sess, "count", min_growth_steps=1, saver=saver, checkpoint_path=str(blocker / "ckpt")) as guarded:
             guarded.run(loss, {x: FEED})
             tf.square(x)
             guarded.run(loss, {x: FEED})
@@ -556,7 +625,10 @@ def test_threads_count_every_step_and_report_growth_once(model):
     graph, sess, x, _, loss = model
     events = []
     # Four threads share two cores: step times rise with contention, a real slowdown but not this test.
-    guarded = GraphGuard(sess, mode="count", on_growth=events.append, rss_every=None, slowdown_factor=None)
+    # min_growth_steps=1: every event is acted on, so the callable shows each op reported once.
+    guarded = GraphGuard(
+        sess, mode="count", min_growth_steps=1, on_growth=events.append, rss_every=None, slowdown_factor=None
+    )
     coord = tf.train.Coordinator()
     barrier = threading.Barrier(5)
 
@@ -605,11 +677,12 @@ def test_loopback_server_target(server, mode):
             with pytest.raises(GraphGrowthError) as info:
                 with GraphGuard(sess, mode) as guarded:
                     for step in range(4):
-                        if step == 2:
+                        if step == 2 or (mode == "count" and step == 3):  # count mode: sustained growth
                             tf.negative(x)  # SERVER-LEAK
                         assert guarded.run(loss, {x: FEED}) == pytest.approx(6.0)
-    assert (info.value.lineno, info.value.step) == (_line("SERVER-LEAK"), 2)
-    assert guarded.stats.steps == 2
+    stop = 2 if mode == "finalize" else 3
+    assert (info.value.lineno, info.value.step) == (_line("SERVER-LEAK"), stop)
+    assert guarded.stats.steps == stop
 
 
 # -- surface -------------------------------------------------------------------------------------
@@ -647,6 +720,7 @@ def test_rss_is_none_without_psutil(model, monkeypatch):
         {"on_growth": "ignore"},
         {"mode": "count", "warmup_steps": -1},
         {"mode": "count", "max_new_ops_per_step": -1},
+        {"mode": "count", "min_growth_steps": 0},
         {"slowdown_factor": 1.0},
         {"rss_every": 0},
         {"max_rss_growth": 0},

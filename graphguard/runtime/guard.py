@@ -12,8 +12,11 @@ the process keeps growing.
   add an op raises :class:`GraphGrowthError` at the line that tried, before any step pays for it.
 * ``mode="count"`` leaves the graph editable and compares ``Graph.version`` (the number of ops, O(1))
   before every guarded run. Ops added after ``warmup_steps`` runs are a growth event, grouped by op
-  type and by the user line that created them (``Operation.traceback``); ``on_growth`` decides
-  whether to raise, warn, or call your function with the report.
+  type and by the user line that created them (``Operation.traceback``). Growth must be sustained:
+  only when a creating line added ops on ``min_growth_steps`` (default 2) distinct steps after warm-up does
+  ``on_growth`` raise, warn, or call your function with the report; a single burst (evaluation ops
+  built once after the training loop, a Saver made once at the end) is kept in the report as a
+  one-off and tolerated.
 
 Both modes time every run (a sustained rise is a :class:`SlowdownWarning`), sample the process RSS
 every few steps (psutil; ``max_rss_growth`` raises :class:`RssGrowthError`), and can save a checkpoint
@@ -116,6 +119,8 @@ class GraphGrowthError(RuntimeError):
             ``None`` in finalize mode, where the op was refused and nothing was added.
         growth: the :class:`~graphguard.runtime.report.Growth` of this event (``None`` if raised
             by the ``with``-block fallback).
+        earlier: count mode: the earlier growth events held as one-offs until this one made the
+            growth sustained (``min_growth_steps``), oldest first; their lines are in the message.
         report: the guard's full :class:`~graphguard.runtime.report.GuardReport` when it stopped.
         checkpoint: path prefix of the checkpoint saved before raising (``saver=`` and
             ``checkpoint_path=``), or ``None``.
@@ -134,6 +139,7 @@ class GraphGrowthError(RuntimeError):
         step: int = 0,
         ops_added: Optional[int] = None,
         growth: Optional[Growth] = None,
+        earlier: tuple[Growth, ...] = (),
     ) -> None:
         super().__init__(message)
         self.op_type = op_type
@@ -142,6 +148,7 @@ class GraphGrowthError(RuntimeError):
         self.step = step
         self.ops_added = ops_added
         self.growth = growth
+        self.earlier = earlier
         self.report: Optional[GuardReport] = None
         self.checkpoint: Optional[str] = None
 
@@ -383,6 +390,7 @@ class _Monitor:
         max_rss_growth: Optional[int],
         saver: Any,
         checkpoint_path: Optional[str],
+        min_growth_steps: int = 2,
     ) -> None:
         if mode not in ("finalize", "count"):
             raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
@@ -392,6 +400,8 @@ class _Monitor:
             raise ValueError(f"warmup_steps must be an int >= 0, not {warmup_steps!r}")
         if not isinstance(max_new_ops_per_step, int) or max_new_ops_per_step < 0:
             raise ValueError(f"max_new_ops_per_step must be an int >= 0, not {max_new_ops_per_step!r}")
+        if not isinstance(min_growth_steps, int) or isinstance(min_growth_steps, bool) or min_growth_steps < 1:
+            raise ValueError(f"min_growth_steps must be an int >= 1, not {min_growth_steps!r}")
         if slowdown_factor is not None and not slowdown_factor > 1:
             raise ValueError(f"slowdown_factor must be > 1 (or None to turn it off), not {slowdown_factor!r}")
         if rss_every is not None and (not isinstance(rss_every, int) or rss_every < 1):
@@ -409,6 +419,7 @@ class _Monitor:
         self._warmup_steps = warmup_steps
         self._warm = max(1, warmup_steps)  # step-time and RSS baselines start after this many runs
         self._max_new = max_new_ops_per_step
+        self._min_growth_steps = min_growth_steps
         self._on_growth = on_growth
         self._slowdown_factor = slowdown_factor
         self._rss_every = rss_every
@@ -426,6 +437,11 @@ class _Monitor:
         self._tolerated_ops = 0
         self._patterns: dict[tuple, _Pattern] = {}
         self._other_growth_ops = 0
+        # Count mode: growth events held as one-offs until growth is seen on min_growth_steps steps.
+        self._one_offs: list[Growth] = []
+        self._one_off_ops = 0
+        # Per creating line (filename, lineno): [distinct growth steps after warm-up, last such step].
+        self._line_steps: dict[tuple[Optional[str], Optional[int]], list] = {}
         self._warned: set[tuple[Optional[str], Optional[int]]] = set()
         self._stopped: Optional[str] = None
         self._checkpoint: Optional[str] = None
@@ -519,7 +535,7 @@ class _Monitor:
             f"killer ends the process.\n"
             + (
                 f"The graph grew by {added} ops since guarding started: see the growth lines in the report.\n{_FIX}"
-                if added > self._warmup_ops + self._tolerated_ops
+                if added > self._warmup_ops + self._tolerated_ops + self._one_off_ops
                 else "The graph did not grow: the memory is held elsewhere (Python objects kept per step, "
                 "data loaded per step, fetched arrays appended to a list)."
             )
@@ -596,11 +612,41 @@ class _Monitor:
                 ops = self._graph.get_operations()
             new_ops = ops[seen:version] if len(ops) >= version else ops[-added:]
             groups = growth_groups(new_ops)
+            lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
+            sustained = False
+            for key in lines:
+                seen_steps = self._line_steps.setdefault(key, [0, None])
+                if seen_steps[1] != steps:
+                    seen_steps[0] += 1
+                    seen_steps[1] = steps
+                sustained = sustained or seen_steps[0] >= self._min_growth_steps
+            if not sustained:
+                # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
+                # loop. Kept for the report; it becomes growth if growth comes again at a later step.
+                if len(self._one_offs) < _MAX_PATTERNS:
+                    self._one_offs.append(Growth(steps, steps, 1, added, groups, None))
+                self._one_off_ops += added
+                return
+            # Held events from the same lines are part of this growth now; others stay one-offs.
+            earlier = tuple(
+                e for e in self._one_offs if any((l.filename, l.lineno) in lines for g in e.groups for l in g.lines)
+            )
+            for event in earlier:
+                self._record(event.first_step, event.ops_per_step, event.groups, None)
+                self._one_off_ops -= event.ops_per_step
+            self._one_offs = [e for e in self._one_offs if e not in earlier]
             growth = self._record(steps, added, groups, None)
-        message = f"{growth}\n{growth.source_lines()}\n{_WHY}\n{_FIX}"
+        message = f"{growth}\n{growth.source_lines()}\n"
+        if earlier:
+            message += (
+                f"Growth also at earlier step{'s' if len(earlier) > 1 else ''} (held as a one-off until growth "
+                f"came again; min_growth_steps={self._min_growth_steps}):\n"
+                + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
+            )
+        message += f"{_WHY}\n{_FIX}"
         on_growth = self._on_growth
         if on_growth == "warn":
-            lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
+            lines = {(line.filename, line.lineno) for e in earlier + (growth,) for g in e.groups for line in g.lines}
             if not lines <= self._warned:
                 self._warned |= lines
                 _warn_at(message, GraphGrowthWarning, *first_location(groups))
@@ -618,6 +664,7 @@ class _Monitor:
                 step=steps,
                 ops_added=added,
                 growth=growth,
+                earlier=earlier,
             )
         )
 
@@ -734,6 +781,8 @@ class _Monitor:
                 growth=growth,
                 warmup_ops=self._warmup_ops,
                 tolerated_ops=self._tolerated_ops,
+                one_off=tuple(self._one_offs) if self._mode == "count" else (),
+                min_growth_steps=self._min_growth_steps if self._mode == "count" else 1,
                 slowdowns=tuple(self._slowdowns),
                 stopped=self._stopped,
                 checkpoint=self._checkpoint,
@@ -806,6 +855,13 @@ class GraphGuard:
             first use). Both modes take the step-time and RSS baselines after them (after at least 1).
         max_new_ops_per_step: ops (default 0). Count mode: a step that adds at most this many ops
             after warm-up is tolerated (counted in ``report().tolerated_ops``), more is growth.
+        min_growth_steps: steps (default 2). Count mode: growth must be sustained. Ops added after
+            warm-up count as growth (``on_growth`` acts, ``report().grew``) only once a user line
+            that creates them (file:line) added ops on at least this many distinct steps, as a line
+            inside the loop does on every iteration; until then each event is a one-off, kept in
+            ``report().one_off`` and tolerated (ops built once after the training loop, a Saver made
+            once at the end). When growth is confirmed, the error or warning names the lines of the
+            earlier events too. ``1`` acts on the first event. Finalize mode refuses any op anyway.
         on_growth: what to do at a growth event. ``"raise"`` (default): save a checkpoint if
             configured, then raise :class:`GraphGrowthError` with the report. ``"warn"`` (count mode):
             a :class:`GraphGrowthWarning` at the creating line, once per line, and keep running.
@@ -851,6 +907,7 @@ class GraphGuard:
         *,
         warmup_steps: int = 1,
         max_new_ops_per_step: int = 0,
+        min_growth_steps: int = 2,
         on_growth: OnGrowth = "raise",
         slowdown_factor: Optional[float] = 3.0,
         rss_every: Optional[int] = 10,
@@ -867,6 +924,7 @@ class GraphGuard:
             mode=mode,
             warmup_steps=warmup_steps,
             max_new_ops_per_step=max_new_ops_per_step,
+            min_growth_steps=min_growth_steps,
             on_growth=on_growth,
             slowdown_factor=slowdown_factor,
             rss_every=rss_every,

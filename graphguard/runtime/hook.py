@@ -55,6 +55,9 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         warmup_steps: runs (default 1) before the step-time and RSS baselines; on a graph that is not
             finalized, runs during which new ops are tolerated.
         max_new_ops_per_step: ops (default 0), for a graph that is not finalized.
+        min_growth_steps: steps (default 2), for a graph that is not finalized: growth is acted on
+            only once a creating line added ops on this many distinct steps after warm-up; a single burst is
+            a one-off in ``report().one_off``.
         on_growth: ``"raise"`` (default), ``"warn"`` or a callable taking the report. On a
             finalized graph the op cannot be built, so the hook always raises
             :class:`~graphguard.GraphGrowthError` (after calling the callable).
@@ -78,6 +81,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         *,
         warmup_steps: int = 1,
         max_new_ops_per_step: int = 0,
+        min_growth_steps: int = 2,
         on_growth: OnGrowth = "raise",
         slowdown_factor: Optional[float] = 3.0,
         rss_every: Optional[int] = 10,
@@ -90,6 +94,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         self._options = dict(
             warmup_steps=warmup_steps,
             max_new_ops_per_step=max_new_ops_per_step,
+            min_growth_steps=min_growth_steps,
             on_growth=on_growth,
             slowdown_factor=slowdown_factor,
             rss_every=rss_every,

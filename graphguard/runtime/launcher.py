@@ -17,8 +17,11 @@ sessions do not keep them alive.
 
 Count mode is the default because an unmodified script legitimately builds ops after its first
 ``run`` (a ``Saver`` or summaries after ``sess.run(init)``, lazy set-up in the first iteration): with
-``--warmup-steps 2`` (the default here) the ops built before a session's third run are tolerated,
-and anything built later is growth.
+``--warmup-steps 2`` (the default here) the ops built before a session's third run are tolerated.
+Ops built later are growth only when it is sustained: the same creating line (file:line) adds ops
+on at least ``--min-growth-steps`` (default 2) distinct steps, as a line inside the loop does. A single burst after warm-up (evaluation ops and a Saver built once
+after the training loop, as the classic tutorials do) is listed in the report as a one-off and does
+not fail the script. Finalize mode is not the default because it refuses any op, even those.
 
 Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
 ``python``); otherwise 1 if any guarded session grew (or the guard stopped the script), else 0.
@@ -163,6 +166,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="runs per session during which new ops are tolerated (default: 2)")
     parser.add_argument("--max-new-ops-per-step", type=int, default=0, metavar="N",
                         help="ops a step may add after warm-up (default: 0)")
+    parser.add_argument("--min-growth-steps", type=int, default=2, metavar="N",
+                        help="count mode: distinct steps after warm-up on which one line must add ops before it is growth; "
+                        "a single burst is a tolerated one-off (default: 2)")
     parser.add_argument("--on-growth", choices=("raise", "warn"), default="raise",
                         help="raise (default): stop the script at the first growth; warn: keep running")
     parser.add_argument("--max-rss-growth", type=_bytes, default=None, metavar="BYTES",
@@ -190,6 +196,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(list(argv))
     if args.warmup_steps < 0 or args.max_new_ops_per_step < 0:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
+    if args.min_growth_steps < 1:
+        parser.error("--min-growth-steps must be >= 1")
     if not os.path.isfile(args.script):
         parser.error(f"{args.script}: no such file")
     return args
@@ -205,6 +213,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         mode=args.mode,
         warmup_steps=args.warmup_steps,
         max_new_ops_per_step=args.max_new_ops_per_step,
+        min_growth_steps=args.min_growth_steps,
         on_growth="raise" if args.mode == "finalize" else args.on_growth,
         max_rss_growth=args.max_rss_growth,
     )

@@ -266,6 +266,11 @@ class GuardReport:
         stopped: how the guard stopped the run, e.g. ``"GraphGrowthError at step 2"``, or ``None``.
         checkpoint: path prefix of the checkpoint saved when the guard stopped the run, or ``None``.
         other_growth_ops: ops from growth patterns beyond the first 50 distinct ones (not itemized).
+        one_off: count mode: growth events after warm-up that were tolerated because growth was not
+            sustained: their creating lines added ops on fewer than ``min_growth_steps`` distinct steps (ops built once after
+            the training loop, a Saver made once at the end). Not in ``growth``, not ``grew``. When
+            growth comes again on enough steps, these events move into ``growth``.
+        min_growth_steps: the guard's ``min_growth_steps`` (steps; 1 in finalize mode).
     """
 
     mode: str
@@ -278,6 +283,8 @@ class GuardReport:
     stopped: Optional[str] = None
     checkpoint: Optional[str] = None
     other_growth_ops: int = 0
+    one_off: tuple[Growth, ...] = ()
+    min_growth_steps: int = 1
 
     @property
     def grew(self) -> bool:
@@ -298,9 +305,14 @@ class GuardReport:
         else:
             tolerated = self.warmup_ops + self.tolerated_ops
             lines.append(
-                "no graph growth after warm-up"
+                ("no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
+        for event in self.one_off:
+            lines.append(
+                f"one-off (tolerated: its lines added ops on fewer than min_growth_steps={self.min_growth_steps} steps): {event}"
+            )
+            lines.append(event.source_lines())
         lines.extend(f"slowdown: {s}" for s in self.slowdowns)
         stats = self.stats
         if stats.step_seconds is not None:
