@@ -470,14 +470,6 @@ def method_effect(kind: str, method: str) -> Effect | None:
     return Effect.OP
 
 
-def same_rule(first: Effect, second: Effect) -> bool:
-    """Whether two effects are reported by the same rule (a dataset chain ending in an iterator)."""
-    return _RULE_GROUPS.get(first, first) is _RULE_GROUPS.get(second, second)
-
-
-_RULE_GROUPS = {Effect.ITERATOR: Effect.DATASET, Effect.FILE_WRITER: Effect.SUMMARY}
-
-
 #: Modules whose classes make layers or models: calling the object (``Dense(10)(x)``) builds ops.
 _LAYER_MODULES = ("tf.keras.layers.", "tf.layers.", "tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.",
                   "tf.keras.applications.", "tf.contrib.rnn.", "tf.nn.rnn_cell.")

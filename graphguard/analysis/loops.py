@@ -49,9 +49,6 @@ from graphguard.analysis.catalog import Effect
 
 _STEP_METHODS = frozenset({"run", "partial_run"})
 _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
-#: Attributes of a tensor that are metadata, not new ops.
-_METADATA_ATTRIBUTES = frozenset({"name", "shape", "dtype", "graph", "device", "get_shape", "op", "value_index",
-                                  "consumers", "set_shape", "initializer", "initial_value"})
 _TENSOR_KINDS = frozenset({"tensor", "variable"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -168,7 +165,6 @@ class ModuleFacts:
     functions: dict = field(default_factory=dict)
     classes: dict = field(default_factory=dict)
     loops: list = field(default_factory=list)
-    imports_project: bool = False
 
 
 @dataclass(eq=False)
@@ -509,8 +505,6 @@ class ModuleReader(ast.NodeVisitor):
             else:
                 top = alias.name.split(".")[0]
                 self._frame.scope[top] = canonical_module(top) or (ProjectRef(Ref(top, "")) if project else OTHER)
-            if project:
-                self.facts.imports_project = True
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = ("." * node.level) + (node.module or "")
@@ -522,7 +516,6 @@ class ModuleReader(ast.NodeVisitor):
             if base is not None:
                 self._frame.scope[target] = base.attribute(alias.name)
             elif node.level or self._is_project(module):
-                self.facts.imports_project = True
                 # ``from pkg import module`` or ``from module import function``: phase 2 decides which.
                 self._frame.scope[target] = ProjectRef(Ref(module, alias.name))
             else:
