@@ -5,21 +5,20 @@ Every name the analysis resolves is canonical: ``tensorflow.compat.v1.train.Save
 ``tf.train.Saver``. This module answers one question about such a name: when it is *called*, what
 does it add to the default graph?
 
-The answer is one of the :class:`Effect` values. The defaults follow TensorFlow's own layout:
+The answer is one of the :class:`Effect` values, looked up in this order:
 
-* a lowercase function in the ``tf`` namespace (``tf.argmax``, ``tf.nn.softmax``,
-  ``tf.image.resize``, ``tf.layers.dense``) builds ops, unless it is listed in :data:`NO_OP_NAMES`
-  or sits in a module of :data:`NO_OP_MODULES` (file I/O, logging, flags, configuration);
-* a CamelCase class in the ``tf`` namespace builds nothing when constructed
-  (``tf.train.AdamOptimizer(...)``, ``tf.ConfigProto(...)``), unless it is listed in
-  :data:`OP_CLASSES` (``tf.Variable``, queues, readers) or is a Saver.
+1. :data:`OVERRIDES`: graphguard's own decisions where they differ from TensorFlow's layout, each
+   with its reason (``tf.train.get_or_create_global_step`` builds its variable once per graph);
+2. ``tf_api.json``, generated from the installed TensorFlow's public API by
+   ``tools/generate_tf_api.py`` (module and class rules, overrides with reasons, checked by calling
+   names in a fresh graph);
+3. for names TF 2.21 no longer has: :data:`FALLBACK_EFFECTS`, the core twin of a ``tf.contrib``
+   name, internal ``tensorflow.python`` modules (only ``ops`` builds), :data:`NO_OP_MODULES`, and the
+   layout default: a lowercase function builds ops, a CamelCase class does not.
 
 Measured costs of the common calls (``Graph.version`` deltas, TF 2.21 graph mode) are in the team's
 TF-FACTS: ``tf.constant`` +1 op, ``tf.reduce_sum(x)`` +2, ``Saver()`` +13 with one variable,
 ``global_variables_initializer()`` +1, ``GradientDescentOptimizer.minimize`` +19.
-
-This table is written by hand for the first version; the plan (issue 3) is to generate the bulk of it
-from the installed TensorFlow's public API and keep only the overrides, with their reasons, here.
 """
 
 from __future__ import annotations
@@ -57,51 +56,6 @@ class Effect(enum.Enum):
         """True for the effects of calls that a rule reports when repeated in a session loop."""
         return self not in (Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH)
 
-
-#: Calls that make a session. ``MonitoredTrainingSession`` and friends finalize the graph before the
-#: first step (``Scaffold.finalize``), so ops built in their loops fail loudly at run time; the linter
-#: still reports them, earlier.
-SESSION_NAMES = frozenset(
-    {
-        "tf.Session",
-        "tf.InteractiveSession",
-        "tf.train.MonitoredTrainingSession",
-        "tf.train.MonitoredSession",
-        "tf.train.SingularMonitoredSession",
-        "tf.keras.backend.get_session",
-    }
-)
-
-SAVER_NAMES = frozenset({"tf.train.Saver"})
-
-#: Initializer ops. Each call adds a new ``NoOp`` grouping the variables' initial-value assigns.
-INITIALIZER_NAMES = frozenset(
-    {
-        "tf.global_variables_initializer",
-        "tf.local_variables_initializer",
-        "tf.variables_initializer",
-        "tf.tables_initializer",
-        "tf.initialize_all_variables",
-        "tf.initialize_local_variables",
-        "tf.initialize_variables",
-        "tf.initialize_all_tables",
-        "tf.initializers.global_variables",
-        "tf.initializers.local_variables",
-        "tf.initializers.variables",
-        "tf.initializers.tables_initializer",
-    }
-)
-
-GRAPH_NAMES = frozenset({"tf.Graph"})
-
-#: Calls that throw the default graph away; ops built after them in the same iteration are fresh.
-#: ``clear_session`` resets the default graph under TF1-style Keras (``tf.keras.backend``).
-RESET_NAMES = frozenset(
-    {
-        "tf.reset_default_graph",
-        "tf.keras.backend.clear_session",
-    }
-)
 
 #: Modules whose functions never touch the graph. Reason for each: they are host-side utilities.
 NO_OP_MODULES = frozenset(
@@ -144,165 +98,20 @@ NO_OP_MODULES = frozenset(
     }
 )
 
-#: Single names that build nothing. Reason for each on its line.
-NO_OP_NAMES = frozenset(
-    {
-        "tf.get_default_graph",  # returns the graph
-        "tf.get_default_session",  # returns the session
-        "tf.reset_default_graph",  # handled as RESET
-        "tf.Graph",  # handled as GRAPH
-        "tf.name_scope",  # context manager: names only
-        "tf.variable_scope",  # context manager: names and reuse only
-        "tf.get_variable_scope",  # returns the current scope object
-        "tf.device",  # context manager: placement only
-        "tf.control_dependencies",  # context manager; ops come from its arguments
-        "tf.container",  # context manager
-        "tf.colocate_with",  # context manager
-        "tf.get_collection",  # reads a collection (TF-FACTS: adds nothing)
-        "tf.get_collection_ref",  # reads a collection
-        "tf.add_to_collection",  # records an existing object
-        "tf.add_to_collections",  # records an existing object
-        "tf.trainable_variables",  # lists existing variables
-        "tf.global_variables",  # lists existing variables
-        "tf.local_variables",  # lists existing variables
-        "tf.model_variables",  # lists existing variables
-        "tf.all_variables",  # lists existing variables (deprecated alias)
-        "tf.moving_average_variables",  # lists existing variables
-        "tf.report_uninitialized_variables",  # builds an op: kept out of NO_OP below on purpose
-        "tf.set_random_seed",  # sets the graph-level seed attribute
-        "tf.random.set_seed",  # sets the global seed
-        "tf.disable_eager_execution",  # switches mode
-        "tf.enable_eager_execution",  # switches mode
-        "tf.disable_v2_behavior",  # switches mode
-        "tf.enable_v2_behavior",  # switches mode
-        "tf.executing_eagerly",  # query
-        "tf.executing_eagerly_outside_functions",  # query
-        "tf.train.latest_checkpoint",  # reads the checkpoint state file
-        "tf.train.get_checkpoint_state",  # reads the checkpoint state file
-        "tf.train.checkpoint_exists",  # file system query
-        "tf.train.list_variables",  # reads a checkpoint file
-        "tf.train.load_variable",  # reads a checkpoint file
-        "tf.train.load_checkpoint",  # returns a reader
-        "tf.train.NewCheckpointReader",  # returns a reader
-        "tf.train.write_graph",  # writes a GraphDef proto to disk
-        "tf.io.write_graph",  # writes a GraphDef proto to disk
-        "tf.train.global_step",  # runs the existing global-step tensor in a session
-        "tf.train.get_global_step",  # returns the existing global-step tensor
-        "tf.train.get_or_create_global_step",  # creates the step variable once per graph, then returns it
-        "tf.io.tf_record_iterator",  # a Python generator over a file
-        "tf.python_io.tf_record_iterator",  # a Python generator over a file
-        "tf.train.start_queue_runners",  # starts threads for existing queue runners
-        "tf.train.Coordinator",  # thread coordination
-        "tf.train.ClusterSpec",  # configuration
-        "tf.train.Server",  # server process, not the graph
-        "tf.train.SessionRunArgs",  # hook return value
-        "tf.train.SessionRunHook",  # hook base class
-        "tf.train.StopAtStepHook",  # hook configuration
-        "tf.train.LoggingTensorHook",  # hook configuration
-        "tf.train.CheckpointSaverHook",  # hook configuration
-        "tf.train.Example",  # protobuf
-        "tf.train.Features",  # protobuf
-        "tf.train.Feature",  # protobuf
-        "tf.train.Int64List",  # protobuf
-        "tf.train.FloatList",  # protobuf
-        "tf.train.BytesList",  # protobuf
-        "tf.train.SequenceExample",  # protobuf
-        "tf.train.FeatureList",  # protobuf
-        "tf.train.FeatureLists",  # protobuf
-        "tf.Summary",  # protobuf: a host-side summary, no op
-        "tf.Summary.Value",  # protobuf
-        "tf.summary.FileWriter",  # an event file writer; no graph op (GG110 will cover per-iteration writers)
-        "tf.summary.FileWriterCache",  # writer cache
-        "tf.ConfigProto",  # protobuf
-        "tf.GPUOptions",  # protobuf
-        "tf.GraphOptions",  # protobuf
-        "tf.OptimizerOptions",  # protobuf
-        "tf.RunOptions",  # protobuf
-        "tf.RunMetadata",  # protobuf
-        "tf.TensorShape",  # shape object
-        "tf.Dimension",  # shape object
-        "tf.DType",  # dtype object
-        "tf.as_dtype",  # dtype object
-        "tf.make_ndarray",  # proto to NumPy
-        "tf.make_tensor_proto",  # NumPy to proto, host-side
-        "tf.load_op_library",  # loads a shared library
-        "tf.load_library",  # loads a shared library
-        "tf.resource_loader.get_data_files_path",  # path helper
-        "tf.print_function",  # __future__ alias
-        "tf.keras.backend.get_value",  # runs a session: a step, not a build
-        "tf.keras.backend.batch_get_value",  # runs a session
-        "tf.keras.backend.set_value",  # runs a cached assign op
-        "tf.keras.backend.batch_set_value",  # runs cached assign ops
-        "tf.keras.backend.set_session",  # sets the Keras session
-        "tf.keras.backend.learning_phase",  # returns the cached learning-phase placeholder
-        "tf.keras.backend.set_learning_phase",  # sets a Python value
-        "tf.keras.backend.floatx",  # configuration
-        "tf.keras.backend.epsilon",  # configuration
-        "tf.keras.backend.image_data_format",  # configuration
-        "tf.keras.backend.int_shape",  # reads a static shape
-        "tf.keras.backend.ndim",  # reads a static shape
-        "tf.keras.backend.dtype",  # reads a dtype
-        "tf.keras.backend.eval",  # runs a session: a step
-        "tf.train.Supervisor",  # finalizes the graph; its managed_session() is a session
-        "tf.layers.Layer",  # a layer object
-        "tf.contrib.framework.get_variables",  # lists existing variables
-        "tf.contrib.slim.get_variables",  # lists existing variables
-        "tf.contrib.slim.get_model_variables",  # lists existing variables
-        "tf.contrib.slim.arg_scope",  # context manager
-        "tf.contrib.framework.arg_scope",  # context manager
-    }
-) - {"tf.report_uninitialized_variables"}
-
-#: CamelCase classes whose constructor adds ops to the default graph.
-OP_CLASSES = frozenset(
-    {
-        "tf.Variable",  # initial value, variable and assign ops
-        "tf.SparseTensor",  # converts indices/values/shape to tensors
-        "tf.FIFOQueue",
-        "tf.PaddingFIFOQueue",
-        "tf.RandomShuffleQueue",
-        "tf.PriorityQueue",
-        "tf.queue.FIFOQueue",
-        "tf.queue.PaddingFIFOQueue",
-        "tf.queue.RandomShuffleQueue",
-        "tf.queue.PriorityQueue",
-        "tf.TFRecordReader",
-        "tf.WholeFileReader",
-        "tf.TextLineReader",
-        "tf.FixedLengthRecordReader",
-        "tf.IdentityReader",
-        "tf.TensorArray",
-        "tf.data.TFRecordDataset",
-        "tf.data.TextLineDataset",
-        "tf.data.FixedLengthRecordDataset",
-    }
-)
-
-#: Names with a specific effect, beyond the layout default (op). Hand-made for now; issue 3 moves the
-#: bulk to data generated from TensorFlow's public API.
-SPECIFIC_EFFECTS = {
-    **{name: Effect.ASSIGN for name in (
-        "tf.assign", "tf.assign_add", "tf.assign_sub", "tf.scatter_update", "tf.scatter_add",
-        "tf.scatter_sub", "tf.scatter_mul", "tf.scatter_div", "tf.scatter_max", "tf.scatter_min",
-        "tf.scatter_nd_update", "tf.scatter_nd_add", "tf.scatter_nd_sub",
-        "tf.compat.v1.assign",
-    )},
-    **{name: Effect.CONSTANT for name in ("tf.constant", "tf.convert_to_tensor", "tf.constant_v1")},
-    **{name: Effect.VARIABLE for name in (
-        "tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder", "tf.Variable",
-        "tf.get_variable", "tf.get_local_variable", "tf.VariableV1", "tf.train.create_global_step",
-    )},
-    **{name: Effect.GRAPH_IMPORT for name in (
-        "tf.train.import_meta_graph", "tf.import_graph_def", "tf.graph_util.import_graph_def",
-        "tf.saved_model.loader.load", "tf.saved_model.load", "tf.saved_model.load_v2",
-    )},
-    **{name: Effect.ITERATOR for name in (
-        "tf.data.make_one_shot_iterator", "tf.data.make_initializable_iterator",
-        "tf.data.Iterator.from_structure", "tf.data.Iterator.from_string_handle",
-        "tf.compat.v1.data.make_one_shot_iterator",
-    )},
-    "tf.summary.FileWriter": Effect.FILE_WRITER,
-    "tf.train.SummaryWriter": Effect.FILE_WRITER,
+#: Names the generated data does not have (TF 1.x spellings gone from TF 2.21, ``tf.contrib``), with
+#: what calling each does. Everything else comes from ``tf_api.json`` or the layout default.
+FALLBACK_EFFECTS = {
+    "tf.VariableV1": Effect.VARIABLE,  # TF 1.x name of tf.Variable
+    "tf.constant_v1": Effect.CONSTANT,  # TF 1.x internal spelling of tf.constant
+    "tf.train.SummaryWriter": Effect.FILE_WRITER,  # TF 0.x name of tf.summary.FileWriter
+    "tf.Summary.Value": Effect.NONE,  # protobuf
+    "tf.print_function": Effect.NONE,  # __future__ alias
+    "tf.keras.backend.set_learning_phase": Effect.NONE,  # sets a Python value
+    "tf.contrib.framework.get_variables": Effect.NONE,  # lists existing variables
+    "tf.contrib.slim.get_variables": Effect.NONE,  # lists existing variables
+    "tf.contrib.slim.get_model_variables": Effect.NONE,  # lists existing variables
+    "tf.contrib.slim.arg_scope": Effect.NONE,  # context manager
+    "tf.contrib.framework.arg_scope": Effect.NONE,  # context manager
 }
 
 #: Modules whose every lowercase function (and listed class) builds a ``tf.data`` dataset.
@@ -396,6 +205,9 @@ def _layout_effect(name: str) -> Effect:
     A ``tf.contrib.*`` function was usually promoted into core TensorFlow under the same name
     (``tf.contrib.framework.get_global_step`` became ``tf.train.get_global_step``): when the core
     name is in the generated data, its effect is used."""
+    known = FALLBACK_EFFECTS.get(name)
+    if known is not None:
+        return known
     if name.startswith("tf.python."):
         # TensorFlow's internal modules: only tensorflow.python.ops (and its gen_*_ops) builds ops;
         # platform, framework, lib.io, eager... are host-side (tf_logging.info, file_io, dtypes).
@@ -407,27 +219,10 @@ def _layout_effect(name: str) -> Effect:
             generated = OVERRIDES.get(core) or (Effect(api.effect(core)) if api.effect(core) else None)
             if generated is not None:
                 return generated
-    if name in SESSION_NAMES:
-        return Effect.SESSION
-    if name in SAVER_NAMES:
-        return Effect.SAVER
-    if name in INITIALIZER_NAMES:
-        return Effect.INITIALIZER
-    if name in RESET_NAMES:
-        return Effect.RESET
-    if name in GRAPH_NAMES:
-        return Effect.GRAPH
-    specific = SPECIFIC_EFFECTS.get(name)
-    if specific is not None:
-        return specific
-    if name in NO_OP_NAMES:
-        return Effect.NONE
     if name.startswith(DATASET_PREFIXES):
         return Effect.DATASET
     if name.startswith("tf.summary.") and name not in SUMMARY_NON_OPS:
         return Effect.SUMMARY
-    if name in OP_CLASSES:
-        return Effect.OP
     parts = name.split(".")
     for end in range(len(parts) - 1, 0, -1):
         if ".".join(parts[:end]) in NO_OP_MODULES:
