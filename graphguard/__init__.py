@@ -8,7 +8,7 @@ Two halves with one job:
   imported lazily, on first access, so ``import graphguard`` stays cheap for the linter.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _RUNTIME = ("GraphGuard", "GraphGrowthError", "GraphGuardHook", "SlowdownWarning", "GraphGrowthWarning",
             "RssGrowthError")

@@ -9,7 +9,8 @@ Cost model, cheapest first:
 
 * **Prefilter.** A file can take part in a finding only through its own imports: it must name
   TensorFlow or Keras, run something (``.run(``, ``.eval(``, ``partial_run``, ``make_callable``,
-  ``sess``), or import a module of the checked tree (an absolute import whose dotted name is a module
+  ``sess``), make an object of a class named like a model (``TwoLayerNet(``, ``Solver(``: GG202 in
+  NumPy code), or import a module of the checked tree (an absolute import whose dotted name is a module
   or package of the run, or any relative import), through which a helper, a factory or a session can
   reach it. A file with none of these is skipped after a few byte searches, unparsed. Aliases
   (``tf1 = tf.compat.v1``) start from an import that names ``tensorflow``, so they keep the file; so
@@ -44,7 +45,7 @@ from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
 
 #: Byte patterns that keep a file (see the module docstring).
-RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|partial_run|make_callable|sess")
+RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|partial_run|make_callable|sess|(?:Net|Network|Model|Solver)\(")
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.M)
 
 

@@ -50,11 +50,20 @@ class Effect(enum.Enum):
     #: Not a call's effect: a loop that builds a model and opens a new session per iteration in the
     #: same default graph (``graph-not-reset-in-loop``).
     REBUILT_GRAPH = "rebuilt_graph"
+    #: A Keras model (``tf.keras.Sequential``, ``Model``, ``load_model``, ``clone_model``, an
+    #: application): repeated by *any* loop without a release, not only a session loop (GG201).
+    MODEL = "model"
+    #: Not a call's effect: every iteration's model kept in a container that outlives the loop (GG202).
+    RETAINED = "retained"
 
     @property
     def builds(self) -> bool:
         """True for the effects of calls that a rule reports when repeated in a session loop."""
-        return self not in (Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH)
+        return self not in _NOT_SESSION_LOOP_EFFECTS
+
+
+_NOT_SESSION_LOOP_EFFECTS = frozenset({Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH,
+                                       Effect.MODEL, Effect.RETAINED})
 
 
 #: Modules whose functions never touch the graph. Reason for each: they are host-side utilities.
@@ -84,9 +93,8 @@ NO_OP_MODULES = frozenset(
         "tf.keras.callbacks",  # callback objects
         "tf.keras.optimizers",  # optimizer objects; ops come when they are applied
         "tf.keras.layers",  # layer objects; ops come when a layer is called
-        "tf.keras.models",  # model objects (GG201 will cover models rebuilt per iteration)
-        "tf.keras.Model",
-        "tf.keras.Sequential",
+        "tf.keras.models",  # model objects: the constructors are MODEL_NAMES (GG201)
+        "tf.keras.saving",  # serialisation helpers: load_model is in MODEL_NAMES
         "tf.debugging.experimental",  # dump configuration
         "tf.profiler",  # profiler control
         "tf.compat",  # as_bytes, as_text, forward_compatible: host-side helpers
@@ -180,7 +188,32 @@ OVERRIDES = {
     "tf.train.Supervisor": Effect.NONE,
     # TF 1.x contrib, gone from TF 2.21's API: a NumPy function ("outside of TensorFlow", its docstring).
     "tf.contrib.crf.viterbi_decode": Effect.NONE,
+    # Keras 3's spelling of tf.keras.backend.clear_session (keras/src/backend/common/global_state.py):
+    # it drops Keras' global state and, with the TensorFlow backend, resets the default graph.
+    "tf.keras.utils.clear_session": Effect.RESET,
 }
+
+#: Calls that make a Keras model (GG201, GG202): the constructors, and the functions that load, clone
+#: or rebuild one. Each new model keeps its layers, weights, optimizer slots and traced functions in
+#: Keras' global state (and, in graph mode, its ops in the default graph) until
+#: ``tf.keras.backend.clear_session()``; TF-FACTS measured about 5.2 MB of RSS kept per model built
+#: and fit in a loop without it. Every CamelCase class of ``tf.keras.applications`` (``ResNet50``) is
+#: one too (:func:`effect_of`).
+MODEL_NAMES = frozenset(
+    {
+        "tf.keras.Model",
+        "tf.keras.Sequential",
+        "tf.keras.models.Model",
+        "tf.keras.models.Sequential",
+        "tf.keras.models.load_model",
+        "tf.keras.models.clone_model",
+        "tf.keras.models.model_from_json",
+        "tf.keras.models.model_from_yaml",
+        "tf.keras.models.model_from_config",
+        "tf.keras.saving.load_model",
+        "tf.keras.experimental.load_from_saved_model",
+    }
+)
 
 
 def effect_of(name: str) -> Effect:
@@ -193,6 +226,8 @@ def effect_of(name: str) -> Effect:
     override = OVERRIDES.get(name)
     if override is not None:
         return override
+    if name in MODEL_NAMES or (name.startswith("tf.keras.applications.") and name.rsplit(".", 1)[-1][:1].isupper()):
+        return Effect.MODEL
     generated = tf_api.load().effect(name)
     if generated is not None:
         return Effect(generated)
@@ -273,6 +308,8 @@ _LAYER_MODULES = ("tf.keras.layers.", "tf.layers.", "tf.keras.Model", "tf.keras.
 def result_kind(name: str, effect: Effect) -> str:
     """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``,
     ``"sequence"`` for ``tf.gradients``)."""
+    if effect is Effect.MODEL:
+        return "model"  # calling it builds its layers' ops, like a layer (``model(x)``)
     if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:
         return "sequence"
     last = name.rsplit(".", 1)[-1]

@@ -25,6 +25,7 @@ pyflakes, the checker is one visitor with a handler per node type.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -55,6 +56,11 @@ _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
+#: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
+#: that hold a model's parameters, whether Keras, NumPy or anything else (GG202).
+_MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Model|Solver)$")
+#: Container methods that keep their argument: method -> index of the kept argument.
+_KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
 
 @dataclass(eq=False)
@@ -119,6 +125,32 @@ class DeferredOperator(NamedTuple):
     refs: tuple
 
 
+class Retention(NamedTuple):
+    """A store that keeps a value made on every iteration of loop ``loop`` in a container made outside
+    that loop (``models.append(model)``, ``results[lr] = solver``), for ``model-retained-across-iterations``.
+
+    ``text`` is the store as written, ``value`` how the message names the kept value (```Solver(...)``,
+    line 40``). ``refs`` are project calls that decide, in phase 2, whether the value is a model:
+    ``(ref, "returns")`` when the value is what ``ref`` returned, ``(ref, "builds")`` when it is an
+    instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one."""
+
+    site: Site
+    text: str
+    value: str
+    loop: int
+    exempt: frozenset
+    refs: tuple = ()
+
+
+class _Made(NamedTuple):
+    """A model-like value bound to a name: how to name it, the loops active when it was made, and the
+    project calls that decide whether it is a model (see :class:`Retention`)."""
+
+    subject: str
+    loops: tuple
+    refs: tuple
+
+
 class SessionOpen(NamedTuple):
     """A new session made in a loop (``tf.Session()``), for ``graph-not-reset-in-loop``."""
 
@@ -148,6 +180,9 @@ class FunctionFacts:
     returns_session: bool = False
     returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
+    retentions: list = field(default_factory=list)  #: :class:`Retention` stores in its loops
+    returns_model: bool = False  #: returns a model-like object (a Keras model, a ``...Net``, a graph)
+    model_returns: list = field(default_factory=list)  #: (ref, kind) that decide ``returns_model`` in phase 2
 
 
 @dataclass(eq=False)
@@ -178,6 +213,8 @@ class _Frame:
     tensor_params: set = field(default_factory=set)
     params: set = field(default_factory=set)
     pending_param_operators: list = field(default_factory=list)
+    bound: dict = field(default_factory=dict)  # dotted name -> loop indices active at its last binding
+    made: dict = field(default_factory=dict)  # dotted name -> _Made, for names bound to model-like values
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -376,6 +413,12 @@ class ModuleReader(ast.NodeVisitor):
         return None
 
     def _bind(self, target: ast.AST, value) -> None:
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            dotted = _dotted(target)
+            if dotted is not None:
+                frame = self._frame
+                frame.bound[dotted] = tuple(loop.index for loop in frame.loops)
+                frame.made.pop(dotted, None)
         if isinstance(target, ast.Name):
             self._frame.scope[target.id] = value if value is not None else OTHER
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -529,16 +572,24 @@ class ModuleReader(ast.NodeVisitor):
         value = self.resolve(node.value)
         for target in node.targets:
             self._visit_target(target)
+            if isinstance(target, ast.Subscript) and self._frame.loops and not isinstance(target.slice, ast.Constant):
+                # ``results[lr] = model``: a new entry per key (a constant key keeps only one value).
+                self._retention(target.value, (node.value,), node)
             self._bind(target, value)
+        self._note_made(node.targets, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
             self._visit_target(node.target)
             self._bind(node.target, self.resolve(node.value))
+            self._note_made((node.target,), node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._visit_target(node.target)
+        if (isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple)) and self._frame.loops
+                and not isinstance(self.resolve(node.target), TFObject)):
+            self._retention(node.target, node.value.elts, node)  # ``models += [model]``
         if isinstance(node.target, (ast.Name, ast.Attribute)):
             # ``total += x`` on a tensor is one construction, whatever the right-hand side holds.
             synthetic = ast.BinOp(node.target, node.op, node.value)
@@ -554,6 +605,80 @@ class ModuleReader(ast.NodeVisitor):
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
         self._bind(node.target, self.resolve(node.value))
+        self._note_made((node.target,), node.value)
+
+    # ------------------------------------------------------------------ models kept across iterations
+
+    def _model_value(self, node: ast.AST) -> _Made | None:
+        """Whether ``node`` evaluates to a model-like object, made where: a Keras model, a ``tf.Graph``
+        or session, an object of a class named like a model (``TwoLayerNet``, ``Solver``), what a
+        project function returns or a project class makes (decided in phase 2), or a name bound to one."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            dotted = _dotted(node)
+            return None if dotted is None else self._frame.made.get(dotted)
+        if not isinstance(node, ast.Call):
+            return None
+        loops = tuple(loop.index for loop in self._frame.loops)
+        text = callee_text(node.func)
+        subject = f"`{text}(...)` from line {node.lineno}"
+        func = self.resolve(node.func)
+        if isinstance(func, TFName):
+            effect = catalog.effect_of(func.path)
+            if effect in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
+                return _Made(subject, loops, ())
+            return None
+        if isinstance(func, ProjectRef):
+            if _is_class(func):
+                if _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
+                    return _Made(subject, loops, ())
+                return _Made(subject, loops, ((func.ref.member("__init__"), "builds"),))
+            return _Made(subject, loops, ((func.ref, "returns"),))
+        if (func is None or func is OTHER) and _MODEL_CLASS.match(text.rsplit(".", 1)[-1]):
+            return _Made(subject, loops, ())  # a class from outside the checked tree, named like a model
+        return None
+
+    def _note_made(self, targets, value: ast.AST) -> None:
+        """After ``targets = value``: remember which targets now hold a model-like value."""
+        made = None
+        for target in targets:
+            if isinstance(target, (ast.Name, ast.Attribute)):
+                dotted = _dotted(target)
+                if dotted is None:
+                    continue
+                if made is None:
+                    made = self._model_value(value) or False
+                if made:
+                    self._frame.made[dotted] = made
+
+    def _retention(self, container: ast.AST, values, node: ast.AST) -> None:
+        """Record ``node`` when it keeps, in ``container``, a model-like value made on each iteration of
+        a loop that ``container`` outlives (it was not bound again inside that loop)."""
+        owner = _dotted(container)
+        if owner is None:
+            return
+        frame = self._frame
+        owner_loops = frame.bound.get(owner, ())
+        stack = list(values)
+        while stack:
+            value = stack.pop()
+            if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+                stack.extend(value.elts)
+                continue
+            if isinstance(value, ast.Dict):
+                stack.extend(value.values)
+                continue
+            if isinstance(value, ast.Starred):
+                stack.append(value.value)
+                continue
+            made = self._model_value(value)
+            if made is None:
+                continue
+            for loop in reversed(frame.loops):
+                if loop.index in made.loops and loop.index not in owner_loops:
+                    exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+                    frame.facts.retentions.append(Retention(self._site(node), _short(ast.unparse(node)), made.subject,
+                                                            loop.index, exempt, made.refs))
+                    return
 
     def _visit_target(self, target: ast.AST) -> None:
         # Subscripts and attributes being assigned evaluate their bases, not a new op on the target.
@@ -569,6 +694,12 @@ class ModuleReader(ast.NodeVisitor):
         self.visit(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
+        made = self._model_value(node.value)
+        if made is not None:
+            if made.refs:
+                facts.model_returns.extend(made.refs)
+            else:
+                facts.returns_model = True
         if value is SESSION:
             facts.returns_session = True
         elif isinstance(value, TFObject) and value.kind in _TENSOR_KINDS:
@@ -649,11 +780,14 @@ class ModuleReader(ast.NodeVisitor):
         for decorator in node.decorator_list:
             self.visit(decorator)
         bases = []
+        keras_base = None
         for base in node.bases:
             self.visit(base)
             value = self.resolve(base)
             if isinstance(value, ProjectRef):
                 bases.append(value.ref)
+            elif isinstance(value, TFName) and catalog.effect_of(value.path) is Effect.MODEL:
+                keras_base = base
         qualname = self._qualname(node.name)
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
@@ -662,6 +796,12 @@ class ModuleReader(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._frames.pop()
+        if keras_base is not None:
+            # A subclass of tf.keras.Model: making an instance makes a Keras model (GG201).
+            init = self.facts.functions.get(f"{qualname}.__init__")
+            if init is None:
+                init = self.facts.functions[f"{qualname}.__init__"] = FunctionFacts(f"{qualname}.__init__")
+            init.builds.setdefault(Effect.MODEL, (node.lineno, f"`class {node.name}({callee_text(keras_base)})`"))
 
     # ------------------------------------------------------------------ loops
 
@@ -914,7 +1054,7 @@ class ModuleReader(ast.NodeVisitor):
                 self._note_tensor_params(node)
         elif func_value is STEP_CALLABLE:
             self._mark_step()
-        elif isinstance(func_value, TFObject) and func_value.kind == "layer":
+        elif isinstance(func_value, TFObject) and func_value.kind in ("layer", "model"):
             effect = Effect.OP  # ``layer(x)``, ``tf.keras.layers.Dense(2)(x)``: the layer's ops
             self._note_tensor_params(node)
         elif isinstance(func_value, Instance):
@@ -928,6 +1068,14 @@ class ModuleReader(ast.NodeVisitor):
         elif isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
+            keep = _KEEPING_METHODS.get(method)
+            if keep is not None and frame.loops and len(node.args) > keep and not isinstance(receiver, TFObject):
+                kept = node.args[keep]
+                if method == "extend":
+                    if isinstance(kept, (ast.List, ast.Tuple)):
+                        self._retention(node.func.value, kept.elts, node)
+                else:
+                    self._retention(node.func.value, (kept,), node)
             if method in _STEP_METHODS and isinstance(receiver, CallResult):
                 # ``s = make_session(); s.run(...)``: a step if the factory returns a session (phase 2),
                 # or if the name says so (a factory outside the checked tree).
@@ -957,6 +1105,8 @@ class ModuleReader(ast.NodeVisitor):
                     loop.resets_graph = True
             else:
                 frame.facts.resets_graph = True
+        elif effect is Effect.MODEL:
+            self._construction(effect, node, callee)  # any loop repeats it (GG201), nested or not
         elif effect is Effect.SESSION:
             own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
             if frame.loops and not own_graph:

@@ -52,6 +52,7 @@ class Summary:
     returns_tensor: bool = False
     resets_graph: bool = False
     opens_session: bool = False
+    returns_model: bool = False  #: returns a model-like object (GG202)
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
 
@@ -67,6 +68,12 @@ class Finding:
     loop_row: int
     loop_column: int
     via: Origin | None = None
+
+
+def _is_model(summary: Summary, kind: str) -> bool:
+    if kind == "returns":
+        return summary.returns_model
+    return Effect.MODEL in summary.builds
 
 
 def module_names(path: str) -> list[str]:
@@ -213,11 +220,14 @@ class Project:
                     returns_tensor=facts.returns_tensor,
                     resets_graph=facts.resets_graph,
                     opens_session=facts.opens_session,
+                    returns_model=facts.returns_model,
                 )
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
                     for construction in facts.constructions:
+                        if construction.effect is Effect.MODEL:
+                            continue  # a model made in a loop is reported at that loop, not at callers
                         if self._repeats_for_caller(module, construction):
                             summary.builds.setdefault(
                                 construction.effect,
@@ -232,17 +242,20 @@ class Project:
             for call in facts.calls:
                 callee = self.summary(module, call.ref)
                 if callee is not None or call.session_args:
-                    calls.append((call, callee, self._repeats_for_caller(module, call)))
+                    repeats = self._repeats_for_caller(module, call)
+                    calls.append((call, callee, repeats, repeats and not call.loops))
             returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
-            if calls or returns:
-                edges.append((module, summary, calls, returns))
+            model_returns = [(c, kind) for c, kind in ((self.summary(module, ref), kind) for ref, kind in facts.model_returns)
+                             if c is not None]
+            if calls or returns or model_returns:
+                edges.append((module, summary, calls, returns, model_returns))
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
-            for module, summary, calls, returns in edges:
-                for call, callee, repeats in calls:
+            for module, summary, calls, returns, model_returns in edges:
+                for call, callee, repeats, repeats_model in calls:
                     if call.session_args and self._pass_sessions(module, call, summary):
                         changed = True
                     if callee is None or callee is summary:
@@ -255,6 +268,8 @@ class Project:
                         summary.resets_graph = changed = True
                     if repeats and not summary.resets_graph:
                         for effect, origin in callee.builds.items():
+                            if effect is Effect.MODEL and not repeats_model:
+                                continue  # made in a loop of this function: reported at that loop
                             if effect not in summary.builds:
                                 summary.builds[effect] = origin
                                 changed = True
@@ -263,9 +278,17 @@ class Project:
                         summary.returns_session = changed = True
                     if callee.returns_tensor and not summary.returns_tensor:
                         summary.returns_tensor = changed = True
+                if not summary.returns_model and any(_is_model(c, kind) for c, kind in model_returns):
+                    summary.returns_model = changed = True
                 if summary.resets_graph and summary.builds:
                     summary.builds.clear()
                     changed = True
+
+    def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
+        """Whether what project code ``ref`` gives is a model: its result (``kind`` ``"returns"``) or an
+        instance of its class (``"builds"``, ``ref`` is the ``__init__``)."""
+        summary = self.summary(importer, ref)
+        return summary is not None and _is_model(summary, kind)
 
     @staticmethod
     def _repeats_for_caller(module: ModuleFacts, item) -> bool:
@@ -358,6 +381,12 @@ class Project:
         for construction in constructions:
             if id(construction) in suppressed:
                 continue
+            if construction.effect is Effect.MODEL:
+                loop = self._model_loop(module, construction)
+                if loop is not None:
+                    found.append(Finding(module.path, construction.site, Effect.MODEL, subject_of(construction),
+                                         loop.row, loop.column))
+                continue
             loop = self._session_loop(module, construction)
             if loop is not None:
                 found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
@@ -365,10 +394,38 @@ class Project:
         for call, callee in calls:
             if id(call) in suppressed or not callee.builds:
                 continue
+            model = callee.builds.get(Effect.MODEL)
+            if model is not None:
+                loop = self._model_loop(module, call)
+                if loop is not None:
+                    found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
+                                         loop.row, loop.column, via=model))
             loop = self._session_loop(module, call)
             if loop is None:
                 continue
             for effect, origin in callee.builds.items():
-                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
-                                     loop.row, loop.column, via=origin))
+                if effect is not Effect.MODEL:
+                    found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
+                                         loop.row, loop.column, via=origin))
+        for retention in facts.retentions:
+            if retention.loop in retention.exempt:
+                continue
+            if retention.refs and not any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
+                continue
+            loop = module.loops[retention.loop]
+            found.append(Finding(module.path, retention.site, Effect.RETAINED,
+                                 f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
         return found
+
+    @staticmethod
+    def _model_loop(module: ModuleFacts, item):
+        """The innermost loop that repeats a model construction or call ``item``, or None when that
+        loop releases what it builds (a fresh graph or a once-guard in it, a reset or
+        ``clear_session()`` anywhere in its iteration, directly or through a call)."""
+        if not item.loops:
+            return None
+        index = item.loops[-1]
+        loop = module.loops[index]
+        if index in item.exempt or loop.resets_graph:
+            return None
+        return loop

@@ -18,6 +18,8 @@ from graphguard.rules.gg108_graph_import_in_session_loop import GraphImportInSes
 from graphguard.rules.gg109_iterator_in_session_loop import IteratorInSessionLoop
 from graphguard.rules.gg110_summary_in_session_loop import SummaryInSessionLoop
 from graphguard.rules.gg111_graph_not_reset_in_loop import GraphNotResetInLoop
+from graphguard.rules.gg201_model_rebuilt_in_loop import ModelRebuiltInLoop
+from graphguard.rules.gg202_model_retained_across_iterations import ModelRetainedAcrossIterations
 
 RULES: dict[str, type[Rule]] = {
     rule.CODE: rule
@@ -33,6 +35,8 @@ RULES: dict[str, type[Rule]] = {
         IteratorInSessionLoop,
         SummaryInSessionLoop,
         GraphNotResetInLoop,
+        ModelRebuiltInLoop,
+        ModelRetainedAcrossIterations,
     )
 }
 

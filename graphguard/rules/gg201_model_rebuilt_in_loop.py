@@ -1,0 +1,213 @@
+"""GG201 model-rebuilt-in-loop."""
+
+from graphguard.analysis.catalog import Effect
+from graphguard.rules.base import Rule
+
+
+class ModelRebuiltInLoop(Rule):
+    """
+    ## What it does
+    Finds a Keras model (`Sequential`, `Model`, a functional model, a `tf.keras.Model` subclass,
+    `load_model`, `clone_model`, an application such as `ResNet50`, or a project function that builds
+    one) made on every iteration of a loop (a hyperparameter sweep, a k-fold, a search), with no release
+    in that iteration: no `tf.keras.backend.clear_session()` (called directly or in a function the loop
+    calls), no fresh `tf.Graph()`, no `tf.reset_default_graph()`. Any loop counts, not only a loop that
+    runs session steps, and a helper that builds a model is reported at its call in the loop.
+
+    ## Why is this bad?
+    Keras keeps every model it has built in its global state (layer names, the graph or the traced
+    functions of each model, their optimizer slots) until `clear_session()`; in TF1 graph mode every
+    model's ops stay in the default graph. So each trial adds to what the process holds: the first
+    trials run at full speed, later ones slow down as memory grows, and a long sweep swaps or is killed
+    (about 5 MB of RSS per small model built and fit, measured on TF 2.21 with Keras 3; far more for
+    real models). `del model` does not help while Keras' state still refers to it.
+
+    Call `tf.keras.backend.clear_session()` at the start (or end) of each iteration, or build each
+    trial in its own graph (`with tf.Graph().as_default():` in TF1). Keep what you need from a trial
+    (its scores, the best model's weights) outside the model.
+
+    ## References
+    - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
+    - [`tf.compat.v1.reset_default_graph`](https://www.tensorflow.org/api_docs/python/tf/compat/v1/reset_default_graph)
+    """
+
+    CODE = "GG201"
+    NAME = "model-rebuilt-in-loop"
+    EFFECTS = frozenset({Effect.MODEL})
+    MESSAGE = (
+        "{subject} makes a new Keras model on every iteration of the loop at line {loop_row}, and nothing in "
+        "the iteration releases the previous ones; call tf.keras.backend.clear_session() in each iteration "
+        "(or build each trial in its own tf.Graph())"
+    )
+
+    VALID = (
+        # The fix for the first INVALID example: Keras state is cleared at the start of every trial.
+        """\
+import tensorflow as tf
+
+scores = {}
+for lr in [1e-2, 1e-3, 1e-4]:
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy")
+    model.fit(x_train, y_train, epochs=5)
+    scores[lr] = model.evaluate(x_val, y_val)
+""",
+        # The release is in a helper that every fold calls.
+        """\
+import keras
+from keras import layers
+
+def release():
+    keras.backend.clear_session()
+
+def build_model():
+    inputs = keras.Input(shape=(64,))
+    outputs = layers.Dense(10)(layers.Dense(128, activation="relu")(inputs))
+    return keras.Model(inputs, outputs)
+
+for fold, (train_idx, val_idx) in enumerate(kfold.split(x)):
+    model = build_model()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x[train_idx], y[train_idx], epochs=3)
+    score = model.evaluate(x[val_idx], y[val_idx])
+    release()
+""",
+        # Keeping only the best model's weights, with a release per trial: fine.
+        """\
+from tensorflow import keras
+
+best_score, best_weights = 0.0, None
+units = 16
+while units <= 256:
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(x, y, validation_split=0.2, epochs=10, verbose=0)
+    score = -min(history.history["val_loss"])
+    if best_weights is None or score > best_score:
+        best_score, best_weights = score, model.get_weights()
+    units *= 2
+""",
+        # TF1 graph mode: each trial builds into a fresh graph.
+        """\
+import tensorflow.compat.v1 as tf
+
+for dropout in [0.1, 0.3, 0.5]:
+    with tf.Graph().as_default():
+        model = tf.keras.models.Sequential([tf.keras.layers.Dropout(dropout), tf.keras.layers.Dense(10)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(x, y, epochs=2)
+""",
+        # Nested loops: the inner loop clears the session on every fold.
+        """\
+import tensorflow as tf
+from tensorflow.keras.models import load_model
+
+for lr in learning_rates:
+    for fold in range(5):
+        tf.keras.backend.clear_session()
+        model = load_model("base.keras")
+        model.optimizer.learning_rate = lr
+        model.fit(folds[fold], epochs=2)
+""",
+        # One model built before the loop, trained on each fold: nothing is rebuilt.
+        """\
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Dense(10)])
+model.compile(optimizer="adam", loss="mse")
+initial = model.get_weights()
+for x_fold, y_fold in folds:
+    model.set_weights(initial)
+    model.fit(x_fold, y_fold, epochs=3)
+""",
+    )
+
+    INVALID = (
+        """\
+import tensorflow as tf
+
+scores = {}
+for lr in [1e-2, 1e-3, 1e-4]:
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])  # GG201
+    model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy")
+    model.fit(x_train, y_train, epochs=5)
+    scores[lr] = model.evaluate(x_val, y_val)
+""",
+        # The model is built in a helper: reported at the call in the loop.
+        """\
+import keras
+from keras import layers
+
+def build_model():
+    inputs = keras.Input(shape=(64,))
+    outputs = layers.Dense(10)(layers.Dense(128, activation="relu")(inputs))
+    return keras.Model(inputs, outputs)
+
+for fold, (train_idx, val_idx) in enumerate(kfold.split(x)):
+    model = build_model()  # GG201
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x[train_idx], y[train_idx], epochs=3)
+    score = model.evaluate(x[val_idx], y[val_idx])
+""",
+        # A while loop; keeping only the best weights does not release the models built.
+        """\
+from tensorflow import keras
+
+best_score, best_weights = 0.0, None
+units = 16
+while units <= 256:
+    model = keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(1)])  # GG201
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(x, y, validation_split=0.2, epochs=10, verbose=0)
+    score = -min(history.history["val_loss"])
+    if best_weights is None or score > best_score:
+        best_score, best_weights = score, model.get_weights()
+    units *= 2
+""",
+        # Nested loops: the release runs once per learning rate, but five models are built per rate.
+        """\
+import tensorflow as tf
+from tensorflow.keras.models import load_model
+
+for lr in learning_rates:
+    tf.keras.backend.clear_session()
+    for fold in range(5):
+        model = load_model("base.keras")  # GG201
+        model.optimizer.learning_rate = lr
+        model.fit(folds[fold], epochs=2)
+""",
+        # A subclassed model, made in a trial function that the search loop calls.
+        """\
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self, units):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(units, activation="relu")
+        self.out = tf.keras.layers.Dense(10)
+
+    def call(self, x):
+        return self.out(self.hidden(x))
+
+def run_trial(units):
+    model = Classifier(units)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    return model.fit(x, y, epochs=3).history["loss"][-1]
+
+losses = [run_trial(units) for units in (32, 64, 128)]  # GG201
+""",
+        # clone_model per fold; `del` and gc.collect() do not clear Keras' state.
+        """\
+import gc
+from tensorflow import keras
+
+for fold in range(10):
+    model = keras.models.clone_model(base_model)  # GG201
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x_folds[fold], y_folds[fold])
+    del model
+    gc.collect()
+""",
+    )

@@ -1,0 +1,201 @@
+"""GG202 model-retained-across-iterations."""
+
+from graphguard.analysis.catalog import Effect
+from graphguard.rules.base import Rule
+
+
+class ModelRetainedAcrossIterations(Rule):
+    """
+    ## What it does
+    Finds a loop that keeps every iteration's model in a container that outlives the loop:
+    `models.append(model)`, `solvers[lr] = solver`, `results.append((score, model))`,
+    `self.models += [model]`. A model here is a Keras model, an object of a class named like one
+    (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`), a `tf.Graph` or session, or what a project
+    function returns when it returns one of these. Keeping one value (`best_model = model`,
+    `best["model"] = model`) is fine, and so is a container made inside the loop.
+
+    ## Why is this bad?
+    A kept reference keeps the whole model alive: its weights, its gradients and optimizer state, and
+    what it refers to (a solver holds its model, its data and its history). `del model`,
+    `gc.collect()` and `tf.keras.backend.clear_session()` cannot free an object that a list or dict
+    still holds, so memory grows by one model per iteration until the sweep swaps or is killed, and
+    every later trial runs slower.
+
+    Keep what the comparison needs: the scores, the best model (one name, replaced when a better one
+    comes), or its weights (`model.get_weights()`, `solver.best_params`).
+
+    ## References
+    - [Python `gc` module: objects are freed when no reference to them remains](https://docs.python.org/3/library/gc.html)
+    - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
+    """
+
+    CODE = "GG202"
+    NAME = "model-retained-across-iterations"
+    EFFECTS = frozenset({Effect.RETAINED})
+    MESSAGE = (
+        "{subject} keeps the model made on every iteration of the loop at line {loop_row} in a container that "
+        "outlives the loop, so no iteration's model can be freed, even by clear_session(); keep only what you "
+        "need (the scores, the best model, its weights)"
+    )
+
+    VALID = (
+        # The fix for the first INVALID example: keep the scores and the best model only.
+        """\
+results = {}
+best_val, best_model = -1.0, None
+for lr in [1e-4, 3e-4, 1e-3, 3e-3]:
+    model = TwoLayerNet(input_dim=3072, hidden_dim=100, num_classes=10)
+    solver = Solver(model, data, optim_config={"learning_rate": lr}, num_epochs=5)
+    solver.train()
+    results[lr] = solver.best_val_acc
+    if solver.best_val_acc > best_val:
+        best_val, best_model = solver.best_val_acc, model
+""",
+        # A Keras k-fold that keeps each fold's score and the weights of the best fold only.
+        """\
+from tensorflow import keras
+
+scores, best_weights, best_score = [], None, 0.0
+for train_idx, val_idx in kfold.split(x):
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x[train_idx], y[train_idx], epochs=3, verbose=0)
+    score = model.evaluate(x[val_idx], y[val_idx], verbose=0)[1]
+    scores.append(score)
+    if score > best_score:
+        best_score, best_weights = score, model.get_weights()
+""",
+        # The helper trains and releases its model, returning only numbers: nothing is kept.
+        """\
+import tensorflow as tf
+
+def run_trial(lr):
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+    return model.fit(x, y, epochs=2).history["loss"][-1]
+
+losses = []
+for lr in (0.1, 0.01, 0.001):
+    losses.append(run_trial(lr))
+""",
+        # A while loop that snapshots one model's weights: the model is made once, before the loop.
+        """\
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Dense(10)])
+model.compile(optimizer="adam", loss="mse")
+snapshots = []
+epoch = 0
+while epoch < 20:
+    model.fit(x, y, epochs=1, verbose=0)
+    snapshots.append(model.get_weights())
+    epoch += 1
+""",
+        # Nested loops keeping each pair's accuracy, and the best network under a constant key.
+        """\
+accuracies, best = {}, {}
+for reg in [0.0, 1e-3]:
+    for lr in [1e-3, 1e-2]:
+        net = TwoLayerNet(hidden_dim=50, reg=reg)
+        acc = train(net, lr)
+        accuracies[(lr, reg)] = acc
+        if acc > best.get("acc", 0.0):
+            best["acc"], best["model"] = acc, net
+""",
+        # Histories as plain dicts of numbers, not the models.
+        """\
+import tensorflow as tf
+
+histories = {}
+for batch_size in [32, 64, 128]:
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    histories[batch_size] = model.fit(x, y, batch_size=batch_size, verbose=0).history
+""",
+    )
+
+    INVALID = (
+        """\
+results = {}
+solvers = {}
+for lr in [1e-4, 3e-4, 1e-3, 3e-3]:
+    model = TwoLayerNet(input_dim=3072, hidden_dim=100, num_classes=10)
+    solver = Solver(model, data, optim_config={"learning_rate": lr}, num_epochs=5)
+    solver.train()
+    results[lr] = solver.best_val_acc
+    solvers[lr] = solver  # GG202
+""",
+        # A release in a helper does not help: the list still holds every fold's model.
+        """\
+from tensorflow import keras
+
+def release():
+    keras.backend.clear_session()
+
+models = []
+for train_idx, val_idx in kfold.split(x):
+    model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x[train_idx], y[train_idx], epochs=3, verbose=0)
+    models.append(model)  # GG202
+    release()
+""",
+        # A while loop keeping (score, model) pairs to pick the best one afterwards.
+        """\
+import keras
+
+trials = []
+trial = 0
+while trial < 20:
+    keras.utils.clear_session()
+    units = sample_units()
+    model = keras.Sequential([keras.layers.Dense(units), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    score = model.fit(x, y, verbose=0).history["loss"][-1]
+    trials.append((score, model))  # GG202
+    trial += 1
+best_score, best_model = min(trials, key=lambda t: t[0])
+""",
+        # Nested loops: every (lr, reg) pair's network stays in the results dict.
+        """\
+results = {}
+for lr in [1e-3, 1e-2]:
+    for reg in [0.0, 1e-3, 1e-2]:
+        net = TwoLayerNet(hidden_dim=50, reg=reg)
+        val_acc = train(net, lr)
+        results[(lr, reg)] = (val_acc, net)  # GG202
+""",
+        # The model comes from a helper that returns it.
+        """\
+import tensorflow as tf
+
+def train_model(lr):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="mse")
+    model.fit(x, y, epochs=2)
+    return model
+
+ensemble = []
+for lr in (1e-2, 1e-3, 1e-4):
+    tf.keras.backend.clear_session()
+    ensemble.append(train_model(lr))  # GG202
+""",
+        # An attribute that outlives the loop: the sweep object holds every trial's graph.
+        """\
+import tensorflow.compat.v1 as tf
+
+class Sweep:
+    def __init__(self):
+        self.graphs = []
+
+    def run(self, configs):
+        for config in configs:
+            graph = tf.Graph()
+            with graph.as_default():
+                train(config)
+            self.graphs += [graph]  # GG202
+""",
+    )
