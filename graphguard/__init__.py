@@ -5,13 +5,15 @@ Two halves with one job:
 * ``graphguard check`` (``graphguard.analysis``, ``graphguard.rules``) is a static linter built on
   CPython's ``ast`` module. It never imports TensorFlow.
 * ``GraphGuard(sess)`` (``graphguard.runtime``) guards a live ``tf.compat.v1.Session``. It is
-  imported lazily, on first access, so ``import graphguard`` stays cheap for the linter.
+  imported lazily, on first access, so ``import graphguard`` stays cheap for the linter. So is
+  ``SweepGuard``, which measures each trial of a sweep (learning rates, k folds) and names what keeps
+  its models alive.
 """
 
 __version__ = "0.2.0"
 
 _RUNTIME = ("GraphGuard", "GraphGrowthError", "GraphGuardHook", "SlowdownWarning", "GraphGrowthWarning",
-            "RssGrowthError")
+            "RssGrowthError", "SweepGuard", "SweepLeakError", "SweepLeakWarning")
 
 __all__ = [*_RUNTIME, "__version__"]
 

@@ -3,7 +3,9 @@
 * :class:`GraphGuard` wraps a session (``guarded.run`` in the loop);
 * :class:`GraphGuardHook` is a ``SessionRunHook`` for ``MonitoredTrainingSession`` and Estimator;
 * ``graphguard run script.py`` (:mod:`graphguard.runtime.launcher`) guards every session a script
-  creates, without editing it.
+  creates, without editing it;
+* :class:`SweepGuard` (:mod:`graphguard.runtime.sweep`) measures each trial of a sweep (a learning-rate
+  sweep, a k-fold) and names what keeps its models alive; it works on NumPy, Keras and TF1 code.
 
 The linter never imports this package. Importing it imports neither TensorFlow nor psutil:
 ``GraphGuardHook`` (which subclasses TensorFlow's ``SessionRunHook``) is loaded on first access.
@@ -17,8 +19,19 @@ from graphguard.runtime.guard import (
     SlowdownWarning,
 )
 from graphguard.runtime.report import GuardReport, GuardStats, Growth, OpGroup, Slowdown, SourceLine, StepSeconds
+from graphguard.runtime.sweep import (
+    AliveObject,
+    ReferenceChain,
+    SweepGuard,
+    SweepLeakError,
+    SweepLeakWarning,
+    SweepReport,
+    Trial,
+    TrialRecord,
+)
 
 __all__ = [
+    "AliveObject",
     "GraphGrowthError",
     "GraphGrowthWarning",
     "GraphGuard",
@@ -27,11 +40,18 @@ __all__ = [
     "GuardStats",
     "Growth",
     "OpGroup",
+    "ReferenceChain",
     "RssGrowthError",
     "Slowdown",
     "SlowdownWarning",
     "SourceLine",
     "StepSeconds",
+    "SweepGuard",
+    "SweepLeakError",
+    "SweepLeakWarning",
+    "SweepReport",
+    "Trial",
+    "TrialRecord",
 ]
 
 

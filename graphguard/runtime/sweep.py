@@ -1,0 +1,965 @@
+"""``SweepGuard``: a learning-rate sweep, a k-fold, a hyperparameter search whose trials do not leak.
+
+One model per iteration: the first trial runs at full speed, later ones crawl, because earlier models
+were never freed and the machine swaps. The usual holders are a container that outlives the loop
+(``solvers[lr] = solver``, ``models.append(model)``, a module-level list), Keras's global state (every
+model's layers and names, until ``keras.backend.clear_session()``), and, in TF1 graph mode, the
+default graph that keeps every trial's ops. ``SweepGuard`` measures each trial and names the holder::
+
+    sweep = SweepGuard()                          # on_leak="warn", 16 MiB retained per trial
+    for lr in (1e-4, 3e-4, 1e-3, 3e-3):
+        with sweep.trial(f"lr={lr:g}") as trial:
+            model = TwoLayerNet(...)
+            solver = trial.track(Solver(model, data, learning_rate=lr))
+            solver.train()
+    print(sweep.report())                         # trial, seconds, RSS before/after/retained, objects alive
+
+Per trial (:class:`TrialRecord`):
+
+* **RSS retained** (bytes): the process RSS (psutil ``memory_info().rss``) at the end of the trial
+  minus at its start, each read after ``gc.collect()`` and, on glibc, ``malloc_trim(0)`` (so memory
+  that Python freed but the C allocator kept is not counted as retained). With ``clear_session=True``
+  Keras's ``clear_session()`` runs before the end reading.
+* **Objects alive**: every object passed to :meth:`Trial.track`, every Keras model (Keras 3
+  ``keras.Model``, and ``tf_keras.Model`` if loaded) and every ``tf.Graph`` / ``tf.compat.v1.Session``
+  created during the trial, held by weak references, that is still alive after the end-of-trial garbage
+  collection, each with the chain of references that keeps it alive (:class:`ReferenceChain`, found
+  with ``gc.get_referrers``, see :func:`find_chain`). An object still alive is a certain leak; an
+  object held only by a local variable of the function running the sweep (the loop's ``model``, rebound
+  by the next trial) is listed but not judged.
+* **Default-graph ops**: ``Graph.version`` delta of TensorFlow's default graph over the trial (TF1
+  graph mode keeps every trial's ops there until ``tf.compat.v1.reset_default_graph()``).
+
+A trial after the first ``warmup`` trials *leaks* when an object is alive, its retained RSS is over
+``max_retained_bytes``, or the default graph kept ops; warm-up trials are judged on objects alive only
+(their RSS pays one-time costs: imports, TensorFlow function caches, data loading). A leak goes to
+``on_leak``: ``"warn"`` (:class:`SweepLeakWarning`), ``"raise"`` (:class:`SweepLeakError`) or a callable
+given the :class:`TrialRecord`.
+
+This module imports neither TensorFlow, Keras nor NumPy: it only looks at TensorFlow and Keras when
+they are already in ``sys.modules``, so a NumPy-only sweep never imports TensorFlow. psutil is imported
+lazily (RSS figures are ``None`` without it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import os
+import sys
+import time
+import types
+import warnings
+import weakref
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Union
+
+from graphguard.runtime.report import bytes_text
+
+__all__ = [
+    "AliveObject",
+    "ReferenceChain",
+    "SweepGuard",
+    "SweepLeakError",
+    "SweepLeakWarning",
+    "SweepReport",
+    "Trial",
+    "TrialRecord",
+    "find_chain",
+]
+
+#: Default ``max_retained_bytes``: 16 MiB per trial. Measured on TF 2.21 / Keras 3 (TF-FACTS): a new
+#: Keras model built and fit per iteration leaves about 5.2 MB of RSS per iteration with no clearing and
+#: 3.7 MB with ``clear_session()`` (functions left in the eager context's function library), even when
+#: nothing holds the model; the fixed k-fold fixture (fixtures/sweep/keras_kfold_fixed.py) retains
+#: under 8 MiB per fold. 16 MiB keeps a correct Keras sweep quiet on RSS alone, and is well under what a
+#: kept model of any size costs (the leaking fixtures keep 20-80 MiB per trial).
+DEFAULT_MAX_RETAINED_BYTES = 16 * 2**20
+
+#: Reference-chain search bounds (see :func:`find_chain`): levels of referrers, seconds per object,
+#: and nodes kept per level (``gc.get_referrers`` costs one pass over every tracked object per level,
+#: times the number of objects searched for, so the frontier is capped).
+CHAIN_DEPTH = 12
+CHAIN_SECONDS = 5.0
+CHAIN_FRONTIER = 64
+
+_THIS_FILE = os.path.normcase(os.path.abspath(__file__))
+_FIX = (
+    "Fix: keep only what you need from a trial (scores, a copy of the best weights), not the model or "
+    "its solver; run the trial in a function so its locals go when it returns; with Keras call "
+    "keras.backend.clear_session() per trial (or SweepGuard(clear_session=True)); in TF1 build each "
+    "trial in its own `with tf.Graph().as_default():`."
+)
+
+
+class SweepLeakError(RuntimeError):
+    """``on_leak="raise"``: a trial left objects alive or retained more RSS than allowed.
+
+    Raised when the ``with sweep.trial(...)`` block exits (never over an exception raised by the trial
+    itself). ``record`` is the :class:`TrialRecord`; the message gives the trial, the bytes retained and
+    every object alive with its reference chain.
+    """
+
+    __module__ = "graphguard.runtime"
+
+    def __init__(self, message: str, record: "TrialRecord") -> None:
+        super().__init__(message)
+        self.record = record
+
+
+class SweepLeakWarning(RuntimeWarning):
+    """``on_leak="warn"`` (default): a trial leaked; the sweep goes on. One warning per leaking trial,
+    issued at the ``with sweep.trial(...)`` line. Turn it into an error with
+    ``warnings.simplefilter("error", SweepLeakWarning)`` or ``on_leak="raise"``."""
+
+    __module__ = "graphguard.runtime"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceChain:
+    """How an object is kept alive: a root, the references followed from it, and the object.
+
+    ``str()`` is ``root -> hop -> ... -> target``, e.g.
+    ``local `solvers` in main() -> dict[0.001] -> Solver.model -> TwoLayerNet`` or
+    ``module-level `train.ALL_MODELS` -> list[2] -> Sequential``.
+
+    Attributes:
+        root_kind: ``"global"`` (a module's global), ``"local"`` (a local variable of a running
+            function, the one running the sweep included), ``"frame"`` (a finished frame kept by a
+            traceback or a generator) or ``"unknown"`` (no root within the search bounds: held from C,
+            or by a reference cycle that ``gc`` cannot free, or too deep).
+        root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```).
+        hops: one string per object between the root's value and the target: ``list[2]``,
+            ``dict['fold 3']``, ``Solver.model`` (attribute), ``Model.__class__`` etc.
+        target: the type name of the object kept alive.
+    """
+
+    root_kind: str
+    root: str
+    hops: tuple[str, ...]
+    target: str
+
+    def __str__(self) -> str:
+        return " -> ".join((self.root, *self.hops, self.target))
+
+
+@dataclass(frozen=True)
+class AliveObject:
+    """A tracked object still alive after its trial and a garbage collection.
+
+    Attributes:
+        name: the name given to :meth:`Trial.track`, or the type name for automatic tracking.
+        type_name: ``type(obj).__qualname__``.
+        source: ``"track"`` (:meth:`Trial.track`), ``"keras"`` (a Keras model created in the trial),
+            ``"tf.Graph"`` or ``"tf.Session"`` (created in the trial).
+        chain: what keeps it alive (:class:`ReferenceChain`), or ``None`` if the search was skipped
+            (the sweep's ``chain_seconds`` budget ran out).
+        loop_variable: set (``"model in main()"``) when the object is held only by a local variable of
+            the function running the sweep: it goes when the next trial rebinds that name, so it is
+            listed but not a leak. ``None`` otherwise.
+    """
+
+    name: str
+    type_name: str
+    source: str
+    chain: Optional[ReferenceChain]
+    loop_variable: Optional[str] = None
+
+    @property
+    def leaked(self) -> bool:
+        """True unless only the sweep's loop variable holds the object."""
+        return self.loop_variable is None
+
+    def __str__(self) -> str:
+        label = self.name if self.name == self.type_name else f"{self.name} ({self.type_name})"
+        if self.loop_variable is not None:
+            return f"{label}: held only by the loop variable {self.loop_variable} (freed when rebound; not a leak)"
+        return f"{label}: {self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'}"
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """What one trial left behind. Memory in bytes, time in seconds.
+
+    Attributes:
+        index: 1-based position in the sweep.
+        name: the name given to :meth:`SweepGuard.trial` (default ``"trial N"``).
+        seconds: wall time of the trial's body (``time.perf_counter``), without the guard's own
+            garbage collections and searches.
+        rss_before: RSS at the start, after ``gc.collect()`` and ``malloc_trim(0)`` (bytes), or
+            ``None`` without psutil.
+        rss_after: RSS at the end, after ``clear_session`` (if asked), ``gc.collect()`` and
+            ``malloc_trim(0)`` (bytes), or ``None``.
+        alive: tracked objects still alive, with their chains (:class:`AliveObject`).
+        graph_ops: ops added to TensorFlow's default graph during the trial (``Graph.version`` delta),
+            or ``None`` when TensorFlow was not loaded at the start or the default graph was replaced
+            (``reset_default_graph``, ``clear_session``).
+        warmup: True for the first ``warmup`` trials: their RSS and graph ops are not judged.
+        leaked: True when the trial was judged to leak (see ``reasons``).
+        reasons: why, one phrase each: ``"2 objects alive"``, ``"+48.0 MiB RSS retained (over 16.0 MiB)"``,
+            ``"+214 ops kept in the default graph"``.
+        guard_seconds: time the guard spent at the end of the trial (collection, search), seconds.
+        error: the exception type name if the trial's body raised, else ``None``.
+    """
+
+    index: int
+    name: str
+    seconds: float
+    rss_before: Optional[int]
+    rss_after: Optional[int]
+    alive: tuple[AliveObject, ...]
+    graph_ops: Optional[int]
+    warmup: bool
+    leaked: bool
+    reasons: tuple[str, ...]
+    guard_seconds: float = 0.0
+    error: Optional[str] = None
+
+    @property
+    def retained_bytes(self) -> Optional[int]:
+        """``rss_after - rss_before`` (bytes; negative when the trial freed memory), or ``None``."""
+        if self.rss_before is None or self.rss_after is None:
+            return None
+        return self.rss_after - self.rss_before
+
+    @property
+    def leaks(self) -> tuple[AliveObject, ...]:
+        """The alive objects that count as leaks (not held only by the loop variable)."""
+        return tuple(obj for obj in self.alive if obj.leaked)
+
+    def message(self) -> str:
+        """The one message of a leak warning or error: trial, bytes, objects and chains, fix."""
+        retained = self.retained_bytes
+        head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
+        if retained is not None:
+            sign = "+" if retained >= 0 else ""
+            head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
+        lines = [head + "."]
+        for obj in self.leaks:
+            lines.append(f"  {obj}")
+        lines.append(_FIX)
+        return "\n".join(lines)
+
+
+def _mib(nbytes: Optional[int], sign: bool = False) -> str:
+    if nbytes is None:
+        return "-"
+    return f"{nbytes / 2**20:+.1f}" if sign else f"{nbytes / 2**20:.1f}"
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """Every trial of a sweep (:class:`TrialRecord`) and the settings that judged them.
+
+    ``str()`` is a table (trial, seconds, RSS before / after / retained in MiB, objects alive) followed
+    by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data.
+    """
+
+    trials: tuple[TrialRecord, ...]
+    max_retained_bytes: Optional[int]
+    warmup: int
+    clear_session: bool
+    rss_available: bool = True
+
+    @property
+    def leaked(self) -> tuple[TrialRecord, ...]:
+        """The trials judged to leak."""
+        return tuple(record for record in self.trials if record.leaked)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (dicts, lists, numbers, strings), ``retained_bytes`` included."""
+        data = asdict(self)
+        for record, plain in zip(self.trials, data["trials"]):
+            plain["retained_bytes"] = record.retained_bytes
+            for obj, obj_plain in zip(record.alive, plain["alive"]):
+                obj_plain["chain_text"] = None if obj.chain is None else str(obj.chain)
+        return data
+
+    def table(self) -> list[str]:
+        """The summary table, one string per line."""
+        width = max([len("trial"), *(len(record.name) for record in self.trials)])
+        lines = [f"  {'trial':<{width}}  {'seconds':>8}  {'RSS before':>10}  {'RSS after':>10}  {'retained':>9}  {'alive':>5}",
+                 f"  {'':<{width}}  {'':>8}  {'(MiB)':>10}  {'(MiB)':>10}  {'(MiB)':>9}  {'':>5}"]
+        for record in self.trials:
+            flag = "  warm-up" if record.warmup else ("  LEAK" if record.leaked else "")
+            if record.warmup and record.leaked:
+                flag = "  warm-up, LEAK"
+            lines.append(
+                f"  {record.name:<{width}}  {record.seconds:>8.2f}  {_mib(record.rss_before):>10}  "
+                f"{_mib(record.rss_after):>10}  {_mib(record.retained_bytes, sign=True):>9}  {len(record.leaks):>5}{flag}"
+            )
+        return lines
+
+    def __str__(self) -> str:
+        limit = "no RSS limit" if self.max_retained_bytes is None else f"{bytes_text(self.max_retained_bytes)} retained per trial"
+        head = (f"graphguard sweep: {len(self.trials)} trial{'s' if len(self.trials) != 1 else ''}, "
+                f"{self.warmup} warm-up, {limit}{', clear_session after each' if self.clear_session else ''}")
+        if not self.rss_available:
+            head += " (no RSS: pip install 'graphguard[runtime]' for psutil)"
+        lines = [head, *self.table()]
+        leaked = self.leaked
+        if not leaked:
+            lines.append("no trial leaked")
+        for record in leaked:
+            lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
+            lines.extend(f"  {obj}" for obj in record.leaks)
+        held = [(record, obj) for record in self.trials for obj in record.alive if not obj.leaked]
+        if held:
+            record, obj = held[-1]
+            lines.append(f"({len(held)} object{'s' if len(held) != 1 else ''} held only by a loop variable at a "
+                         f"trial's end, e.g. {obj.name} by {obj.loop_variable}: freed when rebound, not judged)")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory
+# ---------------------------------------------------------------------------------------------------
+
+_process: Any = None
+_process_pid: Optional[int] = None
+_malloc_trim: Any = None  # None: not looked up yet; False: unavailable
+
+
+def _rss() -> Optional[int]:
+    """Resident set size of this process in bytes (psutil ``memory_info().rss``), or ``None``.
+
+    The ``psutil.Process`` is cached (TF-FACTS: 33-44 us per read with a cached object); a fork gets
+    its own.
+    """
+    global _process, _process_pid
+    if _process is None or _process_pid != os.getpid():
+        try:
+            import psutil
+        except ImportError:
+            return None
+        try:
+            _process, _process_pid = psutil.Process(), os.getpid()
+        except Exception:
+            return None
+    try:
+        return int(_process.memory_info().rss)
+    except Exception:
+        return None
+
+
+def _trim() -> None:
+    """glibc ``malloc_trim(0)``: give freed heap pages back to the system, so that RSS shows what is
+    still in use rather than what the C allocator kept for later. NumPy arrays and TensorFlow buffers
+    are allocated with ``malloc``; without this, a trial that freed 50 MB may show no drop in RSS.
+    A no-op where the C library has no ``malloc_trim`` (macOS, Windows, musl)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                function = libc.malloc_trim
+                function.argtypes, function.restype = [ctypes.c_size_t], ctypes.c_int
+                _malloc_trim = function
+            except (OSError, AttributeError):
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+def _sync_frame_locals(frame: Optional[types.FrameType]) -> None:
+    """Refresh ``f_locals`` of ``frame`` and every frame above it.
+
+    On CPython before 3.13, reading ``frame.f_locals`` of a running function stores a snapshot dict on
+    the frame that holds the locals' values until the next read. The chain search reads it; refreshing
+    before each measurement keeps a snapshot from holding an object the function has since rebound.
+    """
+    while frame is not None:
+        if frame.f_code.co_flags & 0x01:  # CO_OPTIMIZED: a function frame (module frames use globals)
+            frame.f_locals  # noqa: B018 (the read is the refresh)
+        frame = frame.f_back
+
+
+def _settle(frame: Optional[types.FrameType]) -> Optional[int]:
+    """Refresh locals snapshots, collect every generation, trim the C heap; return the RSS (bytes)."""
+    _sync_frame_locals(frame)
+    gc.collect()
+    _trim()
+    return _rss()
+
+
+# ---------------------------------------------------------------------------------------------------
+# What TensorFlow and Keras left: only modules already imported are looked at
+# ---------------------------------------------------------------------------------------------------
+
+
+def _auto_classes() -> list[tuple[type, str]]:
+    """(class, source) pairs whose instances are tracked automatically, from modules already loaded."""
+    classes = []
+    for module_name, attr, source in (
+        ("keras.src.models.model", "Model", "keras"),
+        ("tf_keras.src.engine.training", "Model", "keras"),
+        ("tensorflow.python.framework.ops", "Graph", "tf.Graph"),
+        ("tensorflow.python.client.session", "BaseSession", "tf.Session"),
+    ):
+        module = sys.modules.get(module_name)
+        cls = getattr(module, attr, None) if module is not None else None
+        if isinstance(cls, type):
+            classes.append((cls, source))
+    return classes
+
+
+def _func_graph_class() -> Optional[type]:
+    module = sys.modules.get("tensorflow.python.framework.func_graph")
+    return getattr(module, "FuncGraph", None) if module is not None else None
+
+
+def _instances(classes: list[tuple[type, str]]) -> list[tuple[Any, str]]:
+    """Live instances of ``classes`` (one pass over ``gc.get_objects()``), without ``tf.function``
+    graphs (``FuncGraph``: owned by their functions) and without the current default graph."""
+    if not classes:
+        return []
+    kinds = tuple(cls for cls, _ in classes)
+    skip = _func_graph_class()
+    ops = sys.modules.get("tensorflow.python.framework.ops")
+    default = None
+    if ops is not None:
+        try:
+            default = ops.get_default_graph()
+        except Exception:
+            default = None
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, kinds) and obj is not default and not (skip is not None and isinstance(obj, skip)):
+            found.append((obj, next(source for cls, source in classes if isinstance(obj, cls))))
+    return found
+
+
+def _default_graph() -> tuple[Optional[weakref.ref], Optional[int]]:
+    """(weak reference to TensorFlow's default graph, its ``version``), or (None, None) if TF is not loaded."""
+    ops = sys.modules.get("tensorflow.python.framework.ops")
+    if ops is None:
+        return None, None
+    try:
+        graph = ops.get_default_graph()
+        return weakref.ref(graph), int(graph.version)
+    except Exception:
+        return None, None
+
+
+def _clear_sessions() -> list[str]:
+    """Release Keras and TensorFlow state, for each library already loaded; returns what was called.
+
+    * Keras 3: ``keras.backend.clear_session()`` (resets Keras's global state: layer-name counters,
+      the functional-API graph; with the TensorFlow backend it also calls
+      ``tf.compat.v1.reset_default_graph()``, and it runs ``gc.collect()``).
+    * tf_keras (Keras 2): ``tf_keras.backend.clear_session()``.
+    * TensorFlow without Keras: ``tf.compat.v1.reset_default_graph()`` (a fresh default graph for
+      TF1 graph-mode code), skipped while a graph is entered with ``as_default()``.
+    """
+    called = []
+    for name in ("keras", "tf_keras"):
+        module = sys.modules.get(name)
+        backend = getattr(module, "backend", None) if module is not None else None
+        clear = getattr(backend, "clear_session", None)
+        if clear is not None:
+            clear()
+            called.append(f"{name}.backend.clear_session()")
+    if not called and "tensorflow.python.framework.ops" in sys.modules:
+        ops = sys.modules["tensorflow.python.framework.ops"]
+        try:
+            ops.reset_default_graph()
+            called.append("tf.compat.v1.reset_default_graph()")
+        except AssertionError:  # a graph is entered with as_default(): TF refuses, and so do we
+            pass
+    return called
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reference chains
+# ---------------------------------------------------------------------------------------------------
+
+
+def _type_name(obj: Any) -> str:
+    return type(obj).__qualname__
+
+
+def _module_label(module_name: str, module: Any) -> str:
+    if module_name == "__main__":
+        filename = getattr(module, "__file__", None)
+        if filename:
+            return os.path.splitext(os.path.basename(filename))[0]
+    return module_name
+
+
+def _is_guard_frame(frame: types.FrameType) -> bool:
+    return os.path.normcase(os.path.abspath(frame.f_code.co_filename)) == _THIS_FILE
+
+
+class _Roots:
+    """The roots a chain may start from, read once per trial end.
+
+    ``modules``: ``id(module.__dict__)`` -> module label, for every module in ``sys.modules``.
+    ``locals``: ``id(value)`` -> (variable, function) for every local of the frame running the sweep and
+    the frames above it (innermost first; the guard's own frames skipped). ``loop``: ``id(value)`` ->
+    variable, for the sweep's frame alone. ``snapshots``: ids of the ``f_locals`` dicts read (CPython
+    < 3.13 keeps them on the frame), which the search must not follow.
+    """
+
+    def __init__(self, frame: Optional[types.FrameType], loop_frame: Optional[types.FrameType]) -> None:
+        self.modules: dict[int, str] = {}
+        for name, module in list(sys.modules.items()):
+            namespace = getattr(module, "__dict__", None) if module is not None else None
+            if isinstance(namespace, dict):
+                self.modules[id(namespace)] = _module_label(name, module)
+        self.locals: dict[int, tuple[str, str]] = {}
+        self.loop: dict[int, str] = {}
+        self.loop_function = loop_frame.f_code.co_name if loop_frame is not None else ""
+        self.snapshots: set[int] = set()
+        while frame is not None:
+            if not _is_guard_frame(frame) and frame.f_code.co_flags & 0x01:  # CO_OPTIMIZED: a function
+                namespace = frame.f_locals
+                self.snapshots.add(id(namespace))
+                for var, value in namespace.items():
+                    self.locals.setdefault(id(value), (var, frame.f_code.co_name))
+                    if frame is loop_frame:
+                        self.loop.setdefault(id(value), var)
+            frame = frame.f_back
+
+
+def _edge(holder: Any, child: Any) -> tuple[str, Any]:
+    """How ``holder`` refers to ``child``: ``("key", k)``, ``("index", i)``, ``("attr", name)``,
+    ``("dict", None)`` (``child`` is ``holder.__dict__``), ``("local", name)`` for a frame, or
+    ``("ref", None)`` when the reference has no name (a C-level field)."""
+    if isinstance(holder, dict):
+        for key, value in holder.items():
+            if value is child:
+                return "key", key
+        return "ref", None  # a key, not a value
+    if isinstance(holder, (list, tuple)):
+        for index, value in enumerate(holder):
+            if value is child:
+                return "index", index
+        return "ref", None
+    if isinstance(holder, types.FrameType):
+        for var, value in holder.f_locals.items():
+            if value is child:
+                return "local", var
+        return "ref", None
+    if isinstance(holder, type):
+        if any(value is child for value in vars(holder).values()):
+            return "attr", next(k for k, v in vars(holder).items() if v is child)
+        return "ref", None
+    try:
+        namespace = object.__getattribute__(holder, "__dict__")
+    except (AttributeError, TypeError):
+        namespace = None
+    if namespace is child:
+        return "dict", None
+    if isinstance(namespace, dict):
+        for key, value in namespace.items():
+            if value is child:
+                return "attr", key
+    for cls in type(holder).__mro__:
+        for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
+            try:
+                if object.__getattribute__(holder, slot) is child:
+                    return "attr", slot
+            except (AttributeError, TypeError):
+                continue
+    if isinstance(holder, types.MethodType) and holder.__self__ is child:
+        return "attr", "__self__"
+    return "ref", None
+
+
+def _hops(nodes: list[Any], edges: list[tuple[str, Any]]) -> tuple[str, ...]:
+    """Render the objects between a root's value and the target (``nodes[:-1]`` with their edges)."""
+    hops = []
+    skip_next_dict = False
+    for i, (node, (kind, label)) in enumerate(zip(nodes, edges)):
+        if skip_next_dict:  # this node is the __dict__ the previous hop already named
+            skip_next_dict = False
+            continue
+        owner = node.__name__ if isinstance(node, type) else _type_name(node)
+        if kind == "dict" and i + 1 < len(edges) and edges[i + 1][0] == "key":
+            hops.append(f"{owner}.{edges[i + 1][1]}")
+            skip_next_dict = True
+        elif kind == "key":
+            hops.append(f"{owner}[{label!r}]")
+        elif kind == "index":
+            hops.append(f"{owner}[{label}]")
+        elif kind == "attr":
+            hops.append(f"{owner}.{label}")
+        elif kind == "local":
+            hops.append(f"frame of {node.f_code.co_name}() (finished; kept by a traceback or generator): local `{label}`")
+        else:
+            hops.append(owner)
+    return tuple(hops)
+
+
+def find_chain(
+    target: Any,
+    *,
+    frame: Optional[types.FrameType] = None,
+    loop_frame: Optional[types.FrameType] = None,
+    depth: int = CHAIN_DEPTH,
+    seconds: float = CHAIN_SECONDS,
+    frontier_size: int = CHAIN_FRONTIER,
+) -> tuple[ReferenceChain, Optional[str]]:
+    """The shortest chain of references from a root to ``target``, found breadth-first with ``gc``.
+
+    Roots are module globals (``sys.modules``) and local variables of ``frame`` and the frames above it
+    (default: the caller's). Running frames do not show up in ``gc.get_referrers`` (CPython's gc does
+    not traverse a running frame's locals), so their locals are read from ``f_locals`` up front and
+    matched by identity. From ``target``, each level asks ``gc.get_referrers`` (Python ``gc`` docs: the
+    objects that refer to any of the given ones) for the whole frontier at once, names each reference
+    (dict key, list index, attribute, slot, a finished frame's local) and stops at the first object that
+    is a root's value. The search skips its own containers, the guard's frames and the ``f_locals``
+    snapshots, and is bounded: ``depth`` levels, ``seconds`` of wall time, ``frontier_size`` objects per
+    level (lists, dicts and instances of user classes first; each level costs one pass over every
+    gc-tracked object).
+
+    ``loop_frame``: a direct local of this frame holding ``target`` itself (the sweep's ``model``,
+    rebound by the next trial) is not accepted as the root; the search goes on for another holder.
+
+    Returns ``(chain, loop_variable)``: ``chain`` is a :class:`ReferenceChain` (``root_kind="unknown"``
+    when no root was reached within the bounds); ``loop_variable`` (``"model in main()"``) is set when
+    ``loop_frame`` held ``target`` directly and no other root was found, in which case ``chain`` names
+    that local.
+    """
+    frame = sys._getframe(1) if frame is None else frame
+    chain, loop_variable, _ = _search(target, _Roots(frame, loop_frame), depth, seconds, frontier_size, (), ())
+    return chain, loop_variable
+
+
+def _search(
+    target: Any,
+    roots: _Roots,
+    depth: int,
+    seconds: float,
+    frontier_size: int,
+    transient: tuple[Any, ...],
+    ignore: tuple[Any, ...],
+) -> tuple[ReferenceChain, Optional[str], frozenset[int]]:
+    """:func:`find_chain`, plus the ids of the objects on the chain (the guard's de-duplication).
+
+    ``transient``: objects that, when bound to a local of the sweep's frame, make that local a loop
+    variable rather than a root (the trial's tracked objects: ``solver`` holding this trial's model).
+    """
+    deadline = time.perf_counter() + seconds
+    loop_ids = {id(target), *map(id, transient)}
+    loop_variable: Optional[str] = None
+    target_name = _type_name(target)
+    # down[id(node)] = (id(child), edge); keep[id(node)] = node (holds the objects while searching).
+    down: dict[int, tuple[int, tuple[str, Any]]] = {}
+    keep: dict[int, Any] = {id(target): target}
+    frontier: dict[int, Any] = {id(target): target}
+    own = {id(down), id(keep), id(frontier), id(ignore), *map(id, ignore), id(transient), *roots.snapshots}
+
+    def chain_from(node_id: int, root_kind: str, root: str) -> tuple[ReferenceChain, None, frozenset[int]]:
+        nodes, edges = [], []
+        while node_id in down:
+            child_id, edge = down[node_id]
+            nodes.append(keep[node_id])
+            edges.append(edge)
+            node_id = child_id
+        return ReferenceChain(root_kind, root, _hops(nodes, edges), target_name), None, frozenset(map(id, nodes))
+
+    def local_root(node_id: int) -> Optional[str]:
+        """The root text if ``node_id`` is a local's value and may be a root; notes loop variables."""
+        nonlocal loop_variable
+        if node_id in roots.loop and node_id in loop_ids:
+            loop_variable = loop_variable or f"`{roots.loop[node_id]}` in {roots.loop_function}()"
+            return None
+        if node_id not in roots.locals:
+            return None
+        var, function = roots.locals[node_id]
+        return f"local `{var}` in {function}()"
+
+    root = local_root(id(target))
+    if root is not None:
+        return ReferenceChain("local", root, (), target_name), None, frozenset()
+    level = 0
+    while frontier and level < depth and time.perf_counter() < deadline:
+        level += 1
+        wanted = tuple(frontier.values())
+        own.add(id(wanted))
+        referrers = gc.get_referrers(*wanted)
+        own.add(id(referrers))
+        found: dict[int, Any] = {}
+        for holder in referrers:
+            holder_id = id(holder)
+            if holder_id in own or holder_id in keep:
+                continue
+            if isinstance(holder, types.FrameType) and _is_guard_frame(holder):
+                continue
+            if holder_id in roots.modules:  # a module global: the root
+                child = next((value for value in holder.values() if id(value) in frontier), None)
+                if child is None:
+                    continue
+                var = next(key for key, value in holder.items() if value is child)
+                return chain_from(id(child), "global", f"module-level `{roots.modules[holder_id]}.{var}`")
+            child = next((ref for ref in gc.get_referents(holder) if id(ref) in frontier), None)
+            if child is None:
+                continue
+            down[holder_id] = (id(child), _edge(holder, child))
+            keep[holder_id] = holder
+            root = local_root(holder_id)
+            if root is not None:  # a local's value (a container, an object) holding the chain
+                return chain_from(holder_id, "local", root)
+            found[holder_id] = holder
+        del referrers, wanted
+        # Keep the most promising referrers: containers and user objects before functions and cells.
+        ranked = sorted(found.items(), key=lambda item: _rank(item[1]))
+        frontier = dict(ranked[:frontier_size])
+    if loop_variable is not None:
+        return ReferenceChain("local", f"local {loop_variable}", (), target_name), loop_variable, frozenset()
+    reason = "no module global or local variable found within "
+    reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:g} s of search"
+    holders = sorted({_type_name(node) for node_id, node in keep.items() if node_id != id(target)})[:4]
+    if holders:
+        reason += f" (held by {', '.join(holders)})"
+    return ReferenceChain("unknown", reason, (), target_name), None, frozenset()
+
+
+def _rank(obj: Any) -> int:
+    if isinstance(obj, (list, dict, tuple, set, frozenset)):
+        return 0
+    if isinstance(obj, (types.FunctionType, types.MethodType, types.CellType, types.FrameType, type)):
+        return 2
+    return 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# The guard
+# ---------------------------------------------------------------------------------------------------
+
+
+class Trial:
+    """One iteration of a sweep: ``with sweep.trial(name) as trial:``. Made by :meth:`SweepGuard.trial`.
+
+    Attributes:
+        name: the trial's name.
+        index: 1-based position in the sweep.
+        record: the :class:`TrialRecord`, once the ``with`` block has exited (else ``None``).
+    """
+
+    def __init__(self, guard: "SweepGuard", name: str, index: int, frame: Optional[types.FrameType]) -> None:
+        self.name = name
+        self.index = index
+        self.record: Optional[TrialRecord] = None
+        self._guard = guard
+        self._frame = frame
+        self._tracked: list[tuple[weakref.ref, str, str]] = []
+        self._before: dict[int, weakref.ref] = {}
+        self._graph: Optional[weakref.ref] = None
+        self._graph_version: Optional[int] = None
+        self._rss_before: Optional[int] = None
+        self._start = 0.0
+        self._entered = False
+
+    def track(self, obj: Any, name: Optional[str] = None) -> Any:
+        """Watch ``obj`` (a model, a solver, a session...) with a weak reference; returns ``obj``.
+
+        If it is still alive when the trial ends (after a garbage collection), the trial reports it with
+        the chain of references that keeps it alive. ``name`` labels it in the report (default: its
+        type name). Raises ``TypeError`` for objects that cannot be weakly referenced (``list``,
+        ``dict``, ``int``...: track the object that holds them instead) and ``RuntimeError`` outside the
+        ``with`` block.
+        """
+        if not self._entered or self.record is not None:
+            raise RuntimeError("Trial.track() is for use inside `with sweep.trial(...) as trial:`")
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            raise TypeError(
+                f"cannot track a {_type_name(obj)} object: it does not support weak references; "
+                f"track the object that holds it (a model, a solver) instead"
+            ) from None
+        self._tracked.append((ref, name or _type_name(obj), "track"))
+        return obj
+
+    def __enter__(self) -> "Trial":
+        if self._entered:
+            raise RuntimeError("a Trial can be entered once; call sweep.trial() for the next one")
+        self._entered = True
+        guard = self._guard
+        self._rss_before = _settle(self._frame)
+        if guard.track_models:
+            self._before = {id(obj): weakref.ref(obj) for obj, _ in _instances(_auto_classes()) if _weakrefable(obj)}
+        self._graph, self._graph_version = _default_graph()
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        seconds = time.perf_counter() - self._start
+        guard = self._guard
+        started = time.perf_counter()
+        graph_ops = None
+        if self._graph is not None:
+            graph, version = _default_graph()
+            if graph is not None and graph() is self._graph():
+                graph_ops = version - self._graph_version
+        if guard.clear_session:
+            _clear_sessions()
+        rss_after = _settle(self._frame)
+
+        targets: list[Any] = []
+        labels: list[tuple[str, str]] = []
+        seen: set[int] = set()
+        for ref, name, source in self._tracked:
+            obj = ref()
+            if obj is not None and id(obj) not in seen:
+                seen.add(id(obj))
+                targets.append(obj)
+                labels.append((name, source))
+        if guard.track_models:
+            for obj, source in _instances(_auto_classes()):  # modules imported during the trial count too
+                before = self._before.get(id(obj))
+                if (before is not None and before() is obj) or id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                targets.append(obj)
+                labels.append((_type_name(obj), source))
+        alive = self._chains(targets, labels) if targets else ()
+        del targets
+        warmup = self.index <= guard.warmup
+        reasons = []
+        leaks = [obj for obj in alive if obj.leaked]
+        if leaks:
+            reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive "
+                           f"({', '.join(obj.name for obj in leaks)})")
+        retained = None if self._rss_before is None or rss_after is None else rss_after - self._rss_before
+        if not warmup and retained is not None and guard.max_retained_bytes is not None and retained > guard.max_retained_bytes:
+            reasons.append(f"+{bytes_text(retained)} RSS retained (over {bytes_text(guard.max_retained_bytes)})")
+        if not warmup and graph_ops:
+            reasons.append(f"+{graph_ops} ops kept in the default graph")
+        self.record = TrialRecord(
+            index=self.index, name=self.name, seconds=seconds, rss_before=self._rss_before, rss_after=rss_after,
+            alive=alive, graph_ops=graph_ops, warmup=warmup, leaked=bool(reasons), reasons=tuple(reasons),
+            guard_seconds=time.perf_counter() - started, error=None if exc_type is None else exc_type.__name__,
+        )
+        self._frame = None  # frames hold every local: never keep one past the trial
+        self._tracked.clear()
+        self._before.clear()
+        guard._records.append(self.record)
+        if self.record.leaked and exc_type is None:
+            guard._on_leak(self.record)
+
+    def _chains(self, targets: list[Any], labels: list[tuple[str, str]]) -> tuple[AliveObject, ...]:
+        """Chains for the objects in ``targets`` (bounded by the guard's ``chain_seconds`` in all).
+        An automatically tracked object whose chain passes through another alive target (a
+        ``Sequential``'s inner ``Functional``) is left out: its holder is reported."""
+        guard = self._guard
+        roots = _Roots(self._frame, self._frame)
+        deadline = time.perf_counter() + guard.chain_seconds
+        results: list[tuple[str, str, str, Optional[ReferenceChain], Optional[str], frozenset[int]]] = []
+        for obj, (name, source) in zip(targets, labels):
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                results.append((name, _type_name(obj), source, None, None, frozenset()))
+                continue
+            chain, loop_variable, path = _search(obj, roots, guard.chain_depth, left, CHAIN_FRONTIER,
+                                                 tuple(targets), (targets, labels, results))
+            results.append((name, _type_name(obj), source, chain, loop_variable, path))
+        ids = {id(obj) for obj in targets}
+        return tuple(
+            AliveObject(name, type_name, source, chain, loop_variable)
+            for name, type_name, source, chain, loop_variable, path in results
+            if source == "track" or not (path & ids)
+        )
+
+
+def _weakrefable(obj: Any) -> bool:
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+OnLeak = Union[str, Callable[[TrialRecord], Any]]
+
+
+class SweepGuard:
+    """Measure each trial of a sweep and report what it leaves behind (see the module docstring).
+
+    Args:
+        max_retained_bytes: RSS a trial after warm-up may keep (bytes; ``rss_after - rss_before``),
+            default :data:`DEFAULT_MAX_RETAINED_BYTES` (16 MiB, above the 3.7-5.2 MB per trial that
+            TensorFlow's function library keeps after a correct Keras trial); ``None`` judges objects
+            and graph ops only.
+        warmup: trials (from the first) whose retained RSS and default-graph ops are reported but not
+            judged (default 1: the first trial pays imports, function caches, data loading). Objects
+            alive are judged in every trial.
+        on_leak: ``"warn"`` (default; :class:`SweepLeakWarning`), ``"raise"`` (:class:`SweepLeakError`
+            when the trial's ``with`` block exits), ``"ignore"`` (only the report), or a callable
+            receiving the :class:`TrialRecord`.
+        clear_session: call ``keras.backend.clear_session()`` (Keras 3 and tf_keras, if loaded; else
+            ``tf.compat.v1.reset_default_graph()`` if TensorFlow is loaded) at the end of every trial,
+            before the end RSS reading. Default False.
+        track_models: track Keras models, ``tf.Graph`` and ``tf.compat.v1.Session`` objects created in a
+            trial (default True; one pass over ``gc.get_objects()`` at each trial's start and end, only
+            when Keras or TensorFlow is already imported).
+        chain_depth: levels of referrers searched per object (default 12).
+        chain_seconds: wall-time budget of the reference search per trial (seconds, default 5).
+
+    Raises ``ValueError`` for a bad ``on_leak``, a negative ``warmup`` or ``max_retained_bytes``.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_retained_bytes: Optional[int] = DEFAULT_MAX_RETAINED_BYTES,
+        warmup: int = 1,
+        on_leak: OnLeak = "warn",
+        clear_session: bool = False,
+        track_models: bool = True,
+        chain_depth: int = CHAIN_DEPTH,
+        chain_seconds: float = CHAIN_SECONDS,
+    ) -> None:
+        if not callable(on_leak) and on_leak not in ("warn", "raise", "ignore"):
+            raise ValueError(f"on_leak must be 'warn', 'raise', 'ignore' or a callable, not {on_leak!r}")
+        if warmup < 0:
+            raise ValueError(f"warmup must be >= 0, not {warmup}")
+        if max_retained_bytes is not None and max_retained_bytes < 0:
+            raise ValueError(f"max_retained_bytes must be >= 0 or None, not {max_retained_bytes}")
+        if chain_depth < 1 or chain_seconds < 0:
+            raise ValueError("chain_depth must be >= 1 and chain_seconds >= 0")
+        self.max_retained_bytes = max_retained_bytes
+        self.warmup = warmup
+        self.on_leak = on_leak
+        self.clear_session = clear_session
+        self.track_models = track_models
+        self.chain_depth = chain_depth
+        self.chain_seconds = chain_seconds
+        self._records: list[TrialRecord] = []
+        self._count = 0
+
+    def trial(self, name: Optional[str] = None) -> Trial:
+        """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
+
+        The function calling ``trial()`` is taken as the one running the sweep: its locals are roots
+        of the reference chains, and an object held only by one of them is its loop variable.
+        """
+        self._count += 1
+        return Trial(self, str(name) if name is not None else f"trial {self._count}", self._count, sys._getframe(1))
+
+    @property
+    def records(self) -> tuple[TrialRecord, ...]:
+        """The finished trials' records, in order."""
+        return tuple(self._records)
+
+    def report(self) -> SweepReport:
+        """Every finished trial as a :class:`SweepReport` (``str()`` is the summary table)."""
+        return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
+                           rss_available=_rss() is not None)
+
+    def _on_leak(self, record: TrialRecord) -> None:
+        if callable(self.on_leak):
+            self.on_leak(record)
+        elif self.on_leak == "raise":
+            raise SweepLeakError(record.message(), record)
+        elif self.on_leak == "warn":
+            warnings.warn(record.message(), SweepLeakWarning, stacklevel=3)
