@@ -59,6 +59,8 @@ CALLER = -1
 #: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
 #: that hold a model's parameters, whether Keras, NumPy or anything else (GG202).
 _MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Model|Solver)$")
+#: Training methods whose result refers to the model trained (Keras' History, scikit-learn's self).
+_FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: Container methods that keep their argument: method -> index of the kept argument.
 _KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
@@ -618,24 +620,37 @@ class ModuleReader(ast.NodeVisitor):
             return None if dotted is None else self._frame.made.get(dotted)
         if not isinstance(node, ast.Call):
             return None
-        loops = tuple(loop.index for loop in self._frame.loops)
-        text = callee_text(node.func)
-        subject = f"`{text}(...)` from line {node.lineno}"
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _FIT_METHODS:
+            # Keras' ``fit`` returns a History whose ``.model`` is the model (measured, Keras 3.15: a
+            # History kept alive keeps its model alive after clear_session()); scikit-learn's returns
+            # the estimator itself. Either holds the model, made where the model was made.
+            trained = self._model_value(node.func.value)
+            if trained is not None:
+                return _Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}, which refers to "
+                             f"{trained.subject}", trained.loops, trained.refs)
+            return None
         func = self.resolve(node.func)
         if isinstance(func, TFName):
-            effect = catalog.effect_of(func.path)
-            if effect in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
-                return _Made(subject, loops, ())
+            if catalog.effect_of(func.path) not in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
+                return None
+            refs = ()
+        elif isinstance(func, ProjectRef):
+            if not _is_class(func):
+                refs = ((func.ref, "returns"),)
+            elif _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
+                refs = ()
+            else:
+                refs = ((func.ref.member("__init__"), "builds"),)
+        elif func is None or func is OTHER:
+            # A class from outside the checked tree, named like a model.
+            last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if not _MODEL_CLASS.match(last):
+                return None
+            refs = ()
+        else:
             return None
-        if isinstance(func, ProjectRef):
-            if _is_class(func):
-                if _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
-                    return _Made(subject, loops, ())
-                return _Made(subject, loops, ((func.ref.member("__init__"), "builds"),))
-            return _Made(subject, loops, ((func.ref, "returns"),))
-        if (func is None or func is OTHER) and _MODEL_CLASS.match(text.rsplit(".", 1)[-1]):
-            return _Made(subject, loops, ())  # a class from outside the checked tree, named like a model
-        return None
+        subject = f"`{callee_text(node.func)}(...)` from line {node.lineno}"
+        return _Made(subject, tuple(loop.index for loop in self._frame.loops), refs)
 
     def _note_made(self, targets, value: ast.AST) -> None:
         """After ``targets = value``: remember which targets now hold a model-like value."""

@@ -9,7 +9,8 @@ class ModelRetainedAcrossIterations(Rule):
     ## What it does
     Finds a loop that keeps every iteration's model in a container that outlives the loop:
     `models.append(model)`, `solvers[lr] = solver`, `results.append((score, model))`,
-    `self.models += [model]`. A model here is a Keras model, an object of a class named like one
+    `self.models += [model]`, `histories.append(model.fit(...))` (a Keras `History` refers to its
+    model). A model here is a Keras model, an object of a class named like one
     (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`), a `tf.Graph` or session, or what a project
     function returns when it returns one of these. Keeping one value (`best_model = model`,
     `best["model"] = model`) is fine, and so is a container made inside the loop.
@@ -182,6 +183,17 @@ ensemble = []
 for lr in (1e-2, 1e-3, 1e-4):
     tf.keras.backend.clear_session()
     ensemble.append(train_model(lr))  # GG202
+""",
+        # Keras' History keeps its model (`history.model`): clear_session() cannot free any of them.
+        """\
+import tensorflow as tf
+
+histories = {}
+for batch_size in [32, 64, 128]:
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    histories[batch_size] = model.fit(x, y, batch_size=batch_size, verbose=0)  # GG202
 """,
         # An attribute that outlives the loop: the sweep object holds every trial's graph.
         """\
