@@ -6,7 +6,7 @@ were never freed and the machine swaps. The usual holders are a container that o
 model's layers and names, until ``keras.backend.clear_session()``), and, in TF1 graph mode, the
 default graph that keeps every trial's ops. ``SweepGuard`` measures each trial and names the holder::
 
-    sweep = SweepGuard()                          # on_leak="warn", 16 MiB retained per trial
+    sweep = SweepGuard()                          # on_leak="warn", 32 MiB retained per trial
     for lr in (1e-4, 3e-4, 1e-3, 3e-3):
         with sweep.trial(f"lr={lr:g}") as trial:
             model = TwoLayerNet(...)
@@ -69,13 +69,14 @@ __all__ = [
     "find_chain",
 ]
 
-#: Default ``max_retained_bytes``: 16 MiB per trial. Measured on TF 2.21 / Keras 3 (TF-FACTS): a new
-#: Keras model built and fit per iteration leaves about 5.2 MB of RSS per iteration with no clearing and
-#: 3.7 MB with ``clear_session()`` (functions left in the eager context's function library), even when
-#: nothing holds the model; the fixed k-fold fixture (fixtures/sweep/keras_kfold_fixed.py) retains
-#: under 8 MiB per fold. 16 MiB keeps a correct Keras sweep quiet on RSS alone, and is well under what a
-#: kept model of any size costs (the leaking fixtures keep 20-80 MiB per trial).
-DEFAULT_MAX_RETAINED_BYTES = 16 * 2**20
+#: Default ``max_retained_bytes``: 32 MiB per trial. A correct Keras sweep (a fresh model per trial, nothing
+#: keeping it, ``clear_session()`` after each) still leaves RSS behind, and more for bigger models: TF-FACTS
+#: measured about 3.7 MB per iteration with ``clear_session()`` (5.2 MB without) for a small model, the
+#: residue being functions left in the eager context's function library; on TF 2.21 / Keras 3 we measured
+#: 5.5-6.2 MiB per fold for a 64-128-128-10 MLP fit for 2 epochs with Adam, 8-11 MiB at 512 units and
+#: 15-26 MiB at 1,024 units (1.1 million weights), after ``gc.collect()`` and ``malloc_trim(0)``. 32 MiB keeps
+#: such sweeps quiet on RSS alone; a kept model is still reported as an object alive, whatever its size.
+DEFAULT_MAX_RETAINED_BYTES = 32 * 2**20
 
 #: Reference-chain search bounds (see :func:`find_chain`): levels of referrers, seconds per object,
 #: and nodes kept per level (``gc.get_referrers`` costs one pass over every tracked object per level,
@@ -202,7 +203,7 @@ class TrialRecord:
             (``reset_default_graph``, ``clear_session``).
         warmup: True for the first ``warmup`` trials: their RSS and graph ops are not judged.
         leaked: True when the trial was judged to leak (see ``reasons``).
-        reasons: why, one phrase each: ``"2 objects alive"``, ``"+48.0 MiB RSS retained (over 16.0 MiB)"``,
+        reasons: why, one phrase each: ``"2 objects alive"``, ``"+48.0 MiB RSS retained (over 32.0 MiB)"``,
             ``"+214 ops kept in the default graph"``.
         guard_seconds: time the guard spent at the end of the trial (collection, search), seconds.
         error: the exception type name if the trial's body raised, else ``None``.
@@ -417,7 +418,10 @@ def _func_graph_class() -> Optional[type]:
 
 def _instances(classes: list[tuple[type, str]]) -> list[tuple[Any, str]]:
     """Live instances of ``classes`` (one pass over ``gc.get_objects()``), without ``tf.function``
-    graphs (``FuncGraph``: owned by their functions) and without the current default graph."""
+    graphs (``FuncGraph``: owned by their functions), the current default graph, and empty graphs
+    (``Graph.version == 0``: the default graphs that ``reset_default_graph`` and Keras's
+    ``clear_session`` make stay referenced as ``outer_graph`` by functions TensorFlow keeps in its
+    function library; they hold no ops and no user data)."""
     if not classes:
         return []
     kinds = tuple(cls for cls, _ in classes)
@@ -432,7 +436,10 @@ def _instances(classes: list[tuple[type, str]]) -> list[tuple[Any, str]]:
     found = []
     for obj in gc.get_objects():
         if isinstance(obj, kinds) and obj is not default and not (skip is not None and isinstance(obj, skip)):
-            found.append((obj, next(source for cls, source in classes if isinstance(obj, cls))))
+            source = next(source for cls, source in classes if isinstance(obj, cls))
+            if source == "tf.Graph" and getattr(obj, "version", 1) == 0:
+                continue
+            found.append((obj, source))
     return found
 
 
@@ -887,9 +894,9 @@ class SweepGuard:
 
     Args:
         max_retained_bytes: RSS a trial after warm-up may keep (bytes; ``rss_after - rss_before``),
-            default :data:`DEFAULT_MAX_RETAINED_BYTES` (16 MiB, above the 3.7-5.2 MB per trial that
-            TensorFlow's function library keeps after a correct Keras trial); ``None`` judges objects
-            and graph ops only.
+            default :data:`DEFAULT_MAX_RETAINED_BYTES` (32 MiB, above the 4-26 MiB per trial measured
+            for correct Keras sweeps, which TensorFlow keeps in its function library); ``None`` judges
+            objects and graph ops only.
         warmup: trials (from the first) whose retained RSS and default-graph ops are reported but not
             judged (default 1: the first trial pays imports, function caches, data loading). Objects
             alive are judged in every trial.
