@@ -183,8 +183,11 @@ class FunctionFacts:
     returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
     retentions: list = field(default_factory=list)  #: :class:`Retention` stores in its loops
-    returns_model: bool = False  #: returns a model-like object (a Keras model, a ``...Net``, a graph)
-    model_returns: list = field(default_factory=list)  #: (ref, kind) that decide ``returns_model`` in phase 2
+    #: Where it returns a model-like object (a Keras model, a ``...Net``, a graph): None for the whole
+    #: value, an index for an element of a returned tuple (``return model, history``)
+    model_positions: set = field(default_factory=set)
+    #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
+    model_returns: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -656,6 +659,20 @@ class ModuleReader(ast.NodeVisitor):
         """After ``targets = value``: remember which targets now hold a model-like value."""
         made = None
         for target in targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                    for element, part in zip(target.elts, value.elts):  # ``model, n = Sequential(), 3``
+                        self._note_made((element,), part)
+                elif isinstance(value, ast.Call) and isinstance(func := self.resolve(value.func), ProjectRef) \
+                        and not _is_class(func):
+                    # ``model, history = train(config)``: decided by what ``train`` returns at each position.
+                    subject = f"`{callee_text(value.func)}(...)` from line {value.lineno}"
+                    loops = tuple(loop.index for loop in self._frame.loops)
+                    for index, element in enumerate(target.elts):
+                        dotted = _dotted(element)
+                        if dotted is not None:
+                            self._frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),))
+                continue
             if isinstance(target, (ast.Name, ast.Attribute)):
                 dotted = _dotted(target)
                 if dotted is None:
@@ -709,12 +726,14 @@ class ModuleReader(ast.NodeVisitor):
         self.visit(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
-        made = self._model_value(node.value)
-        if made is not None:
-            if made.refs:
-                facts.model_returns.extend(made.refs)
-            else:
-                facts.returns_model = True
+        elements = node.value.elts if isinstance(node.value, ast.Tuple) else ()
+        for position, element in ((None, node.value), *enumerate(elements)):
+            made = self._model_value(element)
+            if made is not None:
+                if made.refs:
+                    facts.model_returns.extend((position, ref, kind) for ref, kind in made.refs)
+                else:
+                    facts.model_positions.add(position)
         if value is SESSION:
             facts.returns_session = True
         elif isinstance(value, TFObject) and value.kind in _TENSOR_KINDS:
@@ -1113,6 +1132,13 @@ class ModuleReader(ast.NodeVisitor):
                     effect = Effect.SESSION
             elif isinstance(receiver, Instance):
                 self._project_call(receiver.cls.member(method), node, callee, bound=True)
+            elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+                  and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
+                # ``super().__init__(...)``: the base class's method (a tf.keras.Model subclass of a
+                # project model class is a model too).
+                bases = self.facts.classes[frame.class_name].bases
+                if bases:
+                    self._project_call(bases[0].member(method), node, callee, bound=True)
 
         if effect is Effect.RESET:
             if frame.loops:

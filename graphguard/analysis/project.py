@@ -52,7 +52,7 @@ class Summary:
     returns_tensor: bool = False
     resets_graph: bool = False
     opens_session: bool = False
-    returns_model: bool = False  #: returns a model-like object (GG202)
+    model_positions: set = field(default_factory=set)  #: where it returns a model-like object (GG202)
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
 
@@ -71,9 +71,11 @@ class Finding:
 
 
 def _is_model(summary: Summary, kind: str) -> bool:
+    if kind == "builds":
+        return Effect.MODEL in summary.builds
     if kind == "returns":
-        return summary.returns_model
-    return Effect.MODEL in summary.builds
+        return None in summary.model_positions
+    return int(kind.partition(":")[2]) in summary.model_positions  # "returns:1": an element of a returned tuple
 
 
 def module_names(path: str) -> list[str]:
@@ -220,7 +222,7 @@ class Project:
                     returns_tensor=facts.returns_tensor,
                     resets_graph=facts.resets_graph,
                     opens_session=facts.opens_session,
-                    returns_model=facts.returns_model,
+                    model_positions=set(facts.model_positions),
                 )
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
@@ -245,7 +247,8 @@ class Project:
                     repeats = self._repeats_for_caller(module, call)
                     calls.append((call, callee, repeats, repeats and not call.loops))
             returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
-            model_returns = [(c, kind) for c, kind in ((self.summary(module, ref), kind) for ref, kind in facts.model_returns)
+            model_returns = [(position, c, kind) for position, c, kind in
+                             ((position, self.summary(module, ref), kind) for position, ref, kind in facts.model_returns)
                              if c is not None]
             if calls or returns or model_returns:
                 edges.append((module, summary, calls, returns, model_returns))
@@ -278,8 +281,10 @@ class Project:
                         summary.returns_session = changed = True
                     if callee.returns_tensor and not summary.returns_tensor:
                         summary.returns_tensor = changed = True
-                if not summary.returns_model and any(_is_model(c, kind) for c, kind in model_returns):
-                    summary.returns_model = changed = True
+                for position, callee, kind in model_returns:
+                    if position not in summary.model_positions and _is_model(callee, kind):
+                        summary.model_positions.add(position)
+                        changed = True
                 if summary.resets_graph and summary.builds:
                     summary.builds.clear()
                     changed = True
