@@ -102,8 +102,11 @@ def _build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    demo = commands.add_parser("demo", help="lint and run the Tesla P4 slowdown demo (needs TensorFlow)")
-    demo.add_argument("--steps", type=int, default=200, help="training steps per script (default: 200)")
+    demo = commands.add_parser("demo", help="lint and run a demo: the Tesla P4 slowdown (default) or leaking sweeps (needs TensorFlow)")
+    demo.add_argument("which", nargs="?", choices=("slowdown", "sweep"), default="slowdown",
+                      help="slowdown (default): the graph that grows in a session loop; sweep: sweeps that keep "
+                           "every trial's model, under SweepGuard")
+    demo.add_argument("--steps", type=int, default=200, help="slowdown: training steps per script (default: 200)")
 
     # Listed here for --help only: main() hands everything after "run" to the launcher untouched.
     commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded (needs TensorFlow)")
@@ -333,6 +336,10 @@ def _run_rule(args) -> int:
 
 
 def _run_demo(args) -> int:
+    if args.which == "sweep":
+        from graphguard.demo import run_sweep_demo
+
+        return run_sweep_demo()
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     from graphguard.demo import run_demo

@@ -33,10 +33,19 @@ TensorFlow, and each TensorFlow process pays about 5 s to import it):
 
 ``run_demo`` returns 0 when every part ran, 1 when a part could not run or did not behave as
 described (its output says which), 2 when the fixture scripts are missing.
+
+``graphguard demo sweep`` (:func:`run_sweep_demo`) shows the other half of graph growth's cost: sweeps
+(a learning-rate sweep, a k-fold) that keep every trial's model. ``fixtures/sweep/`` holds a NumPy
+two-layer net and solver swept over four learning rates and a Keras 5-fold, each leaking and fixed,
+each running its trials under :class:`graphguard.runtime.SweepGuard`. The demo lints the four scripts,
+runs each in a fresh process (one after the other), reads each script's per-trial report (``--json``)
+and prints, per pair, the seconds and the RSS retained per trial side by side, then the leaks the
+leaking scripts reported with the chains of references that hold them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -48,11 +57,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-__all__ = ["run_demo", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
+__all__ = ["run_demo", "run_sweep_demo", "format_sweep_table", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
 CORRECT, INCORRECT = "train_correct.py", "train_incorrect.py"
 TABLE_STEPS = (1, 10, 50, 100, 200)
+SWEEP_DIR = DEMO_DIR.parent / "sweep"
+#: (title, leaking script, fixed script) in fixtures/sweep/.
+SWEEP_PAIRS = (
+    ("NumPy two-layer net and solver, 4 learning rates", "numpy_sweep_leaking.py", "numpy_sweep_fixed.py"),
+    ("Keras MLP, 5-fold cross-validation on the 8x8 digits", "keras_kfold_leaking.py", "keras_kfold_fixed.py"),
+)
 
 # Safety timeouts per subprocess, in seconds of wall time, TensorFlow import included. None is expected
 # to be hit: on two cores the incorrect run takes about 60 s for the default 200 steps (about twice that
@@ -62,6 +77,8 @@ INCORRECT_BUDGET_SECONDS = 300.0
 RUN_BUDGET_SECONDS = 120.0
 LINT_BUDGET_SECONDS = 60.0
 GUARD_BUDGET_SECONDS = 60.0
+# Each sweep script takes 10-25 s on two cores (TensorFlow's import included for the Keras pair).
+SWEEP_BUDGET_SECONDS = 240.0
 GUARD_STEPS = 5  # the guard stops the incorrect script before step 1 completes; 5 bounds a miss
 
 _STEP_LINE = re.compile(r"^step: (\d+), time cost: (\d+(?:\.\d*)?), ops: (\d+)\s*$")
@@ -209,10 +226,10 @@ def _failure(result: _Result) -> str:
     return result.error or f"exit status {result.returncode}"
 
 
-def _lint(say: Callable[[str], None], relative: dict[str, str]) -> list[str]:
+def _lint(say: Callable[[str], None], relative: dict[str, str], names: tuple[str, ...] = (INCORRECT, CORRECT)) -> list[str]:
     """Part 1: ``graphguard check`` on each script. Returns the names of the parts that failed."""
     failures = []
-    for name in (INCORRECT, CORRECT):
+    for name in names:
         say(f"$ graphguard check {relative[name]}")
         result = _run([sys.executable, "-m", "graphguard", "check", relative[name]], LINT_BUDGET_SECONDS)
         if result.error or result.timed_out or result.returncode not in (0, 1):
@@ -342,4 +359,149 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
         say(f"graphguard demo: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
         return 1
     say(f"graphguard demo: done in {total:.0f} s")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# graphguard demo sweep
+# ---------------------------------------------------------------------------------------------------
+
+
+def _signed_mib(nbytes: Optional[int]) -> str:
+    return "-" if nbytes is None else f"{nbytes / 2**20:+.1f}"
+
+
+def format_sweep_table(leaking: dict, fixed: dict) -> list[str]:
+    """Per-trial seconds, RSS retained (MiB) and objects alive of a leaking and a fixed sweep, side by side.
+
+    ``leaking`` and ``fixed`` are ``SweepReport.as_dict()`` data (what the scripts write with ``--json``);
+    trials are matched by position. A trial one report lacks shows ``-``.
+    """
+    rows = max(len(leaking.get("trials", [])), len(fixed.get("trials", [])))
+    names = [(leaking["trials"][i] if i < len(leaking["trials"]) else fixed["trials"][i])["name"] for i in range(rows)]
+    width = max([len("trial"), *map(len, names)])
+    lines = [
+        f"{'':<{width}}  {'seconds':^17}  {'RSS retained (MiB)':^19}  {'objects alive':^15}",
+        f"{'trial':<{width}}  {'leaking':>8} {'fixed':>8}  {'leaking':>9} {'fixed':>9}  {'leaking':>7} {'fixed':>7}",
+    ]
+    for i, name in enumerate(names):
+        cells = []
+        for report in (leaking, fixed):
+            trial = report["trials"][i] if i < len(report.get("trials", [])) else None
+            cells.append(trial)
+        bad, good = cells
+        seconds = [f"{t['seconds']:.2f}" if t else "-" for t in (bad, good)]
+        retained = [_signed_mib(t.get("retained_bytes")) if t else "-" for t in (bad, good)]
+        alive = [str(sum(1 for obj in t["alive"] if obj["loop_variable"] is None)) if t else "-" for t in (bad, good)]
+        note = "  warm-up" if (bad or good or {}).get("warmup") else ""
+        lines.append(f"{name:<{width}}  {seconds[0]:>8} {seconds[1]:>8}  {retained[0]:>9} {retained[1]:>9}  "
+                     f"{alive[0]:>7} {alive[1]:>7}{note}")
+    return lines
+
+
+def _sweep_totals(report: dict) -> str:
+    trials = report.get("trials", [])
+    retained = [t["retained_bytes"] for t in trials if t.get("retained_bytes") is not None]
+    text = f"{sum(t['seconds'] for t in trials):.1f} s in trials"
+    if retained:
+        text += f", {sum(retained) / 2**20:+.1f} MiB retained in all"
+    return text
+
+
+def run_sweep_demo(out: Optional[TextIO] = None) -> int:
+    """Lint and run the four sweep scripts of ``fixtures/sweep``; print the side-by-side tables to ``out``.
+
+    Each script runs in its own process (``sys.executable``), one after the other, with ``--json`` to
+    a temporary file holding its :class:`~graphguard.runtime.SweepReport`. Returns 0 when every script
+    ran and behaved as described (each leaking script reported at least one leaking trial with an
+    object alive and its reference chain; each fixed script reported no leak), 1 otherwise (the output
+    says which), 2 when a script is missing. The linter's findings are shown, not judged.
+    """
+    out = sys.stdout if out is None else out
+
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    names = tuple(name for _, leaking, fixed in SWEEP_PAIRS for name in (leaking, fixed))
+    scripts = {name: SWEEP_DIR / name for name in names}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        say(f"graphguard demo sweep: error: sweep script not found: {', '.join(missing)}")
+        return 2
+    relative = {name: os.path.relpath(path, SWEEP_DIR.parents[1]) for name, path in scripts.items()}
+    started = time.perf_counter()
+    say("graphguard demo sweep: sweeps that keep every trial's model, and their fixes, under SweepGuard")
+    for title, leaking, fixed in SWEEP_PAIRS:
+        say(f"  {title}: {relative[leaking]} / {relative[fixed]}")
+    say()
+    say("== 1. Lint: graphguard check (static, TensorFlow not imported) ==")
+    failures = _lint(say, relative, names)
+    say()
+    say("== 2. Run: each script in a fresh process, one after the other ==")
+    reports: dict[str, dict] = {}
+    for name in names:
+        say(f"$ python {relative[name]} --json REPORT    (safety timeout: {SWEEP_BUDGET_SECONDS:.0f} s)")
+        with tempfile.TemporaryDirectory(prefix="graphguard-sweep-") as tmp:
+            path = os.path.join(tmp, "report.json")
+            result = _run([sys.executable, relative[name], "--json", path], SWEEP_BUDGET_SECONDS)
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    reports[name] = json.load(handle)
+            except (OSError, ValueError):
+                pass
+        if result.returncode == 0 and name in reports:
+            say(f"  {name}: {len(reports[name]['trials'])} trials, {_sweep_totals(reports[name])} "
+                f"(process: {result.seconds:.1f} s wall)")
+        else:
+            say(f"  {name}: failed ({_failure(result)})")
+            for line in _stderr_tail(result):
+                say(f"  | {line}")
+            failures.append(f"run {name}")
+    say()
+    say("== 3. Per trial, side by side ==")
+    say("seconds: wall time of the trial's body; RSS retained: RSS at the trial's end minus at its start, each")
+    say("after gc.collect() and malloc_trim(0); objects alive: tracked objects (Keras models found without")
+    say("being told) still alive after the trial, not counting the loop variable the next trial rebinds.")
+    for title, leaking, fixed in SWEEP_PAIRS:
+        say()
+        say(f"{title} ({leaking} vs {fixed})")
+        if leaking not in reports or fixed not in reports:
+            say("  (not run)")
+            continue
+        for line in format_sweep_table(reports[leaking], reports[fixed]):
+            say(f"  {line}")
+        limit = reports[leaking].get("max_retained_bytes")
+        if limit is not None:
+            say(f"  (threshold {limit / 2**20:.0f} MiB retained per trial after the warm-up trial)")
+    say()
+    say("== 4. Leaks reported, with what keeps each object alive ==")
+    for _, leaking, fixed in SWEEP_PAIRS:
+        for name, expect_leak in ((leaking, True), (fixed, False)):
+            report = reports.get(name)
+            if report is None:
+                continue
+            leaked = [t for t in report["trials"] if t["leaked"]]
+            chained = [obj for t in leaked for obj in t["alive"]
+                       if obj["loop_variable"] is None and obj.get("chain") and obj["chain"]["root_kind"] != "unknown"]
+            if not leaked:
+                say(f"{name}: no trial leaked")
+            else:
+                say(f"{name}: {len(leaked)} of {len(report['trials'])} trials leaked")
+                for trial in leaked:
+                    say(f"  trial {trial['name']!r}: {'; '.join(trial['reasons'])}")
+                    for obj in trial["alive"]:
+                        if obj["loop_variable"] is None:
+                            say(f"    {obj['chain_text'] or obj['name'] + ': alive'}")
+            if expect_leak and not chained:
+                say(f"  expected {name} to report objects alive with their reference chains")
+                failures.append(f"sweep {name}")
+            if not expect_leak and leaked:
+                say(f"  expected {name} to report no leak")
+                failures.append(f"sweep {name}")
+    say()
+    total = time.perf_counter() - started
+    if failures:
+        say(f"graphguard demo sweep: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
+        return 1
+    say(f"graphguard demo sweep: done in {total:.0f} s")
     return 0
