@@ -1,0 +1,368 @@
+"""SweepGuard on real sweeps: the four fixtures/sweep scripts (NumPy and Keras, leaking and fixed) run in
+subprocesses, plus in-process trials that check the chains, on_leak, track(), clear_session and TF1
+graph growth. Memory assertions use wide margins (the leaks are 16-72 MiB per trial, the thresholds
+are what the fixed variants must stay under); nothing asserts a time. About a minute in all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from graphguard import SweepGuard, SweepLeakError, SweepLeakWarning
+from graphguard.runtime import ReferenceChain, SweepReport, TrialRecord
+from graphguard.runtime.sweep import find_chain
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP = ROOT / "fixtures" / "sweep"
+MiB = 2**20
+has_psutil = importlib.util.find_spec("psutil") is not None
+needs_psutil = pytest.mark.skipif(not has_psutil, reason="RSS figures need psutil")
+needs_keras = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("sklearn") is None,
+    reason="the Keras sweeps need tensorflow and scikit-learn",
+)
+
+LEAKED = []  # a module-level list, as in the leaking NumPy fixture
+
+
+class Net:
+    """A stand-in model: ``size`` bytes of weights, written so that the pages are resident."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.weights = b"w" * size
+
+
+class Box:
+    pass
+
+
+def quiet(**options) -> SweepGuard:
+    return SweepGuard(on_leak="ignore", **options)
+
+
+# -- reference chains ----------------------------------------------------------------------------------
+
+
+def test_chain_names_a_module_level_list():
+    sweep = quiet()
+    with sweep.trial("global") as trial:
+        LEAKED.append(trial.track(Net(), "model"))
+    try:
+        (alive,) = sweep.records[0].alive
+        assert alive.name == "model" and alive.type_name == "Net" and alive.leaked
+        assert alive.chain.root_kind == "global"
+        assert alive.chain.root.startswith("module-level `") and alive.chain.root.endswith(".LEAKED`")
+        assert str(alive.chain).endswith(f"LEAKED` -> list[{len(LEAKED) - 1}] -> Net")
+    finally:
+        LEAKED.clear()
+
+
+def test_chain_names_a_local_dict_key_and_an_attribute():
+    sweep = quiet()
+    solvers = {}
+    for lr in (0.1, 0.01):
+        with sweep.trial(f"lr={lr}") as trial:
+            model = trial.track(Net(), "model")
+            solver = trial.track(Box(), "solver")
+            solver.model = model
+            solvers[lr] = solver
+    first = {obj.name: str(obj.chain) for obj in sweep.records[0].alive}
+    assert first == {
+        "model": "local `solvers` in test_chain_names_a_local_dict_key_and_an_attribute() -> dict[0.1] -> Box.model -> Net",
+        "solver": "local `solvers` in test_chain_names_a_local_dict_key_and_an_attribute() -> dict[0.1] -> Box",
+    }
+    assert all(record.leaked for record in sweep.records)
+
+
+def test_loop_variable_alone_is_listed_not_judged():
+    sweep = quiet(max_retained_bytes=None)
+    for step in range(3):
+        with sweep.trial() as trial:
+            model = trial.track(Net())  # rebound by the next trial: not a leak
+    assert [record.leaked for record in sweep.records] == [False, False, False]
+    alive = sweep.records[-1].alive[0]
+    assert alive.loop_variable == "`model` in test_loop_variable_alone_is_listed_not_judged()"
+    assert not alive.leaked and "freed when rebound" in str(alive)
+    assert "held only by a loop variable" in str(sweep.report())
+    del model
+
+
+def test_objects_freed_at_the_end_of_the_trial_are_not_reported():
+    sweep = quiet()
+
+    def train(trial):
+        model = trial.track(Net())
+        return len(model.weights)
+
+    for _ in range(2):
+        with sweep.trial() as trial:
+            train(trial)
+    assert all(record.alive == () for record in sweep.records)
+
+
+def test_a_reference_cycle_is_collected_before_judging():
+    sweep = quiet()
+    with sweep.trial() as trial:
+        a, b = Box(), Box()
+        a.other, b.other = b, a
+        trial.track(a)
+        del a, b
+    assert sweep.records[0].alive == ()
+
+
+def test_find_chain_stands_alone():
+    holder = Box()
+    holder.items = [Net()]
+    chain, loop_variable = find_chain(holder.items[0])
+    assert loop_variable is None
+    assert str(chain) == "local `holder` in test_find_chain_stands_alone() -> Box.items -> list[0] -> Net"
+
+
+# -- on_leak, track(), options --------------------------------------------------------------------------
+
+
+def test_on_leak_warn_gives_one_message_with_trial_objects_and_chain():
+    sweep = SweepGuard()  # warn is the default
+    kept = []
+    with pytest.warns(SweepLeakWarning) as caught:
+        with sweep.trial("fold 1") as trial:
+            kept.append(trial.track(Net(), "model"))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "trial 'fold 1' (trial 1 of the sweep) leaked: 1 object alive (model)" in message
+    assert "local `kept` in test_on_leak_warn_gives_one_message_with_trial_objects_and_chain() -> list[0] -> Net" in message
+    assert "Fix:" in message
+    assert caught[0].filename == __file__  # issued at the `with sweep.trial(...)` line
+
+
+def test_on_leak_raise_and_callable():
+    kept = []
+    sweep = SweepGuard(on_leak="raise")
+    with pytest.raises(SweepLeakError) as info:
+        with sweep.trial("a") as trial:
+            kept.append(trial.track(Net()))
+    assert isinstance(info.value, RuntimeError)
+    assert isinstance(info.value.record, TrialRecord) and info.value.record.name == "a"
+    assert "list[0] -> Net" in str(info.value)
+
+    seen = []
+    sweep = SweepGuard(on_leak=seen.append)
+    with sweep.trial("b") as trial:
+        kept.append(trial.track(Net()))
+    with sweep.trial("c") as trial:
+        trial.track(Net())
+    assert [record.name for record in seen] == ["b"]
+    assert seen[0].leaks[0].chain.hops == ("list[1]",)
+
+
+def test_an_exception_in_the_trial_is_not_masked():
+    kept = []
+    sweep = SweepGuard(on_leak="raise")
+    with pytest.raises(ZeroDivisionError):
+        with sweep.trial() as trial:
+            kept.append(trial.track(Net()))
+            1 / 0
+    assert sweep.records[0].error == "ZeroDivisionError" and sweep.records[0].leaked
+
+
+def test_track_refuses_what_it_cannot_watch():
+    sweep = quiet()
+    trial = sweep.trial()
+    with pytest.raises(RuntimeError, match="inside `with sweep.trial"):
+        trial.track(Net())
+    with trial:
+        with pytest.raises(TypeError, match="does not support weak references"):
+            trial.track([1, 2])
+        assert trial.track(net := Net()) is net
+    with pytest.raises(ValueError, match="on_leak"):
+        SweepGuard(on_leak="shout")
+    with pytest.raises(ValueError, match="warmup"):
+        SweepGuard(warmup=-1)
+
+
+# -- RSS ------------------------------------------------------------------------------------------------
+
+
+@needs_psutil
+def test_rss_retained_over_the_threshold_is_a_leak_after_warmup():
+    sweep = quiet(max_retained_bytes=32 * MiB, warmup=1)
+    hoard = []
+    for _ in range(3):
+        with sweep.trial():
+            hoard.append(b"x" * (64 * MiB))  # bytes: not trackable, only RSS sees it
+    first, *rest = sweep.records
+    assert first.warmup and not first.leaked  # judged on objects only
+    for record in rest:
+        assert record.retained_bytes > 48 * MiB
+        assert record.leaked and "RSS retained (over 32.0 MiB)" in record.reasons[0]
+    hoard.clear()
+    for _ in range(2):
+        with sweep.trial():
+            scratch = b"x" * (64 * MiB)
+            del scratch
+    assert all(abs(record.retained_bytes) < 24 * MiB and not record.leaked for record in sweep.records[3:])
+    text = str(sweep.report())
+    assert "RSS before" in text and "retained" in text and "LEAK" in text
+    json.dumps(sweep.report().as_dict())  # plain data
+
+
+# -- what runs without TensorFlow stays without TensorFlow -------------------------------------------------
+
+
+def test_numpy_sweep_imports_neither_tensorflow_nor_keras():
+    code = textwrap.dedent("""
+        import sys
+        import graphguard
+        assert "numpy" not in sys.modules and "psutil" not in sys.modules
+        SweepGuard = graphguard.SweepGuard
+        import numpy as np
+        sweep = SweepGuard(on_leak="ignore")
+        kept = []
+        class Net:
+            def __init__(self): self.w = np.ones((256, 256))
+        for lr in (1, 2):
+            with sweep.trial(lr) as trial:
+                kept.append(trial.track(Net()))
+        assert all(r.leaked for r in sweep.records), sweep.report()
+        print(sorted(m for m in ("tensorflow", "keras", "tf_keras") if m in sys.modules))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+# -- Keras and TF1, in this process ----------------------------------------------------------------------
+
+
+@needs_keras
+def test_keras_models_are_tracked_without_track_and_clear_session_is_called():
+    keras = pytest.importorskip("keras")
+    keras.backend.clear_session()
+    sweep = quiet(clear_session=True)
+    kept = []
+    with sweep.trial("fold 1"):
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3, name=None)])
+        first_layer = model.layers[0].name
+        kept.append(model)
+        del model
+    # clear_session() reset Keras's name counters: the next Dense gets the first name again.
+    assert keras.layers.Dense(3).name == first_layer
+    (alive,) = sweep.records[0].alive  # the Sequential, not its inner Functional
+    assert alive.source == "keras" and alive.type_name == "Sequential"
+    assert str(alive.chain).endswith("-> list[0] -> Sequential") and "local `kept`" in str(alive.chain)
+    kept.clear()
+    with sweep.trial("fold 2"):
+        keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])
+    assert sweep.records[1].alive == () and not sweep.records[1].leaked
+
+
+@needs_keras
+def test_without_clear_session_keras_names_keep_counting():
+    keras = pytest.importorskip("keras")
+    keras.backend.clear_session()
+    sweep = quiet()
+    with sweep.trial():
+        name = keras.layers.Dense(3).name
+    assert keras.layers.Dense(3).name != name
+
+
+@needs_keras
+def test_tf1_default_graph_growth_and_kept_graphs_are_reported():
+    tf = pytest.importorskip("tensorflow.compat.v1")
+    sweep = quiet(warmup=1)
+    graphs = []
+    with tf.Graph().as_default() as graph:
+        for lr in (0.1, 0.01, 0.001):
+            with sweep.trial(f"lr={lr}"):
+                w = tf.get_variable(f"w{lr}", [3])
+                tf.train.GradientDescentOptimizer(lr).minimize(tf.reduce_sum(w * w))
+        assert graph.version > 0
+    ops = [record.graph_ops for record in sweep.records]
+    assert ops[0] == ops[1] == ops[2] > 10  # every trial's ops stay in the default graph
+    assert not sweep.records[0].leaked  # warm-up
+    assert all(f"+{ops[1]} ops kept in the default graph" in record.reasons for record in sweep.records[1:])
+    with sweep.trial("graph per trial"):
+        with tf.Graph().as_default() as own:
+            tf.constant(1.0)
+        graphs.append(own)
+    (alive,) = sweep.records[-1].alive
+    assert alive.source == "tf.Graph" and str(alive.chain).endswith("local `graphs` in "
+                                                                    "test_tf1_default_graph_growth_and_kept_graphs_are_reported() -> list[0] -> Graph")
+
+
+# -- the fixtures, each in a fresh process ---------------------------------------------------------------
+
+
+def run_fixture(name: str, tmp_path: Path) -> dict:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    out = tmp_path / f"{name}.json"
+    result = subprocess.run([sys.executable, str(SWEEP / name), "--json", str(out)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(out.read_text())
+    report["stderr"] = result.stderr
+    return report
+
+
+@needs_psutil
+def test_numpy_leaking_sweep_reports_retained_rss_and_both_holders(tmp_path):
+    report = run_fixture("numpy_sweep_leaking.py", tmp_path)
+    trials = report["trials"]
+    assert [t["name"] for t in trials] == ["lr=0.0001", "lr=0.0003", "lr=0.001", "lr=0.003"]
+    for index, trial in enumerate(trials):
+        assert trial["leaked"]
+        chains = {obj["name"]: obj["chain_text"] for obj in trial["alive"]}
+        lr = trial["name"].split("=")[1]
+        assert chains == {
+            "model": f"module-level `numpy_sweep_leaking.ALL_MODELS` -> list[{index}] -> TwoLayerNet",
+            "solver": f"local `solvers` in main() -> dict[{lr}] -> Solver",
+        }
+        # W1 (3072 x 1024 float64, 24 MiB), its momentum buffer and the best-parameter copy: about 72 MiB.
+        assert trial["retained_bytes"] > 40 * MiB
+    assert all("RSS retained (over 32.0 MiB)" in " ".join(t["reasons"]) for t in trials[1:])
+    assert report["stderr"].count("SweepLeakWarning") == 4
+
+
+@needs_psutil
+def test_numpy_fixed_sweep_reports_nothing(tmp_path):
+    report = run_fixture("numpy_sweep_fixed.py", tmp_path)
+    assert len(report["trials"]) == 4
+    assert not any(t["leaked"] or t["alive"] for t in report["trials"])
+    assert all(abs(t["retained_bytes"]) < 16 * MiB for t in report["trials"][1:])
+    assert "SweepLeakWarning" not in report["stderr"]
+
+
+@needs_keras
+@needs_psutil
+def test_keras_leaking_kfold_reports_each_folds_model_in_the_list(tmp_path):
+    report = run_fixture("keras_kfold_leaking.py", tmp_path)
+    trials = report["trials"]
+    assert len(trials) == 5
+    for index, trial in enumerate(trials):
+        assert trial["leaked"]
+        (alive,) = trial["alive"]  # found without track(): SweepGuard tracks Keras models
+        assert alive["source"] == "keras"
+        assert alive["chain_text"] == f"local `models` in main() -> list[{index}] -> Sequential"
+        assert trial["retained_bytes"] is not None
+    assert report["stderr"].count("SweepLeakWarning") == 5
+
+
+@needs_keras
+@needs_psutil
+def test_keras_fixed_kfold_reports_nothing(tmp_path):
+    report = run_fixture("keras_kfold_fixed.py", tmp_path)
+    assert len(report["trials"]) == 5
+    assert not any(t["leaked"] or t["alive"] for t in report["trials"])
+    # What TensorFlow keeps per fold (function library), measured 8-11 MiB: under the 32 MiB default.
+    assert all(t["retained_bytes"] < report["max_retained_bytes"] for t in report["trials"][1:])
+    assert "SweepLeakWarning" not in report["stderr"]
