@@ -25,11 +25,12 @@ pyflakes, the checker is one visitor with a handler per node type.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from graphguard.analysis import catalog
+from graphguard.analysis import catalog, tf_api
 from graphguard.analysis.bindings import (
     OTHER,
     SESSION,
@@ -54,11 +55,25 @@ _TENSOR_KINDS = frozenset({"tensor", "variable"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+#: Python's builtins: a star import of a TensorFlow module does not take ``print`` or ``range`` here.
+_BUILTINS = frozenset(dir(builtins))
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
 #: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
-#: that hold a model's parameters, whether Keras, NumPy or anything else (GG202).
+#: that hold a model's parameters, whether Keras, NumPy or anything else (GG202). A project class so
+#: named must also have a training method (phase 2: ``MODEL_METHODS``), which tells a ``TwoLayerNet``
+#: from a pydantic ``ItemModel``; a class from outside the checked tree counts only with the suffixes
+#: of :data:`_EXTERNAL_MODEL_CLASS` (``gurobipy.Model``, ``lmfit.Model`` are not networks; CS231n's
+#: ``Solver`` is often imported from a package outside the checked tree).
 _MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Model|Solver)$")
+_EXTERNAL_MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Solver)$")
+#: Methods that use a model as a trial: made and then trained, evaluated or saved in the iteration
+#: (GG201, GG202), Keras' and the usual NumPy ones (CS231n's ``solver.train()``, ``net.loss(X)``). A
+#: model made in a loop and only called on tensors or stored is a block of a larger model.
+_TRIAL_METHODS = frozenset({"compile", "fit", "fit_generator", "evaluate", "evaluate_generator", "predict",
+                            "predict_generator", "predict_on_batch", "train_on_batch", "test_on_batch",
+                            "load_weights", "set_weights", "save", "save_weights", "summary", "train", "loss",
+                            "step", "train_step", "partial_fit", "score", "predict_proba"})
 #: Training methods whose result refers to the model trained (Keras' History, scikit-learn's self).
 _FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: Container methods that keep their argument: method -> index of the kept argument.
@@ -144,13 +159,32 @@ class Retention(NamedTuple):
     refs: tuple = ()
 
 
+class Trial(NamedTuple):
+    """A Keras model made at ``site`` and used as a trial in the same iteration: trained, evaluated,
+    saved, or handed to project code (GG201). ``loops`` enclose where it was made, ``exempt`` are the
+    loops that do not repeat it there; ``refs`` are the project calls whose summaries decide whether
+    it is a Keras model (``(ref, "builds")``), empty when it is known to be one."""
+
+    site: Site
+    subject: str
+    loops: tuple
+    exempt: frozenset
+    refs: tuple = ()
+
+
 class _Made(NamedTuple):
-    """A model-like value bound to a name: how to name it, the loops active when it was made, and the
-    project calls that decide whether it is a model (see :class:`Retention`)."""
+    """A model-like value bound to a name: how to name it, the loops active when it was made, the
+    project calls that decide whether it is a model (see :class:`Retention`), and the :class:`Trial`
+    to record when the iteration uses it (None when it cannot be a Keras model)."""
 
     subject: str
     loops: tuple
     refs: tuple
+    trial: Trial | None = None
+    #: Kept whether or not the iteration uses it: a graph or session, what a project function returns
+    #: (it may have trained it), the result of ``fit``. Otherwise a store counts only if the iteration
+    #: trains, evaluates or hands on the model (sub-blocks collected for one model are not trials).
+    always: bool = False
 
 
 class SessionOpen(NamedTuple):
@@ -183,6 +217,7 @@ class FunctionFacts:
     returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
     retentions: list = field(default_factory=list)  #: :class:`Retention` stores in its loops
+    trials: list = field(default_factory=list)  #: :class:`Trial` models made and used, in loops or not
     #: Where it returns a model-like object (a Keras model, a ``...Net``, a graph): None for the whole
     #: value, an index for an element of a returned tuple (``return model, history``)
     model_positions: set = field(default_factory=set)
@@ -220,6 +255,9 @@ class _Frame:
     pending_param_operators: list = field(default_factory=list)
     bound: dict = field(default_factory=dict)  # dotted name -> loop indices active at its last binding
     made: dict = field(default_factory=dict)  # dotted name -> _Made, for names bound to model-like values
+    trial_sites: set = field(default_factory=set)  # sites of the trials recorded
+    used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
+    pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -352,6 +390,7 @@ class ModuleReader(ast.NodeVisitor):
         self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
         self._synthetic: list = []
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
+        self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
 
     # ------------------------------------------------------------------ traversal
 
@@ -415,6 +454,12 @@ class ModuleReader(ast.NodeVisitor):
                     # sees whichever binding exists when it runs, so it is unknown here.
                     return None
                 return frame.scope[name]
+        if self._star_modules and name not in _BUILTINS:
+            api = tf_api.load()
+            for module in self._star_modules:
+                candidate = module.attribute(name)
+                if api.effect(candidate.path) is not None or candidate.path in catalog.MODEL_NAMES:
+                    return candidate
         return None
 
     def _bind(self, target: ast.AST, value) -> None:
@@ -559,6 +604,8 @@ class ModuleReader(ast.NodeVisitor):
         base = canonical_module(node.module) if node.level == 0 and node.module else None
         for alias in node.names:
             if alias.name == "*":
+                if base is not None and len(self._frames) == 1:
+                    self._star_modules.insert(0, base)  # ``from keras.models import *``: the last one wins
                 continue
             target = alias.asname or alias.name
             if base is not None:
@@ -630,30 +677,65 @@ class ModuleReader(ast.NodeVisitor):
             trained = self._model_value(node.func.value)
             if trained is not None:
                 return _Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}, which refers to "
-                             f"{trained.subject}", trained.loops, trained.refs)
+                             f"{trained.subject}", trained.loops, trained.refs, always=True)
             return None
         func = self.resolve(node.func)
+        keras = None  # refs deciding whether it is a Keras model; None: it cannot be one
         if isinstance(func, TFName):
-            if catalog.effect_of(func.path) not in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
+            effect = catalog.effect_of(func.path)
+            if effect not in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
                 return None
             refs = ()
+            keras = () if effect is Effect.MODEL else None
+            always = effect is not Effect.MODEL
         elif isinstance(func, ProjectRef):
             if not _is_class(func):
                 refs = ((func.ref, "returns"),)
-            elif _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
-                refs = ()
+                keras = ((func.ref, "builds"),)
+                always = True
             else:
-                refs = ((func.ref.member("__init__"), "builds"),)
+                always = False
+                init = (func.ref.member("__init__"), "builds")
+                keras = (init,)
+                if _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
+                    refs = ((func.ref, "class"), init)
+                else:
+                    refs = (init,)
         elif func is None or func is OTHER:
-            # A class from outside the checked tree, named like a model.
+            # A class from outside the checked tree, named like a network.
             last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if not _MODEL_CLASS.match(last):
+            if not _EXTERNAL_MODEL_CLASS.match(last):
                 return None
             refs = ()
+            always = False
         else:
             return None
-        subject = f"`{callee_text(node.func)}(...)` from line {node.lineno}"
-        return _Made(subject, tuple(loop.index for loop in self._frame.loops), refs)
+        text = callee_text(node.func)
+        loops = tuple(loop.index for loop in self._frame.loops)
+        trial = None
+        if keras is not None:
+            frame = self._frame
+            exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+            trial = Trial(self._site(node), f"`{text}(...)`", loops, exempt, keras)
+        return _Made(f"`{text}(...)` from line {node.lineno}", loops, refs, trial, always)
+
+    def _use_as_trial(self, node: ast.AST) -> None:
+        """``node`` (a name, or a call that makes a model) is trained, evaluated, saved or handed to
+        project code here: the Keras model it holds is a trial of the loop it was made in."""
+        made = self._model_value(node)
+        if made is None:
+            return
+        frame = self._frame
+        frame.used.add(made.subject)
+        if made.trial is not None and made.trial.site not in frame.trial_sites:
+            frame.trial_sites.add(made.trial.site)
+            frame.facts.trials.append(made.trial)
+
+    def _close_frame(self, frame: _Frame) -> None:
+        """At the end of a body: keep the stores of models that the body uses as trials."""
+        for retention, subject in frame.pending_retentions:
+            if subject is None or subject in frame.used:
+                frame.facts.retentions.append(retention)
 
     def _note_made(self, targets, value: ast.AST) -> None:
         """After ``targets = value``: remember which targets now hold a model-like value."""
@@ -671,7 +753,8 @@ class ModuleReader(ast.NodeVisitor):
                     for index, element in enumerate(target.elts):
                         dotted = _dotted(element)
                         if dotted is not None:
-                            self._frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),))
+                            self._frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),),
+                                                             always=True)
                 continue
             if isinstance(target, (ast.Name, ast.Attribute)):
                 dotted = _dotted(target)
@@ -685,6 +768,8 @@ class ModuleReader(ast.NodeVisitor):
     def _retention(self, container: ast.AST, values, node: ast.AST) -> None:
         """Record ``node`` when it keeps, in ``container``, a model-like value made on each iteration of
         a loop that ``container`` outlives (it was not bound again inside that loop)."""
+        while isinstance(container, ast.Subscript):
+            container = container.value  # ``solvers[rule].append(solver)``: kept as long as ``solvers`` is
         owner = _dotted(container)
         if owner is None:
             return
@@ -708,8 +793,9 @@ class ModuleReader(ast.NodeVisitor):
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-                    frame.facts.retentions.append(Retention(self._site(node), _short(ast.unparse(node)), made.subject,
-                                                            loop.index, exempt, made.refs))
+                    retention = Retention(self._site(node), _short(ast.unparse(node)), made.subject, loop.index,
+                                          exempt, made.refs)
+                    frame.pending_retentions.append((retention, None if made.always else made.subject))
                     return
 
     def _visit_target(self, target: ast.AST) -> None:
@@ -781,6 +867,7 @@ class ModuleReader(ast.NodeVisitor):
         else:
             self.visit(body)
         self._frames.pop()
+        self._close_frame(frame)
         self._nested_depth = saved_depth
         for construction, names in frame.pending_param_operators:
             if names & frame.tensor_params:
@@ -829,7 +916,7 @@ class ModuleReader(ast.NodeVisitor):
         self._frames.append(_Frame(facts, {}, is_class=True, class_name=qualname))
         for statement in node.body:
             self.visit(statement)
-        self._frames.pop()
+        self._close_frame(self._frames.pop())
         if keras_base is not None:
             # A subclass of tf.keras.Model: making an instance makes a Keras model (GG201).
             init = self.facts.functions.get(f"{qualname}.__init__")
@@ -1078,6 +1165,13 @@ class ModuleReader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         frame = self._frame
         func_value = self.resolve(node.func)
+        if (frame.made and (node.args or node.keywords) and not isinstance(func_value, (TFName, TFObject))
+                and not (isinstance(node.func, ast.Attribute) and node.func.attr in _KEEPING_METHODS)):
+            # ``train(model, data)``, ``Solver(model, data)``: handed on to code that uses it. Not a
+            # Keras call (``Sequential([block])``) nor a container method (``blocks.append(block)``).
+            for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+                if isinstance(arg, (ast.Name, ast.Attribute)):
+                    self._use_as_trial(arg)
         effect = Effect.NONE
         callee = callee_text(node.func)
         if isinstance(func_value, TFName):
@@ -1102,6 +1196,8 @@ class ModuleReader(ast.NodeVisitor):
         elif isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
+            if method in _TRIAL_METHODS:
+                self._use_as_trial(node.func.value)
             keep = _KEEPING_METHODS.get(method)
             if keep is not None and frame.loops and len(node.args) > keep and not isinstance(receiver, TFObject):
                 kept = node.args[keep]
@@ -1226,6 +1322,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._rebound = _rebound_definitions(tree.body)
     for statement in tree.body:
         reader.visit(statement)
+    reader._close_frame(reader._frames[0])
     for facts in reader.facts.functions.values():
         kept = []
         for construction in facts.constructions:

@@ -53,6 +53,7 @@ class Summary:
     resets_graph: bool = False
     opens_session: bool = False
     model_positions: set = field(default_factory=set)  #: where it returns a model-like object (GG202)
+    trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
 
@@ -70,7 +71,16 @@ class Finding:
     via: Origin | None = None
 
 
-def _is_model(summary: Summary, kind: str) -> bool:
+#: Methods that make a project class named like a model (``TwoLayerNet``) one (GG202).
+MODEL_METHODS = ("loss", "train", "fit", "predict", "forward", "call", "step", "train_step", "backward")
+
+
+def _is_model(summary, kind: str) -> bool:
+    """Whether ``summary`` (a :class:`Summary`, or an answer already known for a class) gives a model
+    for ``kind``: ``"builds"`` a Keras model per call, ``"returns"`` one, ``"returns:N"`` one at
+    index ``N`` of a returned tuple, ``"class"`` an object of a model class."""
+    if isinstance(summary, bool):
+        return summary
     if kind == "builds":
         return Effect.MODEL in summary.builds
     if kind == "returns":
@@ -224,6 +234,9 @@ class Project:
                     opens_session=facts.opens_session,
                     model_positions=set(facts.model_positions),
                 )
+                for trial in facts.trials:
+                    if not trial.loops and not trial.refs and CALLER not in trial.exempt and summary.trains_model is None:
+                        summary.trains_model = Origin(module.path, trial.site.row, trial.subject)
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
@@ -248,16 +261,19 @@ class Project:
                     calls.append((call, callee, repeats, repeats and not call.loops))
             returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
             model_returns = [(position, c, kind) for position, c, kind in
-                             ((position, self.summary(module, ref), kind) for position, ref, kind in facts.model_returns)
+                             ((position, self._model_source(module, ref, kind), kind)
+                              for position, ref, kind in facts.model_returns)
                              if c is not None]
-            if calls or returns or model_returns:
-                edges.append((module, summary, calls, returns, model_returns))
+            trials = [c for trial in facts.trials if not trial.loops and CALLER not in trial.exempt
+                      for c in (self.summary(module, ref) for ref, _ in trial.refs) if c is not None]
+            if calls or returns or model_returns or trials:
+                edges.append((module, summary, calls, returns, model_returns, trials))
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
-            for module, summary, calls, returns, model_returns in edges:
+            for module, summary, calls, returns, model_returns, trials in edges:
                 for call, callee, repeats, repeats_model in calls:
                     if call.session_args and self._pass_sessions(module, call, summary):
                         changed = True
@@ -269,6 +285,10 @@ class Project:
                         summary.opens_session = changed = True
                     if callee.resets_graph and not call.loops and not summary.resets_graph:
                         summary.resets_graph = changed = True
+                    if repeats_model and callee.trains_model is not None and summary.trains_model is None \
+                            and not summary.resets_graph:
+                        summary.trains_model = callee.trains_model
+                        changed = True
                     if repeats and not summary.resets_graph:
                         for effect, origin in callee.builds.items():
                             if effect is Effect.MODEL and not repeats_model:
@@ -281,19 +301,32 @@ class Project:
                         summary.returns_session = changed = True
                     if callee.returns_tensor and not summary.returns_tensor:
                         summary.returns_tensor = changed = True
+                if summary.trains_model is None and not summary.resets_graph:
+                    for callee in trials:  # ``model = build(); model.fit(...)`` at function level
+                        if Effect.MODEL in callee.builds:
+                            summary.trains_model = callee.builds[Effect.MODEL]
+                            changed = True
+                            break
                 for position, callee, kind in model_returns:
                     if position not in summary.model_positions and _is_model(callee, kind):
                         summary.model_positions.add(position)
                         changed = True
-                if summary.resets_graph and summary.builds:
+                if summary.resets_graph and (summary.builds or summary.trains_model):
                     summary.builds.clear()
+                    summary.trains_model = None
                     changed = True
 
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
-        """Whether what project code ``ref`` gives is a model: its result (``kind`` ``"returns"``) or an
-        instance of its class (``"builds"``, ``ref`` is the ``__init__``)."""
-        summary = self.summary(importer, ref)
+        """Whether what project code ``ref`` gives is a model (see :func:`_is_model` for ``kind``)."""
+        summary = self._model_source(importer, ref, kind)
         return summary is not None and _is_model(summary, kind)
+
+    def _model_source(self, importer: ModuleFacts, ref: Ref, kind: str):
+        """The summary that answers :meth:`is_model`, or for ``"class"`` the answer itself: a project
+        class named like a model is one when it has a training method (:data:`MODEL_METHODS`)."""
+        if kind == "class":
+            return any(self.resolve(importer, ref.member(method)) is not None for method in MODEL_METHODS)
+        return self.summary(importer, ref)
 
     @staticmethod
     def _repeats_for_caller(module: ModuleFacts, item) -> bool:
@@ -387,24 +420,31 @@ class Project:
             if id(construction) in suppressed:
                 continue
             if construction.effect is Effect.MODEL:
-                loop = self._model_loop(module, construction)
-                if loop is not None:
-                    found.append(Finding(module.path, construction.site, Effect.MODEL, subject_of(construction),
-                                         loop.row, loop.column))
-                continue
+                continue  # reported when the iteration uses it as a trial (below)
             loop = self._session_loop(module, construction)
             if loop is not None:
                 found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                                      loop.row, loop.column))
-        for call, callee in calls:
-            if id(call) in suppressed or not callee.builds:
+        rebuilt_sites = {c.site for c in constructions if id(c) in suppressed}
+        for trial in facts.trials:
+            loop = self._model_loop(module, trial)
+            if loop is None or trial.site in rebuilt_sites:
                 continue
-            model = callee.builds.get(Effect.MODEL)
-            if model is not None:
+            via = None
+            if trial.refs:
+                makers = [s for s in (self.summary(module, ref) for ref, _ in trial.refs) if s is not None]
+                via = next((s.builds[Effect.MODEL] for s in makers if Effect.MODEL in s.builds), None)
+                if via is None:
+                    continue
+            found.append(Finding(module.path, trial.site, Effect.MODEL, trial.subject, loop.row, loop.column, via=via))
+        for call, callee in calls:
+            if id(call) in suppressed or not (callee.builds or callee.trains_model):
+                continue
+            if callee.trains_model is not None:
                 loop = self._model_loop(module, call)
                 if loop is not None:
                     found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
-                                         loop.row, loop.column, via=model))
+                                         loop.row, loop.column, via=callee.trains_model))
             loop = self._session_loop(module, call)
             if loop is None:
                 continue

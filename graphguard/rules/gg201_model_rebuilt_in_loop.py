@@ -9,10 +9,13 @@ class ModelRebuiltInLoop(Rule):
     ## What it does
     Finds a Keras model (`Sequential`, `Model`, a functional model, a `tf.keras.Model` subclass,
     `load_model`, `clone_model`, an application such as `ResNet50`, or a project function that builds
-    one) made on every iteration of a loop (a hyperparameter sweep, a k-fold, a search), with no release
-    in that iteration: no `tf.keras.backend.clear_session()` (called directly or in a function the loop
-    calls), no fresh `tf.Graph()`, no `tf.reset_default_graph()`. Any loop counts, not only a loop that
-    runs session steps, and a helper that builds a model is reported at its call in the loop.
+    one) made on every iteration of a loop and used there as a trial (compiled, trained, evaluated,
+    saved, or handed to other code: a hyperparameter sweep, a k-fold, a search), with no release in that
+    iteration: no `tf.keras.backend.clear_session()` (called directly or in a function the loop calls),
+    no fresh `tf.Graph()`, no `tf.reset_default_graph()`. Any loop counts, not only a loop that runs
+    session steps, and a helper that builds and trains a model is reported at its call in the loop.
+    Blocks made in a loop while one model is put together (`self.blocks.append(Block(f))`,
+    `x = keras.Sequential([...])(x)`) are parts of that model, not trials.
 
     ## Why is this bad?
     Keras keeps every model it has built in its global state (layer names, the graph or the traced
@@ -110,6 +113,29 @@ for lr in learning_rates:
         model = load_model("base.keras")
         model.optimizer.learning_rate = lr
         model.fit(folds[fold], epochs=2)
+""",
+        # Sub-models made in a loop while one model is assembled are its blocks, not trials.
+        """\
+import tensorflow as tf
+
+class ResidualBlock(tf.keras.Model):
+    def __init__(self, filters):
+        super().__init__()
+        self.conv = tf.keras.layers.Conv2D(filters, 3, padding="same")
+
+    def call(self, x):
+        return x + self.conv(x)
+
+class ResNet(tf.keras.Model):
+    def __init__(self, stages=(16, 32, 64)):
+        super().__init__()
+        self.stages = [ResidualBlock(filters) for filters in stages]
+        self.head = tf.keras.layers.Dense(10)
+
+    def call(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return self.head(x)
 """,
         # One model built before the loop, trained on each fold: nothing is rebuilt.
         """\

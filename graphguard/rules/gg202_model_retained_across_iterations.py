@@ -7,13 +7,16 @@ from graphguard.rules.base import Rule
 class ModelRetainedAcrossIterations(Rule):
     """
     ## What it does
-    Finds a loop that keeps every iteration's model in a container that outlives the loop:
+    Finds a loop that keeps the model it makes and trains (or evaluates, or hands to other code) on
+    each iteration in a container that outlives the loop:
     `models.append(model)`, `solvers[lr] = solver`, `results.append((score, model))`,
     `self.models += [model]`, `histories.append(model.fit(...))` (a Keras `History` refers to its
     model). A model here is a Keras model, an object of a class named like one
     (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`), a `tf.Graph` or session, or what a project
     function returns when it returns one of these. Keeping one value (`best_model = model`,
-    `best["model"] = model`) is fine, and so is a container made inside the loop.
+    `best["model"] = model`) is fine, and so is a container made inside the loop. An ensemble that
+    needs every member after the loop keeps them on purpose: save each member to disk and keep the
+    paths, or suppress the finding with `# noqa: GG202`.
 
     ## Why is this bad?
     A kept reference keeps the whole model alive: its weights, its gradients and optimizer state, and
@@ -34,8 +37,8 @@ class ModelRetainedAcrossIterations(Rule):
     NAME = "model-retained-across-iterations"
     EFFECTS = frozenset({Effect.RETAINED})
     MESSAGE = (
-        "{subject} keeps the model made on every iteration of the loop at line {loop_row} in a container that "
-        "outlives the loop, so no iteration's model can be freed, even by clear_session(); keep only what you "
+        "{subject} keeps the model made in the loop at line {loop_row} in a container that outlives the loop, "
+        "so the models of earlier iterations cannot be freed, even by clear_session(); keep only what you "
         "need (the scores, the best model, its weights)"
     )
 
@@ -104,6 +107,30 @@ for reg in [0.0, 1e-3]:
         accuracies[(lr, reg)] = acc
         if acc > best.get("acc", 0.0):
             best["acc"], best["model"] = acc, net
+""",
+        # Blocks collected while one network is assembled: never trained on their own.
+        """\
+import tensorflow as tf
+
+class ConvBlock(tf.keras.Model):
+    def __init__(self, filters):
+        super().__init__()
+        self.conv = tf.keras.layers.Conv2D(filters, 3)
+
+    def call(self, x):
+        return self.conv(x)
+
+class Backbone(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.blocks = []
+        for filters in (32, 64, 128):
+            self.blocks.append(ConvBlock(filters))
+
+    def call(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
 """,
         # Histories as plain dicts of numbers, not the models.
         """\
