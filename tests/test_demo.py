@@ -1,13 +1,16 @@
 """The demo pair (fixtures/demo) and ``graphguard demo``: real TensorFlow runs, kept short.
 
 The scripts run as subprocesses (about 5 s of TensorFlow import each): 30 steps of each script once
-per module, the guard on a few steps, and ``run_demo`` end to end on 2 steps. Under a minute in all.
+per module, the guard on a few steps, and ``run_demo`` end to end on 2 steps. ``graphguard demo sweep``
+is tested with canned reports, then end to end on its NumPy pair (the Keras pair runs in
+test_sweep.py). Under a minute and a half in all.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import os
 import re
 import subprocess
@@ -227,3 +230,110 @@ def test_run_demo_end_to_end():
     assert re.search(r"^\s+2\s+\d\.\d{4}\s+\d\.\d{4}\s+\S+x\s+\d", table, re.M)
     assert re.search(r"ops added per step after step 1: train_incorrect\.py [1-9][\d,]*, train_correct\.py 0\n", text)
     assert re.search(r"stopped at train_incorrect\.py:\d+", text)
+
+
+# -- graphguard demo sweep ----------------------------------------------------------------------------
+
+
+def canned_sweep(names, *, leaking: bool) -> dict:
+    """A SweepReport.as_dict() as the sweep scripts write it, one trial per name."""
+    trials = []
+    for index, name in enumerate(names):
+        alive = [{"name": "model", "type_name": "Net", "source": "track", "loop_variable": None,
+                  "chain": {"root_kind": "local", "root": "local `models` in main()", "hops": [f"list[{index}]"],
+                            "target": "Net"},
+                  "chain_text": f"local `models` in main() -> list[{index}] -> Net"}] if leaking else []
+        trials.append({"index": index + 1, "name": name, "seconds": 1.5 + index, "rss_before": 100 * 2**20,
+                       "rss_after": (150 if leaking else 100) * 2**20, "retained_bytes": (50 if leaking else 0) * 2**20,
+                       "alive": alive, "graph_ops": None, "warmup": index == 0, "leaked": leaking,
+                       "reasons": ["1 object alive (model)"] if leaking else [], "guard_seconds": 0.1, "error": None})
+    return {"trials": trials, "max_retained_bytes": 32 * 2**20, "warmup": 1, "clear_session": False,
+            "rss_available": True}
+
+
+def test_format_sweep_table_puts_leaking_and_fixed_side_by_side():
+    lines = demo.format_sweep_table(canned_sweep(["lr=0.1", "lr=0.01"], leaking=True),
+                                    canned_sweep(["lr=0.1"], leaking=False))
+    assert "seconds" in lines[0] and "RSS retained (MiB)" in lines[0] and "objects alive" in lines[0]
+    assert lines[2].split() == ["lr=0.1", "1.50", "1.50", "+50.0", "+0.0", "1", "0", "warm-up"]
+    assert lines[3].split() == ["lr=0.01", "2.50", "-", "+50.0", "-", "1", "-"]
+
+
+def fake_sweep_runs(monkeypatch, fixed_leaks: bool = False) -> list[list[str]]:
+    """Replace the subprocesses: the linter 'finds' nothing, each script writes a canned report."""
+    calls = []
+
+    def fake_run(args, timeout, on_line=None):
+        calls.append(args)
+        if "check" in args:
+            return demo._Result(0, 0.1, False, stdout=["All checks passed (1 files checked)."])
+        script = Path(args[1]).name
+        path = args[args.index("--json") + 1]
+        names = ["fold 1", "fold 2"] if "kfold" in script else ["lr=0.1", "lr=0.01"]
+        Path(path).write_text(json.dumps(canned_sweep(names, leaking="leaking" in script or fixed_leaks)))
+        return demo._Result(0, 2.0, False, stdout=[])
+
+    monkeypatch.setattr(demo, "_run", fake_run)
+    return calls
+
+
+def test_run_sweep_demo_prints_tables_and_chains(monkeypatch):
+    calls = fake_sweep_runs(monkeypatch)
+    out = io.StringIO()
+    assert demo.run_sweep_demo(out=out) == 0, out.getvalue()
+    text = out.getvalue()
+    scripts = [Path(args[1]).name for args in calls if "--json" in args]
+    assert scripts == ["numpy_sweep_leaking.py", "numpy_sweep_fixed.py", "keras_kfold_leaking.py", "keras_kfold_fixed.py"]
+    assert sum("check" in args for args in calls) == 4
+    for header in ("== 1. Lint", "== 2. Run", "== 3. Per trial", "== 4. Leaks reported"):
+        assert header in text
+    assert "local `models` in main() -> list[1] -> Net" in text
+    assert "numpy_sweep_fixed.py: no trial leaked" in text and "keras_kfold_fixed.py: no trial leaked" in text
+
+
+def test_run_sweep_demo_fails_when_a_fixed_sweep_leaks(monkeypatch):
+    fake_sweep_runs(monkeypatch, fixed_leaks=True)
+    out = io.StringIO()
+    assert demo.run_sweep_demo(out=out) == 1
+    assert "these parts failed: sweep numpy_sweep_fixed.py, sweep keras_kfold_fixed.py" in out.getvalue()
+
+
+def test_run_sweep_demo_without_the_scripts_exits_2(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "SWEEP_DIR", tmp_path / "fixtures" / "sweep")
+    out = io.StringIO()
+    assert demo.run_sweep_demo(out=out) == 2
+    assert "sweep script not found" in out.getvalue()
+
+
+def test_demo_command_chooses_the_demo(monkeypatch):
+    from graphguard import cli
+
+    chosen = []
+    monkeypatch.setattr(demo, "run_demo", lambda steps=200, out=None: chosen.append(("slowdown", steps)) or 0)
+    monkeypatch.setattr(demo, "run_sweep_demo", lambda out=None: chosen.append(("sweep", None)) or 0)
+    assert cli.main(["demo"]) == 0
+    assert cli.main(["demo", "--steps", "7"]) == 0
+    assert cli.main(["demo", "sweep"]) == 0
+    assert cli.main(["demo", "slowdown"]) == 0
+    assert chosen == [("slowdown", 200), ("slowdown", 7), ("sweep", None), ("slowdown", 200)]
+    assert cli.main(["demo", "nope"]) == 2
+
+
+def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):
+    # Real linter and real sweeps (NumPy, no TensorFlow: about 15 s); the Keras pair runs in test_sweep.py.
+    pytest.importorskip("psutil")
+    monkeypatch.setattr(demo, "SWEEP_PAIRS", demo.SWEEP_PAIRS[:1])
+    out = io.StringIO()
+    status = demo.run_sweep_demo(out=out)
+    text = out.getvalue()
+    assert status == 0, text
+    table = text[text.index("== 3. Per trial"):text.index("== 4.")]
+    rows = [line.split() for line in table.splitlines() if line.strip().startswith("lr=")]
+    assert [row[0] for row in rows] == ["lr=0.0001", "lr=0.0003", "lr=0.001", "lr=0.003"]
+    for row in rows[1:]:
+        leaking_mib, fixed_mib = float(row[3]), float(row[4])
+        assert leaking_mib > 40 and abs(fixed_mib) < 16  # about 72 MiB against 0
+        assert row[5:7] == ["2", "0"]
+    assert "module-level `numpy_sweep_leaking.ALL_MODELS` -> list[2] -> TwoLayerNet" in text
+    assert "local `solvers` in main() -> dict[0.001] -> Solver" in text
+    assert "GG202" in text or "(exit status 0: no findings)" in text  # shown, not judged
