@@ -132,9 +132,9 @@ class ReferenceChain:
 
     Attributes:
         root_kind: ``"global"`` (a module's global), ``"local"`` (a local variable of a running
-            function, the one running the sweep included), ``"frame"`` (a finished frame kept by a
-            traceback or a generator) or ``"unknown"`` (no root within the search bounds: held from C,
-            or by a reference cycle that ``gc`` cannot free, or too deep).
+            function, the one running the sweep included) or ``"unknown"`` (no root within the
+            search bounds: held from C, by another thread's running function, or too deep). A
+            finished frame kept by a traceback or a generator is a hop, not a root.
         root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```).
         hops: one string per object between the root's value and the target: ``list[2]``,
             ``dict['fold 3']``, ``Solver.model`` (attribute), ``Model.__class__`` etc.
