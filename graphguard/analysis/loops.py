@@ -670,6 +670,8 @@ class ModuleReader(ast.NodeVisitor):
             return None if dotted is None else self._frame.made.get(dotted)
         if not isinstance(node, ast.Call):
             return None
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "track" and len(node.args) == 1:
+            return self._model_value(node.args[0])  # SweepGuard's ``trial.track(obj)`` returns ``obj``
         if isinstance(node.func, ast.Attribute) and node.func.attr in _FIT_METHODS:
             # Keras' ``fit`` returns a History whose ``.model`` is the model (measured, Keras 3.15: a
             # History kept alive keeps its model alive after clear_session()); scikit-learn's returns

@@ -187,6 +187,18 @@ while trial < 20:
     trial += 1
 best_score, best_model = min(trials, key=lambda t: t[0])
 """,
+        # Under SweepGuard: `trial.track(x)` returns `x`, still kept in the dict.
+        """\
+from graphguard import SweepGuard
+
+sweep = SweepGuard()
+solvers = {}
+for lr in [1e-4, 1e-3]:
+    with sweep.trial(f"lr={lr:g}") as trial:
+        solver = trial.track(Solver(TwoLayerNet(hidden_dim=100), data, learning_rate=lr))
+        solver.train()
+        solvers[lr] = solver  # GG202
+""",
         # Nested loops: every (lr, reg) pair's network stays in the results dict.
         """\
 results = {}
