@@ -63,6 +63,33 @@ def _is_constant(value) -> bool:
     return isinstance(value, (enum.Enum, _Marker))
 
 
+_STAMP: list = []
+
+
+def _code_stamp() -> str:
+    """Size and modification time of graphguard's own analysis, rules and checker files: with an
+    editable install (``pip install -e .``), a changed rule or analysis must not be answered from a
+    cache written by the previous code under the same version. A few dozen ``stat`` calls, once per
+    process."""
+    if not _STAMP:
+        package = os.path.dirname(os.path.abspath(__file__))
+        parts = []
+        for folder in (package, os.path.join(package, "analysis"), os.path.join(package, "rules")):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith((".py", ".json")):
+                    try:
+                        stat = os.stat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    parts.append(f"{os.path.basename(folder)}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+        _STAMP.append(hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16])
+    return _STAMP[0]
+
+
 class FactsCache:
     """Per-file results of phase 1, and the last run's findings, for one combination of version and
     settings.
@@ -80,7 +107,7 @@ class FactsCache:
     def select(self, extra: str) -> None:
         """Use the cache files for ``extra`` too (the checker passes a digest of the run's module names,
         which decide which imports are project code)."""
-        digest = hashlib.sha256(f"{__version__}\0{self._settings}\0{extra}".encode()).hexdigest()[:16]
+        digest = hashlib.sha256(f"{__version__}\0{_code_stamp()}\0{self._settings}\0{extra}".encode()).hexdigest()[:16]
         self.path = os.path.join(self.folder, __version__, f"facts-{digest}.pickle")
         self.run_path = os.path.join(self.folder, __version__, f"run-{digest}.pickle")
         self._entries: dict | None = None

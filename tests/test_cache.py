@@ -135,3 +135,16 @@ def test_clean_with_the_project_folder_as_cache_dir_removes_only_cache_files(tmp
     cleaned = graphguard("clean", "--cache-dir", ".", cwd=tmp_path)
     assert cleaned.returncode == 0, cleaned.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "train.py"]
+
+
+def test_a_change_to_graphguards_own_code_starts_a_new_cache(tmp_path, monkeypatch):
+    # Regression: with an editable install, a rule's new message was answered from the run cache that
+    # the previous code wrote under the same version (the sweep demo printed the old GG202 wording).
+    from graphguard import cache
+
+    before = FactsCache(str(tmp_path), "settings")
+    monkeypatch.setattr(cache, "_STAMP", ["another-build-of-graphguard"])
+    after = FactsCache(str(tmp_path), "settings")
+    assert after.path != before.path and after.run_path != before.run_path
+    monkeypatch.setattr(cache, "_STAMP", [])
+    assert cache._code_stamp() == cache._code_stamp() != "another-build-of-graphguard"
