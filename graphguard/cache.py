@@ -3,9 +3,10 @@
 What is cached is what reading one file produced (its :class:`~graphguard.analysis.loops.ModuleFacts`,
 its ``GG001``/``GG002`` findings, whether it has suppression comments), keyed by the file's path,
 modification time and size; and the last run's findings, keyed by every file's key and the selected
-rules, so a run in which nothing changed reads one small file. The cache file itself is keyed by graphguard's version, the TensorFlow API
-data it classifies names with, and the settings that change what is read (``session-names``,
-``session-factories``). Summaries and findings (phases 2 and 3) are recomputed from the facts on
+rules, so a run in which nothing changed reads one small file. The cache file itself is keyed by
+graphguard's version and the size and modification time of its own analysis, rule and checker files
+(an editable install changes them without a new version), the TensorFlow API data it classifies names
+with, and the settings that change what is read (``session-names``, ``session-factories``). Summaries and findings (phases 2 and 3) are recomputed from the facts on
 every run, so a changed helper module changes the findings of the modules that call it, with nothing to
 invalidate by hand.
 
