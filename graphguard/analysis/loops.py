@@ -1008,6 +1008,12 @@ class ModuleReader(ast.NodeVisitor):
                 # Ops built under this graph are fresh for every loop enclosing the graph's creation.
                 self._frame.exempt.append(fresh.loops or frozenset({CALLER}))
                 pushed += 1
+            elif value is None and _is_as_default(item.context_expr) and _names_a_graph(item.context_expr.func.value):
+                # ``with self._tf_graph.obj.as_default():``: the object's own graph, held where the
+                # analysis cannot follow. Its ops do not go to the caller's default graph (as for a
+                # graph attribute it can follow); loops in this function still repeat them.
+                self._frame.exempt.append(frozenset({CALLER}))
+                pushed += 1
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, value)
         self._reuse_depth += reuse
@@ -1286,6 +1292,13 @@ def _is_class(value: ProjectRef) -> bool:
         return value.is_class
     last = value.ref.name.rsplit(".", 1)[-1]
     return last[:1].isupper()
+
+
+def _names_a_graph(node: ast.AST) -> bool:
+    """``self._tf_graph.obj``, ``env.graph``: an expression whose names say it is a graph (not
+    ``tf.get_default_graph()``, which the analysis resolves)."""
+    text = callee_text(node).lower()
+    return "graph" in text and "default" not in text
 
 
 def _is_as_default(node: ast.AST) -> bool:

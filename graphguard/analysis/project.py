@@ -406,9 +406,11 @@ class Project:
             loop = module.loops[index]
             if loop.resets_graph or index in reported_loops:
                 continue
-            builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt]
+            # A FileWriter opens an event file but adds no op (measured): it does not rebuild the graph.
+            builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt
+                        and c.effect is not Effect.FILE_WRITER]
             builders += [c for c, s in calls if c.loops and c.loops[-1] == index and index not in c.exempt
-                         and s.builds and not s.resets_graph]
+                         and any(e is not Effect.FILE_WRITER for e in s.builds) and not s.resets_graph]
             if not builders:
                 continue
             reported_loops.add(index)

@@ -121,6 +121,26 @@ def run_trial(lr):
 
 results = {lr: run_trial(lr) for lr in [1e-2, 1e-3, 1e-4]}
 """,
+        # A FileWriter per evaluation directory adds no op; the environment builds its ops in a graph
+        # of its own (held in a wrapper the analysis cannot follow) and opens its session there.
+        """\
+import tensorflow.compat.v1 as tf
+
+class Env(object):
+    def __init__(self, holder):
+        self._graph = holder
+        with self._graph.obj.as_default():
+            self._frames = tf.placeholder(tf.uint8, [None, 84, 84])
+            self._session = tf.Session()
+
+def evaluate(policy_dir, holder):
+    writer = tf.summary.FileWriter(policy_dir + "/eval")
+    env = Env(holder)
+    return run_episodes(env, writer)
+
+for policy_dir in tf.gfile.Glob("policies/epoch_*"):
+    evaluate(policy_dir, GraphHolder())
+""",
     )
 
     INVALID = (
