@@ -76,6 +76,13 @@ _TRIAL_METHODS = frozenset({"compile", "fit", "fit_generator", "evaluate", "eval
                             "step", "train_step", "partial_fit", "score", "predict_proba"})
 #: Training methods whose result refers to the model trained (Keras' History, scikit-learn's self).
 _FIT_METHODS = frozenset({"fit", "fit_generator"})
+#: Hyperparameter-search drivers that call the objective function they are given once per trial:
+#: Optuna's ``study.optimize``, Hyperopt's ``fmin``, scikit-optimize's ``*_minimize``, and
+#: bayes_opt's ``BayesianOptimization(f=...)``. The call counts as a loop around the objective.
+_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
+                             "dummy_minimize", "BayesianOptimization"})
+#: Keywords of those drivers that take the objective (positional arguments are always looked at).
+_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective"})
 #: Container methods that keep their argument: method -> index of the kept argument.
 _KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
@@ -627,6 +634,10 @@ class ModuleReader(ast.NodeVisitor):
             if isinstance(target, ast.Subscript) and self._frame.loops and not isinstance(target.slice, ast.Constant):
                 # ``results[lr] = model``: a new entry per key (a constant key keeps only one value).
                 self._retention(target.value, (node.value,), node)
+            elif (self._frame.loops and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
+                  and isinstance(node.value.right, (ast.List, ast.Tuple)) and _dotted(target) is not None
+                  and _dotted(target) == _dotted(node.value.left)):
+                self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
             self._bind(target, value)
         self._note_made(node.targets, node.value)
 
@@ -703,6 +714,11 @@ class ModuleReader(ast.NodeVisitor):
                     refs = ((func.ref, "class"), init)
                 else:
                     refs = (init,)
+        elif isinstance(func, GraphValue):
+            if not _is_as_default(node):
+                return None
+            refs = ()  # ``g.as_default()``, ``tf.Graph().as_default()``: the graph itself
+            always = True
         elif func is None or func is OTHER:
             # A class from outside the checked tree, named like a network.
             last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -770,8 +786,14 @@ class ModuleReader(ast.NodeVisitor):
     def _retention(self, container: ast.AST, values, node: ast.AST) -> None:
         """Record ``node`` when it keeps, in ``container``, a model-like value made on each iteration of
         a loop that ``container`` outlives (it was not bound again inside that loop)."""
-        while isinstance(container, ast.Subscript):
-            container = container.value  # ``solvers[rule].append(solver)``: kept as long as ``solvers`` is
+        while True:
+            if isinstance(container, ast.Subscript):
+                container = container.value  # ``solvers[rule].append(solver)``: kept as long as ``solvers`` is
+            elif (isinstance(container, ast.Call) and isinstance(container.func, ast.Attribute)
+                  and container.func.attr in ("setdefault", "get")):
+                container = container.func.value  # ``by_fold.setdefault(fold, []).append(model)``
+            else:
+                break
         owner = _dotted(container)
         if owner is None:
             return
@@ -934,14 +956,22 @@ class ModuleReader(ast.NodeVisitor):
         return loop
 
     def _in_loop(self, loop: Loop, parts) -> None:
-        self._frame.loops.append(loop)
+        frame = self._frame
+        frame.loops.append(loop)
+        # ``for attempt in range(3): try: ...; break`` runs its body to the end once: what it builds
+        # is not repeated (a retry loop repeats only after a failure).
+        once = _ends_in_break(parts[-1])
+        if once:
+            frame.exempt.append(frozenset({loop.index}))
         for part in parts:
             if isinstance(part, list):
                 for statement in part:
                     self.visit(statement)
             elif part is not None:
                 self.visit(part)
-        self._frame.loops.pop()
+        if once:
+            frame.exempt.pop()
+        frame.loops.pop()
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)  # evaluated once
@@ -971,6 +1001,16 @@ class ModuleReader(ast.NodeVisitor):
                 self.visit(condition)
         for element in elements:
             self.visit(element)
+        if not isinstance(node, ast.GeneratorExp):
+            # ``[train(u) for u in units]``: the result keeps every iteration's model. Only values
+            # that count without a use (what a project function returns, graphs, sessions): a
+            # comprehension of bare constructors makes the blocks of one model.
+            made = self._model_value(elements[-1])
+            if made is not None and made.always and loop.index in made.loops:
+                frame = self._frame
+                exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+                frame.pending_retentions.append((Retention(self._site(node), _short(ast.unparse(node)), made.subject,
+                                                           loop.index, exempt, made.refs), None))
         self._frame.loops.pop()
 
     def visit_ListComp(self, node: ast.ListComp) -> None:
@@ -1016,6 +1056,7 @@ class ModuleReader(ast.NodeVisitor):
                 pushed += 1
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, value)
+                self._note_made((item.optional_vars,), item.context_expr)  # ``with tf.Graph().as_default() as g:``
         self._reuse_depth += reuse
         for statement in node.body:
             self.visit(statement)
@@ -1174,7 +1215,7 @@ class ModuleReader(ast.NodeVisitor):
         frame = self._frame
         func_value = self.resolve(node.func)
         if (frame.made and (node.args or node.keywords) and not isinstance(func_value, (TFName, TFObject))
-                and not (isinstance(node.func, ast.Attribute) and node.func.attr in _KEEPING_METHODS)):
+                and not _inert_call(node.func)):
             # ``train(model, data)``, ``Solver(model, data)``: handed on to code that uses it. Not a
             # Keras call (``Sequential([block])``) nor a container method (``blocks.append(block)``).
             for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
@@ -1182,6 +1223,8 @@ class ModuleReader(ast.NodeVisitor):
                     self._use_as_trial(arg)
         effect = Effect.NONE
         callee = callee_text(node.func)
+        if callee.rsplit(".", 1)[-1] in _SEARCH_DRIVERS and not isinstance(func_value, (TFName, TFObject)):
+            self._search_driver(node)
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)
             if effect is Effect.VARIABLE and self._reuse_depth and func_value.path == "tf.get_variable":
@@ -1267,12 +1310,30 @@ class ModuleReader(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def _search_driver(self, node: ast.Call) -> None:
+        """``study.optimize(objective, n_trials=50)``, ``fmin(fn=objective, ...)``: the driver calls the
+        project function it is given once per trial, so the call counts as a loop (at the driver's
+        line) that calls that function (GG201, GG111 through its summary)."""
+        functions = []
+        for arg in (*node.args, *(keyword.value for keyword in node.keywords if keyword.arg in _OBJECTIVE_KEYWORDS)):
+            value = self.resolve(arg)
+            if isinstance(value, ProjectRef) and not _is_class(value):
+                functions.append((arg, value))
+        if not functions:
+            return
+        loop = self._new_loop(node)
+        self._frame.loops.append(loop)
+        for arg, value in functions:
+            self._project_call(value.ref, arg, callee_text(arg))
+        self._frame.loops.pop()
+
     def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
         session_args = []
-        arguments = [(index, arg) for index, arg in enumerate(node.args)]
-        arguments += [(keyword.arg, keyword.value) for keyword in node.keywords if keyword.arg]
+        # ``node`` is the call, or the function's name where a search driver is given it (no arguments).
+        arguments = [(index, arg) for index, arg in enumerate(getattr(node, "args", ()))]
+        arguments += [(keyword.arg, keyword.value) for keyword in getattr(node, "keywords", ()) if keyword.arg]
         for where, arg in arguments:
             value = self.resolve(arg)
             if value is SESSION:
@@ -1292,6 +1353,31 @@ def _is_class(value: ProjectRef) -> bool:
         return value.is_class
     last = value.ref.name.rsplit(".", 1)[-1]
     return last[:1].isupper()
+
+
+#: Calls that only look at a value: logging methods (``log.info("loaded %s", model)``) and builtins.
+_LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+                              "write", "format"})
+
+
+def _inert_call(func: ast.AST) -> bool:
+    """Whether a call of ``func`` neither trains nor keeps its arguments as a model's user would: a
+    container method (``blocks.append(block)``: GG202 looks at those itself), a logging or
+    formatting method, or a Python builtin (``print``, ``len``, ``isinstance``)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr in _KEEPING_METHODS or func.attr in _LOGGING_METHODS
+    return isinstance(func, ast.Name) and func.id in _BUILTINS
+
+
+def _ends_in_break(body) -> bool:
+    """Whether a loop body always ends its first pass with ``break`` (directly or at the end of a
+    ``try`` body): a retry loop or ``while True: ...; break``."""
+    while isinstance(body, list) and body:
+        last = body[-1]
+        if isinstance(last, ast.Break):
+            return True
+        body = last.body if isinstance(last, ast.Try) else None
+    return False
 
 
 def _names_a_graph(node: ast.AST) -> bool:

@@ -455,8 +455,8 @@ class Project:
                     found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                          loop.row, loop.column, via=origin))
         for retention in facts.retentions:
-            if retention.loop in retention.exempt:
-                continue
+            # A fresh graph or once-guard does not free what a list still holds: exemptions do not
+            # apply (a store under a once-guard keeps one value, and stores are rarely guarded).
             if retention.refs and not any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
                 continue
             loop = module.loops[retention.loop]

@@ -14,6 +14,9 @@ class ModelRebuiltInLoop(Rule):
     iteration: no `tf.keras.backend.clear_session()` (called directly or in a function the loop calls),
     no fresh `tf.Graph()`, no `tf.reset_default_graph()`. Any loop counts, not only a loop that runs
     session steps, and a helper that builds and trains a model is reported at its call in the loop.
+    A hyperparameter-search driver that calls an objective once per trial (Optuna's
+    `study.optimize(objective)`, Hyperopt's `fmin(fn=objective)`, scikit-optimize's `gp_minimize`,
+    `BayesianOptimization(f=...)`) is such a loop, at the driver's line.
     Blocks made in a loop while one model is put together (`self.blocks.append(Block(f))`,
     `x = keras.Sequential([...])(x)`) are parts of that model, not trials.
 
@@ -137,6 +140,22 @@ class ResNet(tf.keras.Model):
             x = stage(x)
         return self.head(x)
 """,
+        # An Optuna objective that clears Keras' state at the start of every trial.
+        """\
+import optuna
+import tensorflow as tf
+
+def objective(trial):
+    tf.keras.backend.clear_session()
+    units = trial.suggest_int("units", 16, 256, log=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(units, activation="relu"), tf.keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x_train, y_train, epochs=3, verbose=0)
+    return model.evaluate(x_val, y_val, verbose=0)[1]
+
+study = optuna.create_study(direction="maximize")
+study.optimize(objective, n_trials=50)
+""",
         # One model built before the loop, trained on each fold: nothing is rebuilt.
         """\
 from tensorflow import keras
@@ -223,6 +242,21 @@ def run_trial(units):
     return model.fit(x, y, epochs=3).history["loss"][-1]
 
 losses = [run_trial(units) for units in (32, 64, 128)]  # GG201
+""",
+        # Optuna calls the objective once per trial: the driver is the loop.
+        """\
+import optuna
+import tensorflow as tf
+
+def objective(trial):
+    units = trial.suggest_int("units", 16, 256, log=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(units, activation="relu"), tf.keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x_train, y_train, epochs=3, verbose=0)
+    return model.evaluate(x_val, y_val, verbose=0)[1]
+
+study = optuna.create_study(direction="maximize")
+study.optimize(objective, n_trials=50)  # GG201
 """,
         # clone_model per fold; `del` and gc.collect() do not clear Keras' state.
         """\

@@ -10,7 +10,8 @@ class ModelRetainedAcrossIterations(Rule):
     Finds a loop that keeps the model it makes and trains (or evaluates, or hands to other code) on
     each iteration in a container that outlives the loop:
     `models.append(model)`, `solvers[lr] = solver`, `results.append((score, model))`,
-    `self.models += [model]`, `histories.append(model.fit(...))` (a Keras `History` refers to its
+    `self.models += [model]`, `by_fold.setdefault(fold, []).append(model)`, a comprehension of
+    trained models (`[train(units) for units in grid]`), `histories.append(model.fit(...))` (a Keras `History` refers to its
     model). A model here is a Keras model, an object of a class named like one
     (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`), a `tf.Graph` or session, or what a project
     function returns when it returns one of these. Keeping one value (`best_model = model`,
@@ -37,9 +38,9 @@ class ModelRetainedAcrossIterations(Rule):
     NAME = "model-retained-across-iterations"
     EFFECTS = frozenset({Effect.RETAINED})
     MESSAGE = (
-        "{subject} keeps the model made in the loop at line {loop_row} in a container that outlives the loop, "
-        "so the models of earlier iterations cannot be freed, even by clear_session(); keep only what you "
-        "need (the scores, the best model, its weights)"
+        "{subject} keeps what each iteration of the loop at line {loop_row} makes in a container that outlives "
+        "the loop, so no earlier iteration's model can be freed (not by del, gc.collect() or clear_session()); "
+        "keep only what you need (the scores, the best model, its weights)"
     )
 
     VALID = (
