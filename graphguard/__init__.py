@@ -25,3 +25,8 @@ def __getattr__(name):
 
         return getattr(runtime, name)
     raise AttributeError(f"module 'graphguard' has no attribute {name!r}")
+
+
+def __dir__():
+    # The lazy runtime names are attributes too: list them for dir(), tab completion and help().
+    return sorted({*globals(), *_RUNTIME})

@@ -366,3 +366,180 @@ def test_keras_fixed_kfold_reports_nothing(tmp_path):
     # What TensorFlow keeps per fold (function library), measured 8-11 MiB: under the 32 MiB default.
     assert all(t["retained_bytes"] < report["max_retained_bytes"] for t in report["trials"][1:])
     assert "SweepLeakWarning" not in report["stderr"]
+
+
+# -- loop variables: what the next trial rebinds is not a leak (the user's findings) -----------------------
+
+
+def fit(model) -> Box:
+    """Like keras's ``model.fit``: returns a history object that refers back to the model."""
+    history = Box()
+    history._model = model
+    return history
+
+
+def test_object_reachable_only_through_a_loop_variable_is_not_a_leak():
+    sweep = quiet(max_retained_bytes=None)
+    scores = {}
+    for units in (32, 64, 128):
+        with sweep.trial(f"units={units}") as trial:
+            history = fit(trial.track(Net(), "model"))  # the model is held only by history._model
+            scores[units] = len(history._model.weights)
+    assert [record.leaked for record in sweep.records] == [False, False, False], sweep.report()
+    (alive,) = sweep.records[-1].alive
+    assert alive.loop_variable == "`history` in test_object_reachable_only_through_a_loop_variable_is_not_a_leak()"
+    assert str(alive.chain).endswith("`history` in test_object_reachable_only_through_a_loop_variable_is_not_a_leak()"
+                                      " -> Box._model -> Net")
+    del history
+
+
+def test_the_real_holder_is_named_rather_than_the_loop_variable():
+    sweep = quiet()
+    try:
+        for units in (32, 64):
+            with sweep.trial() as trial:
+                h = fit(trial.track(Net(), "model"))
+                LEAKED.append(h)  # h is also the loop variable; the module-level list is the holder
+        for index, record in enumerate(sweep.records):
+            (alive,) = record.alive
+            assert alive.leaked and alive.loop_variable is None
+            assert alive.chain.root_kind == "global"
+            assert str(alive.chain).endswith(f".LEAKED` -> list[{index}] -> Box._model -> Net")
+    finally:
+        LEAKED.clear()
+
+
+def test_a_closure_over_the_loop_variable_is_not_a_leak_but_a_default_argument_is():
+    sweep = quiet(max_retained_bytes=None)
+    closures = []
+    for lr in (0.1, 0.01, 0.001):
+        with sweep.trial() as trial:
+            solver = trial.track(Box(), "solver")
+            solver.best = lr
+            closures.append(lambda: solver.best)  # the cell is the variable: the next trial rebinds it
+    assert not any(record.leaked for record in sweep.records), sweep.report()
+    assert [closure() for closure in closures] == [0.001] * 3
+    kept = []
+    with sweep.trial("default argument") as trial:
+        solver = trial.track(Box(), "solver")
+        kept.append(lambda s=solver: s)  # a default argument keeps this trial's object
+    (alive,) = sweep.records[-1].alive
+    assert alive.leaked and str(alive.chain).startswith("local `kept` in ")
+
+
+def test_a_container_made_before_the_loop_that_only_grows_is_a_holder():
+    sweep = quiet()
+    models = []
+    for _ in range(2):
+        with sweep.trial() as trial:
+            model = trial.track(Net(), "model")
+            models.append(model)  # `models` keeps its id: a real holder, even though `model` is a loop variable
+    assert all(record.leaked for record in sweep.records)
+    assert [str(record.alive[0].chain).split(" -> ", 1)[1] for record in sweep.records] == ["list[0] -> Net", "list[1] -> Net"]
+
+
+MODULE_LEVEL_SWEEP = """
+import sys, json
+sys.modules["__mp_main__"] = sys.modules["__main__"]  # as multiprocessing does once TensorFlow is imported
+from graphguard import SweepGuard
+class Solver:
+    def __init__(self): self.cache = bytearray(1024)
+KEEP = []
+sweep = SweepGuard(on_leak="warn", max_retained_bytes=None)
+for i in range(3):
+    with sweep.trial(f"t{i}") as trial:
+        solver = trial.track(Solver())
+        if i == 1:
+            KEEP.append(solver)
+print(json.dumps(sweep.report().as_dict()))
+"""
+
+
+def test_a_sweep_at_module_level_judges_globals_rebound_by_the_trial_as_loop_variables(tmp_path):
+    script = tmp_path / "readme_ex.py"
+    script.write_text(MODULE_LEVEL_SWEEP)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    trials = json.loads(result.stdout)["trials"]
+    assert [t["leaked"] for t in trials] == [False, True, False], result.stdout
+    (kept,) = trials[1]["alive"]
+    assert kept["chain_text"] == "module-level `readme_ex.KEEP` -> list[0] -> Solver"  # not __mp_main__.KEEP
+    assert trials[2]["alive"][0]["loop_variable"] == "`solver` at module level of readme_ex"
+    assert result.stderr.count("SweepLeakWarning") == 1
+
+
+# -- the guard's own bookkeeping ------------------------------------------------------------------------
+
+
+def test_guard_seconds_counts_both_ends_of_the_trial(monkeypatch):
+    from graphguard.runtime import sweep as sweep_module
+
+    clock = [0.0]
+    monkeypatch.setattr(sweep_module.time, "perf_counter", lambda: clock[0])
+
+    def settle(frame):  # each collection "costs" one second on the fake clock
+        clock[0] += 1.0
+        return None
+
+    monkeypatch.setattr(sweep_module, "_settle", settle)
+    sweep = quiet(track_models=False)
+    with sweep.trial():
+        clock[0] += 10.0
+    (record,) = sweep.records
+    assert record.seconds == 10.0 and record.guard_seconds == 2.0
+
+
+def test_a_failed_trial_is_marked_in_the_table():
+    sweep = quiet()
+    with pytest.raises(KeyError):
+        with sweep.trial("boom"):
+            raise KeyError("x")
+    with sweep.trial("fine"):
+        pass
+    lines = str(sweep.report()).splitlines()
+    assert any("boom" in line and "FAILED (KeyError)" in line for line in lines)
+    assert not any("fine" in line and "FAILED" in line for line in lines)
+
+
+def test_trials_of_one_guard_do_not_nest():
+    sweep = quiet()
+    with sweep.trial("outer"):
+        with pytest.raises(RuntimeError, match="do not nest"):
+            with sweep.trial("inner"):
+                pass
+    assert [record.name for record in sweep.records] == ["outer"]
+    other = quiet()
+    with sweep.trial("a"), other.trial("b"):  # two guards may nest
+        pass
+    with sweep.trial("after"):
+        pass
+    assert [record.name for record in sweep.records] == ["outer", "a", "after"]
+
+
+def test_track_error_names_the_type_grammatically():
+    with quiet().trial() as trial:
+        with pytest.raises(TypeError, match=r"cannot track an object of type int:"):
+            trial.track(5)
+
+
+def test_dir_of_graphguard_lists_the_lazy_names():
+    import graphguard
+
+    assert {"SweepGuard", "SweepLeakWarning", "GraphGuard", "__version__"} <= set(dir(graphguard))
+
+
+@needs_keras
+def test_keras_loop_variable_model_is_reported_once_and_a_model_built_before_the_trial_is_not():
+    keras = pytest.importorskip("keras")
+    keras.backend.clear_session()
+    sweep = quiet(clear_session=True, max_retained_bytes=None)
+    for units in (3, 4):
+        with sweep.trial():
+            model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(units)])
+    (alive,) = sweep.records[-1].alive  # the Sequential, held by `model`; not its inner Functional too
+    assert alive.type_name == "Sequential" and not alive.leaked
+    built = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
+    with sweep.trial("built before"):
+        built.predict(built_input := __import__("numpy").zeros((1, 4)), verbose=0)
+    assert sweep.records[-1].alive == () and not sweep.records[-1].leaked
+    del model, built, built_input

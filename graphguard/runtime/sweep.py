@@ -53,7 +53,7 @@ import types
 import warnings
 import weakref
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from graphguard.runtime.report import bytes_text
 
@@ -291,6 +291,8 @@ class SweepReport:
             flag = "  warm-up" if record.warmup else ("  LEAK" if record.leaked else "")
             if record.warmup and record.leaked:
                 flag = "  warm-up, LEAK"
+            if record.error is not None:
+                flag = f"{flag}{',' if flag else ' '} FAILED ({record.error})"
             lines.append(
                 f"  {record.name:<{width}}  {record.seconds:>8.2f}  {_mib(record.rss_before):>10}  "
                 f"{_mib(record.rss_after):>10}  {_mib(record.retained_bytes, sign=True):>9}  {len(record.leaks):>5}{flag}"
@@ -493,10 +495,14 @@ def _type_name(obj: Any) -> str:
 
 
 def _module_label(module_name: str, module: Any) -> str:
-    if module_name == "__main__":
-        filename = getattr(module, "__file__", None)
+    """``module_name``, except for the script: ``__main__`` and ``__mp_main__`` (the alias multiprocessing
+    adds, e.g. once TensorFlow is imported) are both named by ``__main__``'s file stem."""
+    if module_name in ("__main__", "__mp_main__"):
+        main = sys.modules.get("__main__")
+        filename = getattr(main, "__file__", None) or getattr(module, "__file__", None)
         if filename:
             return os.path.splitext(os.path.basename(filename))[0]
+        return "__main__"
     return module_name
 
 
@@ -504,35 +510,72 @@ def _is_guard_frame(frame: types.FrameType) -> bool:
     return os.path.normcase(os.path.abspath(frame.f_code.co_filename)) == _THIS_FILE
 
 
+def _namespace(frame: types.FrameType) -> Any:
+    """The variables the code of ``frame`` binds: a function's locals, or at module level (a script, a
+    notebook cell) its ``f_locals``, which is the module's globals."""
+    return frame.f_locals
+
+
+def loop_variables(before: dict[str, int], frame: types.FrameType) -> frozenset[str]:
+    """The names of ``frame``'s namespace whose value changed or that appeared since ``before``
+    (``{name: id(value)}``, taken at the trial's start): the loop variables of that trial."""
+    return frozenset(name for name, value in list(_namespace(frame).items()) if before.get(name) != id(value))
+
+
 class _Roots:
     """The roots a chain may start from, read once per trial end.
 
     ``modules``: ``id(module.__dict__)`` -> module label, for every module in ``sys.modules``.
     ``locals``: ``id(value)`` -> (variable, function) for every local of the frame running the sweep and
-    the frames above it (innermost first; the guard's own frames skipped). ``loop``: ``id(value)`` ->
-    variable, for the sweep's frame alone. ``snapshots``: ids of the ``f_locals`` dicts read (CPython
-    < 3.13 keeps them on the frame), which the search must not follow.
+    the frames above it (innermost first; the guard's own frames skipped), the sweep frame's loop
+    variables excepted. ``loop``: ``id(value)`` -> (root text, loop-variable text) for the sweep frame's
+    loop variables (``loop_names``), whether the frame is a function (its locals) or module level (its
+    globals). ``loop_namespace``: ``id()`` of the module-level sweep frame's globals, else ``None``.
+    ``snapshots``: ids of the ``f_locals`` dicts read (CPython < 3.13 keeps them on the frame), which the
+    search must not follow.
     """
 
-    def __init__(self, frame: Optional[types.FrameType], loop_frame: Optional[types.FrameType]) -> None:
+    def __init__(self, frame: Optional[types.FrameType], loop_frame: Optional[types.FrameType],
+                 loop_names: frozenset[str] = frozenset()) -> None:
         self.modules: dict[int, str] = {}
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None) if module is not None else None
             if isinstance(namespace, dict):
-                self.modules[id(namespace)] = _module_label(name, module)
+                self.modules.setdefault(id(namespace), _module_label(name, module))
         self.locals: dict[int, tuple[str, str]] = {}
-        self.loop: dict[int, str] = {}
-        self.loop_function = loop_frame.f_code.co_name if loop_frame is not None else ""
+        self.loop: dict[int, tuple[str, str]] = {}
+        self.loop_names = loop_names
+        self.loop_namespace: Optional[int] = None
         self.snapshots: set[int] = set()
+        if loop_frame is not None and not loop_frame.f_code.co_flags & 0x01:  # module level: globals
+            namespace = _namespace(loop_frame)
+            module = self.modules.get(id(namespace))
+            if module is not None:
+                self.loop_namespace = id(namespace)
+                for var in loop_names:
+                    if var in namespace:
+                        self.loop.setdefault(id(namespace[var]), (f"module-level `{module}.{var}`",
+                                                                  f"`{var}` at module level of {module}"))
+            else:  # exec() with a namespace of its own: its variables are roots like locals
+                self.snapshots.add(id(namespace))
+                for var, value in list(namespace.items()):
+                    if var in loop_names:
+                        self.loop.setdefault(id(value), (f"`{var}` at top level", f"`{var}` at top level"))
+                    else:
+                        self.locals.setdefault(id(value), (var, loop_frame.f_code.co_name))
         while frame is not None:
             if not _is_guard_frame(frame) and frame.f_code.co_flags & 0x01:  # CO_OPTIMIZED: a function
                 namespace = frame.f_locals
                 self.snapshots.add(id(namespace))
+                function = frame.f_code.co_name
                 for var, value in namespace.items():
-                    self.locals.setdefault(id(value), (var, frame.f_code.co_name))
-                    if frame is loop_frame:
-                        self.loop.setdefault(id(value), var)
+                    if frame is loop_frame and var in loop_names:
+                        self.loop.setdefault(id(value), (f"local `{var}` in {function}()", f"`{var}` in {function}()"))
+                    else:
+                        self.locals.setdefault(id(value), (var, function))
             frame = frame.f_back
+        for value_id in self.locals:  # also bound to a variable that stays: not excused
+            self.loop.pop(value_id, None)
 
 
 def _edge(holder: Any, child: Any) -> tuple[str, Any]:
@@ -610,6 +653,7 @@ def find_chain(
     *,
     frame: Optional[types.FrameType] = None,
     loop_frame: Optional[types.FrameType] = None,
+    loop_names: Optional[Iterable[str]] = None,
     depth: int = CHAIN_DEPTH,
     seconds: float = CHAIN_SECONDS,
     frontier_size: int = CHAIN_FRONTIER,
@@ -627,16 +671,22 @@ def find_chain(
     level (lists, dicts and instances of user classes first; each level costs one pass over every
     gc-tracked object).
 
-    ``loop_frame``: a direct local of this frame holding ``target`` itself (the sweep's ``model``,
-    rebound by the next trial) is not accepted as the root; the search goes on for another holder.
+    ``loop_frame`` and ``loop_names``: the variables ``loop_names`` of ``loop_frame`` (its locals, or its
+    globals when it runs at module level) are loop variables, rebound by the next trial: they are not
+    accepted as roots, nor is a closure cell holding the current value of one (the cell *is* that
+    variable); the search goes on through them for another holder. ``loop_names=None``: the variables of
+    ``loop_frame`` bound to ``target`` itself.
 
     Returns ``(chain, loop_variable)``: ``chain`` is a :class:`ReferenceChain` (``root_kind="unknown"``
-    when no root was reached within the bounds); ``loop_variable`` (``"model in main()"``) is set when
-    ``loop_frame`` held ``target`` directly and no other root was found, in which case ``chain`` names
-    that local.
+    when no root was reached within the bounds); ``loop_variable`` (``"`model` in main()"``) is set when
+    loop variables were reached and no other root was found, in which case ``chain`` starts at that
+    loop variable.
     """
     frame = sys._getframe(1) if frame is None else frame
-    chain, loop_variable, _ = _search(target, _Roots(frame, loop_frame), depth, seconds, frontier_size, (), ())
+    if loop_frame is not None and loop_names is None:
+        loop_names = [name for name, value in list(_namespace(loop_frame).items()) if value is target]
+    roots = _Roots(frame, loop_frame, frozenset(loop_names or ()))
+    chain, loop_variable, _ = _search(target, roots, depth, seconds, frontier_size, ())
     return chain, loop_variable
 
 
@@ -646,47 +696,46 @@ def _search(
     depth: int,
     seconds: float,
     frontier_size: int,
-    transient: tuple[Any, ...],
     ignore: tuple[Any, ...],
 ) -> tuple[ReferenceChain, Optional[str], frozenset[int]]:
-    """:func:`find_chain`, plus the ids of the objects on the chain (the guard's de-duplication).
-
-    ``transient``: objects that, when bound to a local of the sweep's frame, make that local a loop
-    variable rather than a root (the trial's tracked objects: ``solver`` holding this trial's model).
-    """
+    """:func:`find_chain`, plus the ids of the objects on the chain (the guard's de-duplication)."""
     deadline = time.perf_counter() + seconds
-    loop_ids = {id(target), *map(id, transient)}
-    loop_variable: Optional[str] = None
+    # The first loop variable reached: (id of its value, (root text, loop-variable text)).
+    loop_hit: Optional[tuple[int, tuple[str, str]]] = None
     target_name = _type_name(target)
     # down[id(node)] = (id(child), edge); keep[id(node)] = node (holds the objects while searching).
     down: dict[int, tuple[int, tuple[str, Any]]] = {}
     keep: dict[int, Any] = {id(target): target}
     frontier: dict[int, Any] = {id(target): target}
-    own = {id(down), id(keep), id(frontier), id(ignore), *map(id, ignore), id(transient), *roots.snapshots}
+    own = {id(down), id(keep), id(frontier), id(ignore), *map(id, ignore), *roots.snapshots}
 
-    def chain_from(node_id: int, root_kind: str, root: str) -> tuple[ReferenceChain, None, frozenset[int]]:
+    def chain_from(node_id: int, root_kind: str, root: str) -> tuple[ReferenceChain, frozenset[int]]:
         nodes, edges = [], []
         while node_id in down:
             child_id, edge = down[node_id]
             nodes.append(keep[node_id])
             edges.append(edge)
             node_id = child_id
-        return ReferenceChain(root_kind, root, _hops(nodes, edges), target_name), None, frozenset(map(id, nodes))
+        return ReferenceChain(root_kind, root, _hops(nodes, edges), target_name), frozenset(map(id, nodes))
+
+    def note_loop(value_id: int) -> None:
+        nonlocal loop_hit
+        if loop_hit is None and value_id in roots.loop:
+            loop_hit = (value_id, roots.loop[value_id])
 
     def local_root(node_id: int) -> Optional[str]:
-        """The root text if ``node_id`` is a local's value and may be a root; notes loop variables."""
-        nonlocal loop_variable
-        if node_id in roots.loop and node_id in loop_ids:
-            loop_variable = loop_variable or f"`{roots.loop[node_id]}` in {roots.loop_function}()"
-            return None
-        if node_id not in roots.locals:
-            return None
-        var, function = roots.locals[node_id]
-        return f"local `{var}` in {function}()"
+        """The root text if ``node_id`` is the value of a local that is not a loop variable; notes
+        loop variables (the search goes on through them)."""
+        if node_id in roots.locals:
+            var, function = roots.locals[node_id]
+            return f"local `{var}` in {function}()"
+        note_loop(node_id)
+        return None
 
     root = local_root(id(target))
     if root is not None:
-        return ReferenceChain("local", root, (), target_name), None, frozenset()
+        chain, _ = chain_from(id(target), "local", root)
+        return chain, None, frozenset()
     level = 0
     while frontier and level < depth and time.perf_counter() < deadline:
         level += 1
@@ -701,12 +750,24 @@ def _search(
                 continue
             if isinstance(holder, types.FrameType) and _is_guard_frame(holder):
                 continue
-            if holder_id in roots.modules:  # a module global: the root
-                child = next((value for value in holder.values() if id(value) in frontier), None)
-                if child is None:
+            if holder_id in roots.modules:  # a module global: the root, unless a loop variable
+                for var, value in list(holder.items()):
+                    if id(value) not in frontier:
+                        continue
+                    if holder_id == roots.loop_namespace and var in roots.loop_names:
+                        note_loop(id(value))
+                        continue
+                    chain, path = chain_from(id(value), "global", f"module-level `{roots.modules[holder_id]}.{var}`")
+                    return chain, None, path
+                continue
+            if isinstance(holder, types.CellType):  # a closure's variable
+                try:
+                    contents = holder.cell_contents
+                except ValueError:
                     continue
-                var = next(key for key, value in holder.items() if value is child)
-                return chain_from(id(child), "global", f"module-level `{roots.modules[holder_id]}.{var}`")
+                if id(contents) in frontier and id(contents) in roots.loop:
+                    note_loop(id(contents))  # the loop variable itself, shared with the closure
+                    continue
             child = next((ref for ref in gc.get_referents(holder) if id(ref) in frontier), None)
             if child is None:
                 continue
@@ -714,14 +775,17 @@ def _search(
             keep[holder_id] = holder
             root = local_root(holder_id)
             if root is not None:  # a local's value (a container, an object) holding the chain
-                return chain_from(holder_id, "local", root)
+                chain, path = chain_from(holder_id, "local", root)
+                return chain, None, path
             found[holder_id] = holder
         del referrers, wanted
         # Keep the most promising referrers: containers and user objects before functions and cells.
         ranked = sorted(found.items(), key=lambda item: _rank(item[1]))
         frontier = dict(ranked[:frontier_size])
-    if loop_variable is not None:
-        return ReferenceChain("local", f"local {loop_variable}", (), target_name), loop_variable, frozenset()
+    if loop_hit is not None:
+        value_id, (root, loop_variable) = loop_hit
+        chain, path = chain_from(value_id, "global" if root.startswith("module-level") else "local", root)
+        return chain, loop_variable, path
     reason = "no module global or local variable found within "
     reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:g} s of search"
     holders = sorted({_type_name(node) for node_id, node in keep.items() if node_id != id(target)})[:4]
@@ -763,7 +827,9 @@ class Trial:
         self._graph: Optional[weakref.ref] = None
         self._graph_version: Optional[int] = None
         self._rss_before: Optional[int] = None
+        self._names: dict[str, int] = {}  # the sweep frame's variables at the start: {name: id(value)}
         self._start = 0.0
+        self._guard_start_seconds = 0.0
         self._entered = False
 
     def track(self, obj: Any, name: Optional[str] = None) -> Any:
@@ -781,7 +847,7 @@ class Trial:
             ref = weakref.ref(obj)
         except TypeError:
             raise TypeError(
-                f"cannot track a {_type_name(obj)} object: it does not support weak references; "
+                f"cannot track an object of type {_type_name(obj)}: it does not support weak references; "
                 f"track the object that holds it (a model, a solver) instead"
             ) from None
         self._tracked.append((ref, name or _type_name(obj), "track"))
@@ -790,18 +856,29 @@ class Trial:
     def __enter__(self) -> "Trial":
         if self._entered:
             raise RuntimeError("a Trial can be entered once; call sweep.trial() for the next one")
-        self._entered = True
         guard = self._guard
+        if guard._active is not None:
+            raise RuntimeError(
+                f"trials of one SweepGuard do not nest: trial {self.name!r} was started inside trial "
+                f"{guard._active.name!r}; use a second SweepGuard for an inner loop"
+            )
+        started = time.perf_counter()
+        self._entered = True
+        guard._active = self
         self._rss_before = _settle(self._frame)
         if guard.track_models:
             self._before = {id(obj): weakref.ref(obj) for obj, _ in _instances(_auto_classes()) if _weakrefable(obj)}
         self._graph, self._graph_version = _default_graph()
+        if self._frame is not None:
+            self._names = {name: id(value) for name, value in list(_namespace(self._frame).items())}
         self._start = time.perf_counter()
+        self._guard_start_seconds = self._start - started
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         seconds = time.perf_counter() - self._start
         guard = self._guard
+        guard._active = None
         started = time.perf_counter()
         graph_ops = None
         if self._graph is not None:
@@ -845,11 +922,13 @@ class Trial:
         self.record = TrialRecord(
             index=self.index, name=self.name, seconds=seconds, rss_before=self._rss_before, rss_after=rss_after,
             alive=alive, graph_ops=graph_ops, warmup=warmup, leaked=bool(reasons), reasons=tuple(reasons),
-            guard_seconds=time.perf_counter() - started, error=None if exc_type is None else exc_type.__name__,
+            guard_seconds=self._guard_start_seconds + time.perf_counter() - started,
+            error=None if exc_type is None else exc_type.__name__,
         )
         self._frame = None  # frames hold every local: never keep one past the trial
         self._tracked.clear()
         self._before.clear()
+        self._names.clear()
         guard._records.append(self.record)
         if self.record.leaked and exc_type is None:
             guard._on_leak(self.record)
@@ -859,7 +938,8 @@ class Trial:
         An automatically tracked object whose chain passes through another alive target (a
         ``Sequential``'s inner ``Functional``) is left out: its holder is reported."""
         guard = self._guard
-        roots = _Roots(self._frame, self._frame)
+        names = loop_variables(self._names, self._frame) if self._frame is not None else frozenset()
+        roots = _Roots(self._frame, self._frame, names)
         deadline = time.perf_counter() + guard.chain_seconds
         results: list[tuple[str, str, str, Optional[ReferenceChain], Optional[str], frozenset[int]]] = []
         for obj, (name, source) in zip(targets, labels):
@@ -868,7 +948,7 @@ class Trial:
                 results.append((name, _type_name(obj), source, None, None, frozenset()))
                 continue
             chain, loop_variable, path = _search(obj, roots, guard.chain_depth, left, CHAIN_FRONTIER,
-                                                 tuple(targets), (targets, labels, results))
+                                                 (targets, labels, results))
             results.append((name, _type_name(obj), source, chain, loop_variable, path))
         ids = {id(obj) for obj in targets}
         return tuple(
@@ -943,6 +1023,7 @@ class SweepGuard:
         self.chain_seconds = chain_seconds
         self._records: list[TrialRecord] = []
         self._count = 0
+        self._active: Optional[Trial] = None
 
     def trial(self, name: Optional[str] = None) -> Trial:
         """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
