@@ -6,6 +6,7 @@ are what the fixed variants must stay under); nothing asserts a time. About a mi
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -543,3 +544,30 @@ def test_keras_loop_variable_model_is_reported_once_and_a_model_built_before_the
         built.predict(built_input := __import__("numpy").zeros((1, 4)), verbose=0)
     assert sweep.records[-1].alive == () and not sweep.records[-1].leaked
     del model, built, built_input
+
+
+def test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_every_object(monkeypatch):
+    from graphguard.runtime import sweep as sweep_module
+
+    class Model:
+        pass
+
+    monkeypatch.setattr(sweep_module, "_auto_classes", lambda: [(Model, "keras")])
+    kept = []
+    before = Model()
+    sweep = quiet()
+    with sweep.trial():
+        class Sub(Model):  # a subclass defined during the trial counts too
+            pass
+        monkeypatch.setattr(gc, "get_objects", lambda *args: pytest.fail("gc.get_objects() pass"))
+        kept.append(Sub())
+        local_model = Model()  # a loop variable: not judged
+        before.used = True
+    monkeypatch.undo()
+    alive = {obj.type_name: obj for obj in sweep.records[0].alive}
+    assert set(alive) == {"test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_every_object.<locals>.Sub",
+                          "test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_every_object.<locals>.Model"}
+    sub = next(obj for name, obj in alive.items() if name.endswith("Sub"))
+    assert sub.leaked and str(sub.chain).startswith("local `kept` in ")
+    assert not next(obj for name, obj in alive.items() if name.endswith("Model")).leaked
+    del local_model
