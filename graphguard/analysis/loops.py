@@ -223,13 +223,15 @@ class FunctionFacts:
     returns_session: bool = False
     returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
-    retentions: list = field(default_factory=list)  #: :class:`Retention` stores in its loops
-    trials: list = field(default_factory=list)  #: :class:`Trial` models made and used, in loops or not
+    # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a
+    # set on first use (a module has thousands of functions; each empty list costs time and memory).
+    retentions: tuple | list = ()  #: :class:`Retention` stores in its loops
+    trials: tuple | list = ()  #: :class:`Trial` models made and used, in loops or not
     #: Where it returns a model-like object (a Keras model, a ``...Net``, a graph): None for the whole
     #: value, an index for an element of a returned tuple (``return model, history``)
-    model_positions: set = field(default_factory=set)
+    model_positions: frozenset | set = frozenset()
     #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
-    model_returns: list = field(default_factory=list)
+    model_returns: tuple | list = ()
 
 
 @dataclass(eq=False)
@@ -474,8 +476,12 @@ class ModuleReader(ast.NodeVisitor):
             dotted = _dotted(target)
             if dotted is not None:
                 frame = self._frame
-                frame.bound[dotted] = tuple(loop.index for loop in frame.loops)
-                frame.made.pop(dotted, None)
+                if frame.loops:
+                    frame.bound[dotted] = tuple(loop.index for loop in frame.loops)
+                elif frame.bound:
+                    frame.bound.pop(dotted, None)  # bound outside every loop: the default
+                if frame.made:
+                    frame.made.pop(dotted, None)
         if isinstance(target, ast.Name):
             self._frame.scope[target.id] = value if value is not None else OTHER
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -747,13 +753,14 @@ class ModuleReader(ast.NodeVisitor):
         frame.used.add(made.subject)
         if made.trial is not None and made.trial.site not in frame.trial_sites:
             frame.trial_sites.add(made.trial.site)
-            frame.facts.trials.append(made.trial)
+            facts = frame.facts
+            facts.trials = [*facts.trials, made.trial]
 
     def _close_frame(self, frame: _Frame) -> None:
         """At the end of a body: keep the stores of models that the body uses as trials."""
         for retention, subject in frame.pending_retentions:
             if subject is None or subject in frame.used:
-                frame.facts.retentions.append(retention)
+                frame.facts.retentions = [*frame.facts.retentions, retention]
 
     def _note_made(self, targets, value: ast.AST) -> None:
         """After ``targets = value``: remember which targets now hold a model-like value."""
@@ -841,9 +848,9 @@ class ModuleReader(ast.NodeVisitor):
             made = self._model_value(element)
             if made is not None:
                 if made.refs:
-                    facts.model_returns.extend((position, ref, kind) for ref, kind in made.refs)
+                    facts.model_returns = [*facts.model_returns, *((position, ref, kind) for ref, kind in made.refs)]
                 else:
-                    facts.model_positions.add(position)
+                    facts.model_positions = {*facts.model_positions, position}
         if value is SESSION:
             facts.returns_session = True
         elif isinstance(value, TFObject) and value.kind in _TENSOR_KINDS:
@@ -1223,7 +1230,8 @@ class ModuleReader(ast.NodeVisitor):
                     self._use_as_trial(arg)
         effect = Effect.NONE
         callee = callee_text(node.func)
-        if callee.rsplit(".", 1)[-1] in _SEARCH_DRIVERS and not isinstance(func_value, (TFName, TFObject)):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name in _SEARCH_DRIVERS and not isinstance(func_value, (TFName, TFObject)):
             self._search_driver(node)
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)

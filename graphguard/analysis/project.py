@@ -52,7 +52,7 @@ class Summary:
     returns_tensor: bool = False
     resets_graph: bool = False
     opens_session: bool = False
-    model_positions: set = field(default_factory=set)  #: where it returns a model-like object (GG202)
+    model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
     trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
@@ -232,7 +232,7 @@ class Project:
                     returns_tensor=facts.returns_tensor,
                     resets_graph=facts.resets_graph,
                     opens_session=facts.opens_session,
-                    model_positions=set(facts.model_positions),
+                    model_positions=frozenset(facts.model_positions),
                 )
                 for trial in facts.trials:
                     if not trial.loops and not trial.refs and CALLER not in trial.exempt and summary.trains_model is None:
@@ -309,7 +309,7 @@ class Project:
                             break
                 for position, callee, kind in model_returns:
                     if position not in summary.model_positions and _is_model(callee, kind):
-                        summary.model_positions.add(position)
+                        summary.model_positions = summary.model_positions | {position}
                         changed = True
                 if summary.resets_graph and (summary.builds or summary.trains_model):
                     summary.builds.clear()
