@@ -156,13 +156,13 @@ class Retention(NamedTuple):
     ``text`` is the store as written, ``value`` how the message names the kept value (```Solver(...)``,
     line 40``). ``refs`` are project calls that decide, in phase 2, whether the value is a model:
     ``(ref, "returns")`` when the value is what ``ref`` returned, ``(ref, "builds")`` when it is an
-    instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one."""
+    instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one.
+    No exemptions: a fresh graph or a once-guard does not free what a container holds."""
 
     site: Site
     text: str
     value: str
     loop: int
-    exempt: frozenset
     refs: tuple = ()
 
 
@@ -823,9 +823,8 @@ class ModuleReader(ast.NodeVisitor):
                 continue
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
-                    exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
                     retention = Retention(self._site(node), _short(ast.unparse(node)), made.subject, loop.index,
-                                          exempt, made.refs)
+                                          made.refs)
                     frame.pending_retentions.append((retention, None if made.always else made.subject))
                     return
 
@@ -1014,10 +1013,8 @@ class ModuleReader(ast.NodeVisitor):
             # comprehension of bare constructors makes the blocks of one model.
             made = self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
-                frame = self._frame
-                exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-                frame.pending_retentions.append((Retention(self._site(node), _short(ast.unparse(node)), made.subject,
-                                                           loop.index, exempt, made.refs), None))
+                self._frame.pending_retentions.append(
+                    (Retention(self._site(node), _short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
         self._frame.loops.pop()
 
     def visit_ListComp(self, node: ast.ListComp) -> None:

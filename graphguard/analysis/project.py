@@ -427,7 +427,7 @@ class Project:
             if loop is not None:
                 found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                                      loop.row, loop.column))
-        rebuilt_sites = {c.site for c in constructions if id(c) in suppressed}
+        rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
         for trial in facts.trials:
             loop = self._model_loop(module, trial)
             if loop is None or trial.site in rebuilt_sites:
@@ -455,8 +455,6 @@ class Project:
                     found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                          loop.row, loop.column, via=origin))
         for retention in facts.retentions:
-            # A fresh graph or once-guard does not free what a list still holds: exemptions do not
-            # apply (a store under a once-guard keeps one value, and stores are rarely guarded).
             if retention.refs and not any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
                 continue
             loop = module.loops[retention.loop]
