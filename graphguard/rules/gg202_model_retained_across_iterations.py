@@ -13,8 +13,9 @@ class ModelRetainedAcrossIterations(Rule):
     `self.models += [model]`, `by_fold.setdefault(fold, []).append(model)`, a comprehension of
     trained models (`[train(units) for units in grid]`), `histories.append(model.fit(...))` (a Keras `History` refers to its
     model). A model here is a Keras model, an object of a class named like one
-    (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`), a `tf.Graph` or session, or what a project
-    function returns when it returns one of these. Keeping one value (`best_model = model`,
+    (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`; a project class so named needs a training
+    method such as `loss`, `train` or `fit`), a `tf.Graph` or session, or what a project function
+    returns when it returns one of these. Keeping one value (`best_model = model`,
     `best["model"] = model`) is fine, and so is a container made inside the loop. An ensemble that
     needs every member after the loop keeps them on purpose: save each member to disk and keep the
     paths, or suppress the finding with `# noqa: GG202`.
