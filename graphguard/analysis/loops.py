@@ -72,7 +72,7 @@ _EXTERNAL_MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Solver)$")
 #: model made in a loop and only called on tensors or stored is a block of a larger model.
 _TRIAL_METHODS = frozenset({"compile", "fit", "fit_generator", "evaluate", "evaluate_generator", "predict",
                             "predict_generator", "predict_on_batch", "train_on_batch", "test_on_batch",
-                            "load_weights", "set_weights", "save", "save_weights", "summary", "train", "loss",
+                            "load_weights", "set_weights", "save", "save_weights", "train", "loss",
                             "step", "train_step", "partial_fit", "score", "predict_proba"})
 #: Training methods whose result refers to the model trained (Keras' History, scikit-learn's self).
 _FIT_METHODS = frozenset({"fit", "fit_generator"})
@@ -720,6 +720,13 @@ class ModuleReader(ast.NodeVisitor):
                     refs = ((func.ref, "class"), init)
                 else:
                     refs = (init,)
+        elif (func is None and isinstance(node.func, ast.Attribute)
+              and isinstance(owner := self.resolve(node.func.value), Instance)):
+            # ``self.build(cfg)``: what a method of a project class returns (decided in phase 2).
+            method = owner.cls.member(node.func.attr)
+            refs = ((method, "returns"),)
+            keras = ((method, "builds"),)
+            always = True
         elif isinstance(func, GraphValue):
             if not _is_as_default(node):
                 return None
@@ -1319,17 +1326,29 @@ class ModuleReader(ast.NodeVisitor):
         """``study.optimize(objective, n_trials=50)``, ``fmin(fn=objective, ...)``: the driver calls the
         project function it is given once per trial, so the call counts as a loop (at the driver's
         line) that calls that function (GG201, GG111 through its summary)."""
-        functions = []
+        objectives = []  # (where, ref, bound)
         for arg in (*node.args, *(keyword.value for keyword in node.keywords if keyword.arg in _OBJECTIVE_KEYWORDS)):
-            value = self.resolve(arg)
+            target = arg
+            if isinstance(arg, ast.Lambda) and isinstance(arg.body, ast.Call):
+                target = arg.body.func  # ``lambda t: objective(t, x, y)``
+            elif (isinstance(arg, ast.Call) and callee_text(arg.func).rsplit(".", 1)[-1] == "partial"
+                  and arg.args):
+                target = arg.args[0]  # ``functools.partial(objective, x=x)``
+            value = self.resolve(target)
             if isinstance(value, ProjectRef) and not _is_class(value):
-                functions.append((arg, value))
-        if not functions:
+                objectives.append((target, value.ref, False))
+            elif isinstance(value, (Instance, CallResult)) or (isinstance(arg, ast.Call) and isinstance(
+                    self.resolve(arg.func), ProjectRef) and _is_class(self.resolve(arg.func))):
+                # A callable object: ``study.optimize(Objective(x, y))``.
+                instance = value if isinstance(value, Instance) else self.resolve(arg)
+                if isinstance(instance, Instance):
+                    objectives.append((arg, instance.cls.member("__call__"), True))
+        if not objectives:
             return
         loop = self._new_loop(node)
         self._frame.loops.append(loop)
-        for arg, value in functions:
-            self._project_call(value.ref, arg, callee_text(arg))
+        for where, ref, bound in objectives:
+            self._project_call(ref, where, callee_text(where), bound)
         self._frame.loops.pop()
 
     def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:

@@ -84,7 +84,7 @@ def _is_model(summary, kind: str) -> bool:
     if kind == "builds":
         return Effect.MODEL in summary.builds
     if kind == "returns":
-        return None in summary.model_positions
+        return bool(summary.model_positions)  # the model, or a tuple that holds one (``return model, loss``)
     return int(kind.partition(":")[2]) in summary.model_positions  # "returns:1": an element of a returned tuple
 
 
