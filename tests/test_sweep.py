@@ -58,7 +58,7 @@ def test_chain_names_a_module_level_list():
     with sweep.trial("global") as trial:
         LEAKED.append(trial.track(Net(), "model"))
     try:
-        (alive,) = sweep.records[0].alive
+        (alive,) = sweep.report().trials[0].alive  # the last trial is judged when the sweep is finished
         assert alive.name == "model" and alive.type_name == "Net" and alive.leaked
         assert alive.chain.root_kind == "global"
         assert alive.chain.root.startswith("module-level `") and alive.chain.root.endswith(".LEAKED`")
@@ -81,7 +81,7 @@ def test_chain_names_a_local_dict_key_and_an_attribute():
         "model": "local `solvers` in test_chain_names_a_local_dict_key_and_an_attribute() -> dict[0.1] -> Box.model -> Net",
         "solver": "local `solvers` in test_chain_names_a_local_dict_key_and_an_attribute() -> dict[0.1] -> Box",
     }
-    assert all(record.leaked for record in sweep.records)
+    assert all(record.leaked for record in sweep.report().trials)
 
 
 def test_loop_variable_alone_is_listed_not_judged():
@@ -89,7 +89,8 @@ def test_loop_variable_alone_is_listed_not_judged():
     for step in range(3):
         with sweep.trial() as trial:
             model = trial.track(Net())  # rebound by the next trial: not a leak
-    assert [record.leaked for record in sweep.records] == [False, False, False]
+    assert [record.leaked for record in sweep.report().trials] == [False, False, False]
+    assert [len(record.alive) for record in sweep.records] == [0, 0, 1]  # 1 and 2 were freed by the next trial
     alive = sweep.records[-1].alive[0]
     assert alive.loop_variable == "`model` in test_loop_variable_alone_is_listed_not_judged()"
     assert not alive.leaked and "freed when rebound" in str(alive)
@@ -117,7 +118,8 @@ def test_a_reference_cycle_is_collected_before_judging():
         a.other, b.other = b, a
         trial.track(a)
         del a, b
-    assert sweep.records[0].alive == ()
+    assert sweep.records[0].alive_at_end == 0
+    assert sweep.report().trials[0].alive == ()
 
 
 def test_find_chain_stands_alone():
@@ -137,20 +139,23 @@ def test_on_leak_warn_gives_one_message_with_trial_objects_and_chain():
     with pytest.warns(SweepLeakWarning) as caught:
         with sweep.trial("fold 1") as trial:
             kept.append(trial.track(Net(), "model"))
+        sweep.report()  # the last trial is judged here
     assert len(caught) == 1
     message = str(caught[0].message)
     assert "trial 'fold 1' (trial 1 of the sweep) leaked: 1 object alive (model)" in message
+    assert "judged at the end of the sweep (report() or finish())" in message
     assert "local `kept` in test_on_leak_warn_gives_one_message_with_trial_objects_and_chain() -> list[0] -> Net" in message
     assert "Fix:" in message
-    assert caught[0].filename == __file__  # issued at the `with sweep.trial(...)` line
+    assert caught[0].filename == __file__  # issued at the `sweep.report()` line
 
 
 def test_on_leak_raise_and_callable():
     kept = []
     sweep = SweepGuard(on_leak="raise")
+    with sweep.trial("a") as trial:
+        kept.append(trial.track(Net()))
     with pytest.raises(SweepLeakError) as info:
-        with sweep.trial("a") as trial:
-            kept.append(trial.track(Net()))
+        sweep.finish()
     assert isinstance(info.value, RuntimeError)
     assert isinstance(info.value.record, TrialRecord) and info.value.record.name == "a"
     assert "list[0] -> Net" in str(info.value)
@@ -161,6 +166,8 @@ def test_on_leak_raise_and_callable():
         kept.append(trial.track(Net()))
     with sweep.trial("c") as trial:
         trial.track(Net())
+    assert [record.name for record in seen] == ["b"]  # judged, and on_leak called, at the end of "c"
+    sweep.finish()
     assert [record.name for record in seen] == ["b"]
     assert seen[0].leaks[0].chain.hops == ("list[1]",)
 
@@ -172,6 +179,8 @@ def test_an_exception_in_the_trial_is_not_masked():
         with sweep.trial() as trial:
             kept.append(trial.track(Net()))
             1 / 0
+    with pytest.raises(SweepLeakError):
+        sweep.finish()
     assert sweep.records[0].error == "ZeroDivisionError" and sweep.records[0].leaked
 
 
@@ -200,19 +209,20 @@ def test_rss_retained_over_the_threshold_is_a_leak_after_warmup():
     for _ in range(3):
         with sweep.trial():
             hoard.append(b"x" * (64 * MiB))  # bytes: not trackable, only RSS sees it
-    first, *rest = sweep.records
+    first, *rest = sweep.report().trials
     assert first.warmup and not first.leaked  # judged on objects only
     for record in rest:
         assert record.retained_bytes > 48 * MiB
         assert record.leaked and "RSS retained (over 32.0 MiB)" in record.reasons[0]
+        assert "no object of this trial alive: the memory may belong to an earlier trial" in record.reasons[0]
     hoard.clear()
     for _ in range(2):
         with sweep.trial():
             scratch = b"x" * (64 * MiB)
             del scratch
-    assert all(abs(record.retained_bytes) < 24 * MiB and not record.leaked for record in sweep.records[3:])
+    assert all(abs(record.retained_bytes) < 24 * MiB and not record.leaked for record in sweep.report().trials[3:])
     text = str(sweep.report())
-    assert "RSS before" in text and "retained" in text and "LEAK" in text
+    assert "RSS before" in text and "retained" in text and "LEAK? (RSS)" in text
     json.dumps(sweep.report().as_dict())  # plain data
 
 
@@ -233,7 +243,7 @@ def test_numpy_sweep_imports_neither_tensorflow_nor_keras():
         for lr in (1, 2):
             with sweep.trial(lr) as trial:
                 kept.append(trial.track(Net()))
-        assert all(r.leaked for r in sweep.records), sweep.report()
+        assert all(r.leaked for r in sweep.report().trials), sweep.report()
         print(sorted(m for m in ("tensorflow", "keras", "tf_keras") if m in sys.modules))
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -257,13 +267,13 @@ def test_keras_models_are_tracked_without_track_and_clear_session_is_called():
         del model
     # clear_session() reset Keras's name counters: the next Dense gets the first name again.
     assert keras.layers.Dense(3).name == first_layer
-    (alive,) = sweep.records[0].alive  # the Sequential, not its inner Functional
+    (alive,) = sweep.report().trials[0].alive  # the Sequential, not its inner Functional
     assert alive.source == "keras" and alive.type_name == "Sequential"
     assert str(alive.chain).endswith("-> list[0] -> Sequential") and "local `kept`" in str(alive.chain)
     kept.clear()
     with sweep.trial("fold 2"):
         keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])
-    assert sweep.records[1].alive == () and not sweep.records[1].leaked
+    assert sweep.report().trials[1].alive == () and not sweep.records[1].leaked
 
 
 @needs_keras
@@ -295,7 +305,7 @@ def test_tf1_default_graph_growth_and_kept_graphs_are_reported():
         with tf.Graph().as_default() as own:
             tf.constant(1.0)
         graphs.append(own)
-    (alive,) = sweep.records[-1].alive
+    (alive,) = sweep.report().trials[-1].alive
     assert alive.source == "tf.Graph" and str(alive.chain).endswith("local `graphs` in "
                                                                     "test_tf1_default_graph_growth_and_kept_graphs_are_reported() -> list[0] -> Graph")
 
@@ -386,7 +396,7 @@ def test_object_reachable_only_through_a_loop_variable_is_not_a_leak():
         with sweep.trial(f"units={units}") as trial:
             history = fit(trial.track(Net(), "model"))  # the model is held only by history._model
             scores[units] = len(history._model.weights)
-    assert [record.leaked for record in sweep.records] == [False, False, False], sweep.report()
+    assert [record.leaked for record in sweep.report().trials] == [False, False, False], sweep.report()
     (alive,) = sweep.records[-1].alive
     assert alive.loop_variable == "`history` in test_object_reachable_only_through_a_loop_variable_is_not_a_leak()"
     assert str(alive.chain).endswith("`history` in test_object_reachable_only_through_a_loop_variable_is_not_a_leak()"
@@ -401,7 +411,7 @@ def test_the_real_holder_is_named_rather_than_the_loop_variable():
             with sweep.trial() as trial:
                 h = fit(trial.track(Net(), "model"))
                 LEAKED.append(h)  # h is also the loop variable; the module-level list is the holder
-        for index, record in enumerate(sweep.records):
+        for index, record in enumerate(sweep.report().trials):
             (alive,) = record.alive
             assert alive.leaked and alive.loop_variable is None
             assert alive.chain.root_kind == "global"
@@ -418,13 +428,13 @@ def test_a_closure_over_the_loop_variable_is_not_a_leak_but_a_default_argument_i
             solver = trial.track(Box(), "solver")
             solver.best = lr
             closures.append(lambda: solver.best)  # the cell is the variable: the next trial rebinds it
-    assert not any(record.leaked for record in sweep.records), sweep.report()
+    assert not any(record.leaked for record in sweep.report().trials), sweep.report()
     assert [closure() for closure in closures] == [0.001] * 3
     kept = []
     with sweep.trial("default argument") as trial:
         solver = trial.track(Box(), "solver")
         kept.append(lambda s=solver: s)  # a default argument keeps this trial's object
-    (alive,) = sweep.records[-1].alive
+    (alive,) = sweep.report().trials[-1].alive
     assert alive.leaked and str(alive.chain).startswith("local `kept` in ")
 
 
@@ -435,7 +445,7 @@ def test_a_container_made_before_the_loop_that_only_grows_is_a_holder():
         with sweep.trial() as trial:
             model = trial.track(Net(), "model")
             models.append(model)  # `models` keeps its id: a real holder, even though `model` is a loop variable
-    assert all(record.leaked for record in sweep.records)
+    assert all(record.leaked for record in sweep.report().trials)
     assert [str(record.alive[0].chain).split(" -> ", 1)[1] for record in sweep.records] == ["list[0] -> Net", "list[1] -> Net"]
 
 
@@ -537,12 +547,12 @@ def test_keras_loop_variable_model_is_reported_once_and_a_model_built_before_the
     for units in (3, 4):
         with sweep.trial():
             model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(units)])
-    (alive,) = sweep.records[-1].alive  # the Sequential, held by `model`; not its inner Functional too
+    (alive,) = sweep.report().trials[-1].alive  # the Sequential, held by `model`; not its inner Functional too
     assert alive.type_name == "Sequential" and not alive.leaked
     built = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
     with sweep.trial("built before"):
         built.predict(built_input := __import__("numpy").zeros((1, 4)), verbose=0)
-    assert sweep.records[-1].alive == () and not sweep.records[-1].leaked
+    assert sweep.report().trials[-1].alive == () and not sweep.records[-1].leaked
     del model, built, built_input
 
 
@@ -564,7 +574,7 @@ def test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_e
         local_model = Model()  # a loop variable: not judged
         before.used = True
     monkeypatch.undo()
-    alive = {obj.type_name: obj for obj in sweep.records[0].alive}
+    alive = {obj.type_name: obj for obj in sweep.report().trials[0].alive}
     assert set(alive) == {"test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_every_object.<locals>.Sub",
                           "test_automatic_tracking_finds_instances_by_their_class_without_a_pass_over_every_object.<locals>.Model"}
     sub = next(obj for name, obj in alive.items() if name.endswith("Sub"))

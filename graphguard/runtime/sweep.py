@@ -70,7 +70,7 @@ import time
 import types
 import warnings
 import weakref
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional, Union
 
 from graphguard.runtime.report import bytes_text
@@ -170,7 +170,8 @@ class ReferenceChain:
 
 @dataclass(frozen=True)
 class AliveObject:
-    """A tracked object still alive after its trial and a garbage collection.
+    """A tracked object still alive one trial later (at the end of the next trial, or when the sweep is
+    finished for the last trial), after a garbage collection.
 
     Attributes:
         name: the name given to :meth:`Trial.track`, or the type name for automatic tracking.
@@ -182,6 +183,10 @@ class AliveObject:
         loop_variable: set (``"`model` in main()"``, ``"`solver` at module level of train"``) when the
             object is held only through loop variables of the sweep (see the module docstring): it goes
             when the next trial rebinds them, so it is listed but not a leak. ``None`` otherwise.
+        slot: set (``"`EarlyStopping._model`"``) when the object is held only by an attribute that held
+            an earlier trial's object at that trial's end (a one-at-a-time holder: a callback made once
+            before the loop): the next trial replaces it, so it is listed but not a leak. ``None``
+            otherwise.
     """
 
     name: str
@@ -189,16 +194,20 @@ class AliveObject:
     source: str
     chain: Optional[ReferenceChain]
     loop_variable: Optional[str] = None
+    slot: Optional[str] = None
 
     @property
     def leaked(self) -> bool:
-        """True unless only the sweep's loop variable holds the object."""
-        return self.loop_variable is None
+        """True unless only the sweep's loop variables or a one-at-a-time holder hold the object."""
+        return self.loop_variable is None and self.slot is None
 
     def __str__(self) -> str:
         label = self.name if self.name == self.type_name else f"{self.name} ({self.type_name})"
         if self.loop_variable is not None:
             return f"{label}: held only by the loop variable {self.loop_variable} (freed when rebound; not a leak)"
+        if self.slot is not None:
+            return (f"{label}: held only by {self.slot}, which held an earlier trial's object and let it go "
+                    f"(one at a time; not a leak)")
         return f"{label}: {self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'}"
 
 
@@ -215,7 +224,8 @@ class TrialRecord:
             ``None`` without psutil.
         rss_after: RSS at the end, after ``clear_session`` (if asked), ``gc.collect()`` and
             ``malloc_trim(0)`` (bytes), or ``None``.
-        alive: tracked objects still alive, with their chains (:class:`AliveObject`).
+        alive: the trial's tracked objects still alive one trial later (at the end of the next trial, or
+            when the sweep is finished for the last trial), with their chains (:class:`AliveObject`).
         graph_ops: ops added to TensorFlow's default graph during the trial (``Graph.version`` delta),
             or ``None`` when TensorFlow was not loaded at the start or the default graph was replaced
             (``reset_default_graph``, ``clear_session``).
@@ -227,6 +237,14 @@ class TrialRecord:
             search), seconds.
         error: the exception type name if the trial's body raised, else ``None`` (``FAILED (...)`` in
             the report's table).
+        judged: False while the trial's objects wait for their judgement (the end of the next trial, or
+            :meth:`SweepGuard.report` / :meth:`SweepGuard.finish`): ``alive`` is then empty and
+            ``leaked`` / ``reasons`` cover RSS and graph ops only.
+        judged_at: when the objects were judged (``"the end of trial 'lr=0.01' (trial 3)"``,
+            ``"the end of the sweep (report() or finish())"``), or ``None``.
+        alive_at_end: the trial's tracked objects alive at its own end, before the judgement.
+        freed_later: of those, how many were freed before the judgement (by the next trial: a callback's
+            or a history's ``model`` replaced, a loop variable rebound, an exception's traceback gone).
     """
 
     index: int
@@ -241,6 +259,10 @@ class TrialRecord:
     reasons: tuple[str, ...]
     guard_seconds: float = 0.0
     error: Optional[str] = None
+    judged: bool = True
+    judged_at: Optional[str] = None
+    alive_at_end: int = 0
+    freed_later: int = 0
 
     @property
     def retained_bytes(self) -> Optional[int]:
@@ -255,13 +277,16 @@ class TrialRecord:
         return tuple(obj for obj in self.alive if obj.leaked)
 
     def message(self) -> str:
-        """The one message of a leak warning or error: trial, bytes, objects and chains, fix."""
+        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix."""
         retained = self.retained_bytes
         head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
         if retained is not None:
             sign = "+" if retained >= 0 else ""
             head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
         lines = [head + "."]
+        if self.judged_at is not None:
+            lines.append(f"  (judged at {self.judged_at}: a trial's objects are judged one trial later, once the "
+                         f"next trial has replaced what holds one model at a time)")
         for obj in self.leaks:
             lines.append(f"  {obj}")
         lines.append(_FIX)
@@ -300,6 +325,7 @@ class SweepReport:
             plain["retained_bytes"] = record.retained_bytes
             for obj, obj_plain in zip(record.alive, plain["alive"]):
                 obj_plain["chain_text"] = None if obj.chain is None else str(obj.chain)
+                obj_plain["leaked"] = obj.leaked
         return data
 
     def table(self) -> list[str]:
@@ -308,9 +334,14 @@ class SweepReport:
         lines = [f"  {'trial':<{width}}  {'seconds':>8}  {'RSS before':>10}  {'RSS after':>10}  {'retained':>9}  {'alive':>5}",
                  f"  {'':<{width}}  {'':>8}  {'(MiB)':>10}  {'(MiB)':>10}  {'(MiB)':>9}  {'':>5}"]
         for record in self.trials:
-            flag = "  warm-up" if record.warmup else ("  LEAK" if record.leaked else "")
+            leak = "LEAK" if record.leaks or not record.judged else "LEAK? (RSS)"
+            if record.leaked and record.graph_ops and not record.warmup:
+                leak = "LEAK"
+            flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
             if record.warmup and record.leaked:
-                flag = "  warm-up, LEAK"
+                flag = f"  warm-up, {leak}"
+            if not record.judged:
+                flag = f"{flag}{',' if flag else ' '} objects not judged yet"
             if record.error is not None:
                 flag = f"{flag}{',' if flag else ' '} FAILED ({record.error})"
             lines.append(
@@ -332,11 +363,20 @@ class SweepReport:
         for record in leaked:
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
             lines.extend(f"  {obj}" for obj in record.leaks)
-        held = [(record, obj) for record in self.trials for obj in record.alive if not obj.leaked]
+        held = [(record, obj) for record in self.trials for obj in record.alive if obj.loop_variable is not None]
         if held:
             record, obj = held[-1]
-            lines.append(f"({len(held)} object{'s' if len(held) != 1 else ''} held only by a loop variable at a "
-                         f"trial's end, e.g. {obj.name} by {obj.loop_variable}: freed when rebound, not judged)")
+            lines.append(f"({len(held)} object{'s' if len(held) != 1 else ''} held only by a loop variable when "
+                         f"judged, e.g. {obj.name} by {obj.loop_variable}: freed when rebound, not a leak)")
+        slots = [(record, obj) for record in self.trials for obj in record.alive if obj.slot is not None]
+        if slots:
+            record, obj = slots[-1]
+            lines.append(f"({len(slots)} object{'s' if len(slots) != 1 else ''} held only by a one-at-a-time holder "
+                         f"when judged, e.g. {obj.name} by {obj.slot}: replaced by the next trial, not a leak)")
+        freed = sum(record.freed_later for record in self.trials)
+        if freed:
+            lines.append(f"({freed} object{'s' if freed != 1 else ''} alive at a trial's end freed by the next trial "
+                         f"(a callback's or history's model, a loop variable, a traceback): not leaks)")
         return "\n".join(lines)
 
 
@@ -738,7 +778,7 @@ def find_chain(
     if loop_frame is not None and loop_names is None:
         loop_names = [name for name, value in list(_namespace(loop_frame).items()) if value is target]
     roots = _Roots(frame, loop_frame, frozenset(loop_names or ()))
-    chain, loop_variable, _ = _search(target, roots, depth, seconds, frontier_size, ())
+    chain, loop_variable, _, _ = _search(target, roots, depth, seconds, frontier_size, ())
     return chain, loop_variable
 
 
@@ -749,8 +789,13 @@ def _search(
     seconds: float,
     frontier_size: int,
     ignore: tuple[Any, ...],
-) -> tuple[ReferenceChain, Optional[str], frozenset[int]]:
-    """:func:`find_chain`, plus the ids of the objects on the chain (the guard's de-duplication)."""
+    skip_first: frozenset[int] = frozenset(),
+) -> tuple[ReferenceChain, Optional[str], frozenset[int], Optional[tuple[Any, ...]]]:
+    """:func:`find_chain`, plus the ids of the objects on the chain (the guard's de-duplication; with no
+    root found, the ids of every object the search reached) and the
+    chain's last link, ``(holder, edge, holder's holder, its edge)`` (``None`` when the target is a root's
+    value or no root was found): the guard's one-at-a-time holder test. ``skip_first``: ids of objects
+    not accepted as the target's direct referrers (they may appear higher up)."""
     deadline = time.perf_counter() + seconds
     # The first loop variable reached: (id of its value, (root text, loop-variable text)).
     loop_hit: Optional[tuple[int, tuple[str, str]]] = None
@@ -761,13 +806,18 @@ def _search(
     frontier: dict[int, Any] = {id(target): target}
     own = {id(down), id(keep), id(frontier), id(ignore), *map(id, ignore), *roots.snapshots}
 
+    tail: Optional[tuple[Any, ...]] = None
+
     def chain_from(node_id: int, root_kind: str, root: str) -> tuple[ReferenceChain, frozenset[int]]:
+        nonlocal tail
         nodes, edges = [], []
         while node_id in down:
             child_id, edge = down[node_id]
             nodes.append(keep[node_id])
             edges.append(edge)
             node_id = child_id
+        if nodes:
+            tail = (nodes[-1], edges[-1], *((nodes[-2], edges[-2]) if len(nodes) > 1 else (None, None)))
         return ReferenceChain(root_kind, root, _hops(nodes, edges), target_name), frozenset(map(id, nodes))
 
     def note_loop(value_id: int) -> None:
@@ -787,7 +837,7 @@ def _search(
     root = local_root(id(target))
     if root is not None:
         chain, _ = chain_from(id(target), "local", root)
-        return chain, None, frozenset()
+        return chain, None, frozenset(), None
     level = 0
     while frontier and level < depth and time.perf_counter() < deadline:
         level += 1
@@ -802,6 +852,8 @@ def _search(
                 continue
             if isinstance(holder, types.FrameType) and _is_guard_frame(holder):
                 continue
+            if level == 1 and holder_id in skip_first:
+                continue
             if holder_id in roots.modules:  # a module global: the root, unless a loop variable
                 for var, value in list(holder.items()):
                     if id(value) not in frontier:
@@ -810,7 +862,7 @@ def _search(
                         note_loop(id(value))
                         continue
                     chain, path = chain_from(id(value), "global", f"module-level `{roots.modules[holder_id]}.{var}`")
-                    return chain, None, path
+                    return chain, None, path, tail
                 continue
             if isinstance(holder, types.CellType):  # a closure's variable
                 try:
@@ -828,7 +880,7 @@ def _search(
             root = local_root(holder_id)
             if root is not None:  # a local's value (a container, an object) holding the chain
                 chain, path = chain_from(holder_id, "local", root)
-                return chain, None, path
+                return chain, None, path, tail
             found[holder_id] = holder
         del referrers, wanted
         # Keep the most promising referrers: containers and user objects before functions and cells.
@@ -837,13 +889,14 @@ def _search(
     if loop_hit is not None:
         value_id, (root, loop_variable) = loop_hit
         chain, path = chain_from(value_id, "global" if root.startswith("module-level") else "local", root)
-        return chain, loop_variable, path
+        return chain, loop_variable, path, tail
     reason = "no module global or local variable found within "
     reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:g} s of search"
     holders = sorted({_type_name(node) for node_id, node in keep.items() if node_id != id(target)})[:4]
     if holders:
         reason += f" (held by {', '.join(holders)})"
-    return ReferenceChain("unknown", reason, (), target_name), None, frozenset()
+    reached = frozenset(node_id for node_id in keep if node_id != id(target))  # what holds it, for de-duplication
+    return ReferenceChain("unknown", reason, (), target_name), None, reached, None
 
 
 def _rank(obj: Any) -> int:
@@ -865,15 +918,17 @@ class Trial:
     Attributes:
         name: the trial's name.
         index: 1-based position in the sweep.
-        record: the :class:`TrialRecord`, once the ``with`` block has exited (else ``None``).
+        record: the :class:`TrialRecord`, once the ``with`` block has exited (else ``None``). Until the
+            trial's objects are judged (at the end of the next trial, or by :meth:`SweepGuard.report` /
+            :meth:`SweepGuard.finish`) it is provisional: ``record.judged`` is False.
     """
 
     def __init__(self, guard: "SweepGuard", name: str, index: int, frame: Optional[types.FrameType]) -> None:
         self.name = name
         self.index = index
-        self.record: Optional[TrialRecord] = None
         self._guard = guard
         self._frame = frame
+        self._slot: Optional[int] = None  # position of this trial's record in the guard's records
         self._tracked: list[tuple[weakref.ref, str, str]] = []
         self._before: dict[int, weakref.ref] = {}
         self._graph: Optional[weakref.ref] = None
@@ -883,17 +938,24 @@ class Trial:
         self._start = 0.0
         self._guard_start_seconds = 0.0
         self._entered = False
+        self._done = False
+
+    @property
+    def record(self) -> Optional[TrialRecord]:
+        """This trial's :class:`TrialRecord` as it stands (provisional until judged), or ``None``."""
+        return None if self._slot is None else self._guard._records[self._slot]
 
     def track(self, obj: Any, name: Optional[str] = None) -> Any:
         """Watch ``obj`` (a model, a solver, a session...) with a weak reference; returns ``obj``.
 
-        If it is still alive when the trial ends (after a garbage collection), the trial reports it with
-        the chain of references that keeps it alive. ``name`` labels it in the report (default: its
-        type name). Raises ``TypeError`` for objects that cannot be weakly referenced (``list``,
-        ``dict``, ``int``...: track the object that holds them instead) and ``RuntimeError`` outside the
-        ``with`` block.
+        If it is still alive one trial later (at the end of the next trial, or when the sweep is
+        finished, after a garbage collection) and held by something the next trial does not replace, the
+        trial is reported with the chain of references that keeps it alive. ``name`` labels it in the
+        report (default: its type name). Raises ``TypeError`` for objects that cannot be weakly
+        referenced (``list``, ``dict``, ``int``...: track the object that holds them instead) and
+        ``RuntimeError`` outside the ``with`` block.
         """
-        if not self._entered or self.record is not None:
+        if not self._entered or self._done:
             raise RuntimeError("Trial.track() is for use inside `with sweep.trial(...) as trial:`")
         try:
             ref = weakref.ref(obj)
@@ -931,6 +993,7 @@ class Trial:
         seconds = time.perf_counter() - self._start
         guard = self._guard
         guard._active = None
+        self._done = True
         started = time.perf_counter()
         graph_ops = None
         if self._graph is not None:
@@ -940,74 +1003,105 @@ class Trial:
         if guard.clear_session:
             _clear_sessions()
         rss_after = _settle(self._frame)
+        frame = self._frame
+        key = _frame_key(frame)
+        names = loop_variables(self._names, frame) if frame is not None else frozenset()
+        # The previous trial's objects are judged now, one trial later: what held one model at a time (a
+        # callback's `model`, a history, a propagating exception's traceback) holds this trial's by now.
+        if guard._pending is not None:
+            guard._judge(frame, key, names, f"the end of trial {self.name!r} (trial {self.index})")
 
+        # This trial's objects alive now: kept by weak references only, judged at the end of the next trial.
+        objects: list[tuple[weakref.ref, str, str]] = []
         targets: list[Any] = []
-        labels: list[tuple[str, str]] = []
         seen: set[int] = set()
         for ref, name, source in self._tracked:
             obj = ref()
             if obj is not None and id(obj) not in seen:
                 seen.add(id(obj))
+                objects.append((ref, name, source))
                 targets.append(obj)
-                labels.append((name, source))
         if guard.track_models:
             for obj, source in _instances(_auto_classes()):  # modules imported during the trial count too
                 before = self._before.get(id(obj))
-                if (before is not None and before() is obj) or id(obj) in seen:
+                if (before is not None and before() is obj) or id(obj) in seen or not _weakrefable(obj):
                     continue
                 seen.add(id(obj))
+                objects.append((weakref.ref(obj), _type_name(obj), source))
                 targets.append(obj)
-                labels.append((_type_name(obj), source))
-        alive = self._chains(targets, labels) if targets else ()
+        if targets:
+            guard._note_holders(targets, self.index)
         del targets
         warmup = self.index <= guard.warmup
-        reasons = []
-        leaks = [obj for obj in alive if obj.leaked]
-        if leaks:
-            reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive "
-                           f"({', '.join(obj.name for obj in leaks)})")
         retained = None if self._rss_before is None or rss_after is None else rss_after - self._rss_before
-        if not warmup and retained is not None and guard.max_retained_bytes is not None and retained > guard.max_retained_bytes:
-            reasons.append(f"+{bytes_text(retained)} RSS retained (over {bytes_text(guard.max_retained_bytes)})")
-        if not warmup and graph_ops:
-            reasons.append(f"+{graph_ops} ops kept in the default graph")
-        self.record = TrialRecord(
+        reasons = _measure_reasons(retained, graph_ops, warmup, guard.max_retained_bytes, objects_judged=False)
+        record = TrialRecord(
             index=self.index, name=self.name, seconds=seconds, rss_before=self._rss_before, rss_after=rss_after,
-            alive=alive, graph_ops=graph_ops, warmup=warmup, leaked=bool(reasons), reasons=tuple(reasons),
+            alive=(), graph_ops=graph_ops, warmup=warmup, leaked=bool(reasons), reasons=tuple(reasons),
             guard_seconds=self._guard_start_seconds + time.perf_counter() - started,
-            error=None if exc_type is None else exc_type.__name__,
+            error=None if exc_type is None else exc_type.__name__, judged=False, alive_at_end=len(objects),
         )
+        self._slot = len(guard._records)
+        guard._records.append(record)
+        guard._pending = _Pending(self._slot, self.index, objects, dict(self._names), key)
         self._frame = None  # frames hold every local: never keep one past the trial
         self._tracked.clear()
         self._before.clear()
         self._names.clear()
-        guard._records.append(self.record)
-        if self.record.leaked and exc_type is None:
-            guard._on_leak(self.record)
+        guard._notify(raising=exc_type is None)
 
-    def _chains(self, targets: list[Any], labels: list[tuple[str, str]]) -> tuple[AliveObject, ...]:
-        """Chains for the objects in ``targets`` (bounded by the guard's ``chain_seconds`` in all).
-        An automatically tracked object whose chain passes through another alive target (a
-        ``Sequential``'s inner ``Functional``) is left out: its holder is reported."""
-        guard = self._guard
-        names = loop_variables(self._names, self._frame) if self._frame is not None else frozenset()
-        roots = _Roots(self._frame, self._frame, names)
-        deadline = time.perf_counter() + guard.chain_seconds
-        results: list[tuple[str, str, str, Optional[ReferenceChain], Optional[str], frozenset[int]]] = []
-        for obj, (name, source) in zip(targets, labels):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                results.append((name, _type_name(obj), source, None, None, frozenset()))
-                continue
-            chain, loop_variable, path = _search(obj, roots, guard.chain_depth, left, CHAIN_FRONTIER,
-                                                 (targets, labels, results))
-            results.append((name, _type_name(obj), source, chain, loop_variable, path))
-        ids = {id(obj) for obj in targets}
-        return tuple(
-            AliveObject(name, type_name, source, chain, loop_variable)
-            for name, type_name, source, chain, loop_variable, path in results
-            if source == "track" or not (path & ids)
-        )
+
+@dataclass
+class _Pending:
+    """A finished trial whose objects are not judged yet: weak references and ids only (holding the
+    objects, or the frame, would keep them alive into the judgement)."""
+
+    slot: int  # position of its record in SweepGuard._records
+    index: int  # the trial's 1-based index
+    objects: list[tuple[weakref.ref, str, str]]  # (weak reference, name, source) alive at the trial's end
+    names: dict[str, int]  # the sweep frame's {name: id(value)} at the trial's start
+    frame_key: Optional[tuple[Any, ...]]  # which namespace those names belong to (see _frame_key)
+
+
+def _frame_key(frame: Optional[types.FrameType]) -> Optional[tuple[Any, ...]]:
+    """What identifies the namespace of the code running a trial: a running function's frame, or, at
+    module level (a script, notebook cells), the module's globals (each notebook cell is a new frame)."""
+    if frame is None:
+        return None
+    if frame.f_code.co_flags & 0x01:  # CO_OPTIMIZED: a function
+        return ("function", id(frame), id(frame.f_code))
+    return ("module", id(frame.f_globals))
+
+
+def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: bool, limit: Optional[int],
+                     *, objects_judged: bool, leaks: tuple[str, ...] = ()) -> list[str]:
+    """The reasons a trial leaks: objects alive (names in ``leaks``), RSS over ``limit`` and default-graph
+    ops after warm-up. An RSS-only flag on a judged trial says that the memory may not be this trial's."""
+    reasons = []
+    if leaks:
+        reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive ({', '.join(leaks)})")
+    if not warmup and retained is not None and limit is not None and retained > limit:
+        text = f"+{bytes_text(retained)} RSS retained (over {bytes_text(limit)})"
+        if objects_judged and not leaks:
+            text += ", no object of this trial alive: the memory may belong to an earlier trial or to a cache"
+        reasons.append(text)
+    if not warmup and graph_ops:
+        reasons.append(f"+{graph_ops} ops kept in the default graph")
+    return reasons
+
+
+def _slot_of(tail: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, str]]:
+    """``(owner, attribute)`` when a chain's last link is an object's attribute (``es._model``), else None."""
+    if tail is None:
+        return None
+    holder, (kind, label), owner, owner_edge = tail
+    if isinstance(holder, dict):
+        if kind == "key" and isinstance(label, str) and owner is not None and owner_edge == ("dict", None):
+            return owner, label
+        return None
+    if kind == "attr" and isinstance(label, str):
+        return holder, label
+    return None
 
 
 def _weakrefable(obj: Any) -> bool:
@@ -1024,6 +1118,10 @@ OnLeak = Union[str, Callable[[TrialRecord], Any]]
 class SweepGuard:
     """Measure each trial of a sweep and report what it leaves behind (see the module docstring).
 
+    A trial's objects are judged one trial later: at the end of the next trial, or, for the last trial,
+    when the sweep is finished (:meth:`report`, :meth:`finish`, or the end of ``with SweepGuard() as
+    sweep:``). Its RSS and default-graph ops are measured at its own end.
+
     Args:
         max_retained_bytes: RSS a trial after warm-up may keep (bytes; ``rss_after - rss_before``),
             default :data:`DEFAULT_MAX_RETAINED_BYTES` (32 MiB, above the 4-26 MiB per trial measured
@@ -1032,9 +1130,11 @@ class SweepGuard:
         warmup: trials (from the first) whose retained RSS and default-graph ops are reported but not
             judged (default 1: the first trial pays imports, function caches, data loading). Objects
             alive are judged in every trial.
-        on_leak: ``"warn"`` (default; :class:`SweepLeakWarning`), ``"raise"`` (:class:`SweepLeakError`
-            when the trial's ``with`` block exits), ``"ignore"`` (only the report), or a callable
-            receiving the :class:`TrialRecord`.
+        on_leak: ``"warn"`` (default; :class:`SweepLeakWarning`), ``"raise"`` (:class:`SweepLeakError`),
+            ``"ignore"`` (only the report), or a callable receiving the :class:`TrialRecord`. It is
+            called when the trial is judged: at the end of the next trial's ``with`` block, or by
+            :meth:`report` / :meth:`finish` for the last trial. ``"raise"`` never raises over an
+            exception leaving a trial's block: the error then waits for the next judgement.
         clear_session: call ``keras.backend.clear_session()`` (Keras 3 and tf_keras, if loaded; else
             ``tf.compat.v1.reset_default_graph()`` if TensorFlow is loaded) at the end of every trial,
             before the end RSS reading. Default False.
@@ -1042,7 +1142,7 @@ class SweepGuard:
             trial (default True; one ``gc.get_referrers`` over their classes at each trial's start and
             end, only when Keras or TensorFlow is already imported).
         chain_depth: levels of referrers searched per object (default 12).
-        chain_seconds: wall-time budget of the reference search per trial (seconds, default 5).
+        chain_seconds: wall-time budget of the reference search per judgement (seconds, default 5).
 
     Raises ``ValueError`` for a bad ``on_leak``, a negative ``warmup`` or ``max_retained_bytes``.
     """
@@ -1076,6 +1176,11 @@ class SweepGuard:
         self._records: list[TrialRecord] = []
         self._count = 0
         self._active: Optional[Trial] = None
+        self._pending: Optional[_Pending] = None  # the last finished trial, not judged yet
+        self._unnotified: list[TrialRecord] = []  # judged leaking, on_leak not called yet
+        # One-at-a-time holders: (id(owner), attribute) -> [weak reference to owner, [(trial, id(object))]]
+        # for every object attribute that held a trial's object at that trial's end.
+        self._slots: dict[tuple[int, str], list[Any]] = {}
 
     def trial(self, name: Optional[str] = None) -> Trial:
         """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
@@ -1090,13 +1195,196 @@ class SweepGuard:
 
     @property
     def records(self) -> tuple[TrialRecord, ...]:
-        """The finished trials' records, in order."""
+        """The finished trials' records, in order; the last one is provisional (``judged`` False) until
+        the next trial ends or the sweep is finished."""
         return tuple(self._records)
 
+    def finish(self) -> "SweepGuard":
+        """Judge the last trial now (its objects still alive, held by anything but the variables the
+        sweep rebound since that trial started) and call ``on_leak`` for any leak not yet notified.
+        :meth:`report` and the end of ``with SweepGuard() as sweep:`` call it; call it yourself after the
+        loop when you want the verdict without a report. Trials may follow (they start a new judgement).
+        Returns the guard."""
+        self._finish(sys._getframe(1), raising=True)
+        return self
+
     def report(self) -> SweepReport:
-        """Every finished trial as a :class:`SweepReport` (``str()`` is the summary table)."""
+        """Every finished trial as a :class:`SweepReport` (``str()`` is the summary table), after
+        :meth:`finish` (so call it after the loop: inside the loop it judges the trial just finished as
+        the sweep's last)."""
+        self._finish(sys._getframe(1), raising=True)
         return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
                            rss_available=_rss() is not None)
+
+    def __enter__(self) -> "SweepGuard":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._finish(sys._getframe(1), raising=exc_type is None)
+
+    # -- judging ---------------------------------------------------------------------------------------
+
+    def _finish(self, frame: Optional[types.FrameType], raising: bool) -> None:
+        if self._active is not None:
+            raise RuntimeError(f"the sweep cannot be finished inside trial {self._active.name!r}")
+        if self._pending is not None:
+            while frame is not None and _is_guard_frame(frame):
+                frame = frame.f_back
+            started = time.perf_counter()
+            _sync_frame_locals(frame)
+            gc.collect()  # what the code freed since the trial's end (an exception's traceback) goes
+            slot = self._pending.slot
+            self._judge(frame, _frame_key(frame), frozenset(), "the end of the sweep (report() or finish())")
+            self._records[slot] = replace(self._records[slot],
+                                          guard_seconds=self._records[slot].guard_seconds + time.perf_counter() - started)
+            if self._unnotified and self._unnotified[-1].index == self._records[slot].index:
+                self._unnotified[-1] = self._records[slot]
+        self._notify(raising)
+
+    def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
+               at: str) -> None:
+        """Judge the pending trial's objects now. ``frame``: the code running the sweep now, ``names``:
+        its loop variables for the trial ending now; the names changed since the pending trial started
+        are loop variables too (when ``frame`` runs in the same namespace)."""
+        pending, self._pending = self._pending, None
+        live: list[Any] = []
+        labels: list[tuple[str, str]] = []
+        freed = 0
+        for ref, name, source in pending.objects:
+            obj = ref()
+            if obj is None:
+                freed += 1
+            else:
+                live.append(obj)
+                labels.append((name, source))
+        if frame is not None and pending.frame_key is not None and pending.frame_key == key:
+            names = names | loop_variables(pending.names, frame)
+        alive = self._chains(live, labels, frame, names, pending.index) if live else ()
+        del live
+        record = self._records[pending.slot]
+        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self.max_retained_bytes,
+                                   objects_judged=True, leaks=tuple(obj.name for obj in alive if obj.leaked))
+        record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons), judged=True, judged_at=at,
+                         freed_later=freed)
+        self._records[pending.slot] = record
+        if record.leaked:
+            self._unnotified.append(record)
+
+    def _chains(self, targets: list[Any], labels: list[tuple[str, str]], frame: Optional[types.FrameType],
+                names: frozenset[str], index: int) -> tuple[AliveObject, ...]:
+        """Chains for the objects in ``targets`` (bounded by ``chain_seconds`` in all). An automatically
+        tracked object whose chain passes through another alive target (a ``Sequential``'s inner
+        ``Functional``) is left out: its holder is reported. A chain whose last link is an attribute that
+        held an earlier trial's object at that trial's end (a one-at-a-time holder: a callback's
+        ``model``) is searched again without that link: another holder is the chain, a loop variable
+        excuses it, none at all excuses it as the slot (``AliveObject.slot``)."""
+        roots = _Roots(frame, frame, names)
+        deadline = time.perf_counter() + self.chain_seconds
+        results: list[tuple[Any, ...]] = []
+        for obj, (name, source) in zip(targets, labels):
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                results.append((name, _type_name(obj), source, None, None, None, frozenset()))
+                continue
+            ignore = (targets, labels, results)
+            chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
+            slot_text = None
+            slot = _slot_of(tail) if loop_variable is None and chain.root_kind != "unknown" else None
+            if slot is not None and self._is_slot(slot[0], slot[1], obj, index):
+                skip = frozenset(id(node) for node in (tail[0], slot[0]))
+                left = max(deadline - time.perf_counter(), 0.5)
+                again, loop_again, path_again, _ = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER,
+                                                           ignore, skip_first=skip)
+                if loop_again is not None or again.root_kind != "unknown":
+                    chain, loop_variable, path = again, loop_again, path_again
+                else:
+                    slot_text = f"`{_type_name(slot[0])}.{slot[1]}`"
+            del tail, slot
+            results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path))
+        ids = {id(obj) for obj in targets}
+        paths = {id(obj): result[6] for obj, result in zip(targets, results)}
+        known = {id(obj) for obj, result in zip(targets, results) if result[3] is not None and result[3].root_kind != "unknown"}
+        kept = []
+        for obj, (name, type_name, source, chain, loop_variable, slot_text, path) in zip(targets, results):
+            others = (path & ids) - {id(obj)}
+            if source != "track" and others:
+                if id(obj) in known:
+                    continue  # its chain passes through another alive object: that one is reported
+                # No root found, but the search went through another alive object: reported through it,
+                # unless the two reach each other and neither has a root (then the first is kept).
+                if others & known or any(id(obj) not in paths[other] or other in {id(o) for o, _ in kept}
+                                         for other in others):
+                    continue
+            kept.append((obj, AliveObject(name, type_name, source, chain, loop_variable, slot_text)))
+        del paths
+        return tuple(alive for _, alive in kept)
+
+    def _note_holders(self, targets: list[Any], index: int) -> None:
+        """Remember which object attributes hold ``targets`` (trial ``index``'s objects alive at its end):
+        one ``gc.get_referrers`` pass, and one more for the ``__dict__`` holders' owners. Weak references
+        and ids only."""
+        wanted = {id(obj): obj for obj in targets}
+        referrers = gc.get_referrers(*targets)
+        skip = (types.FrameType, list, tuple, set, frozenset, types.CellType, types.FunctionType, type, types.ModuleType)
+        dicts: list[tuple[dict, str, int]] = []
+        for holder in referrers:
+            if holder is wanted or holder is targets or isinstance(holder, skip):
+                continue
+            for child in gc.get_referents(holder):
+                if wanted.get(id(child)) is not child:
+                    continue
+                kind, label = _edge(holder, child)
+                if not isinstance(label, str):
+                    continue
+                if isinstance(holder, dict):
+                    if kind == "key":
+                        dicts.append((holder, label, id(child)))
+                elif kind == "attr":
+                    self._note_slot(holder, label, id(child), index)
+        del referrers, wanted
+        if dicts:
+            by_id = {id(namespace): namespace for namespace, _, _ in dicts}
+            owners = gc.get_referrers(*by_id.values())
+            for owner in owners:
+                if owner is by_id or owner is dicts or isinstance(owner, (dict, list, tuple, types.FrameType)):
+                    continue
+                try:
+                    namespace = object.__getattribute__(owner, "__dict__")
+                except (AttributeError, TypeError):
+                    continue
+                if by_id.get(id(namespace)) is namespace:
+                    for held, label, object_id in dicts:
+                        if held is namespace:
+                            self._note_slot(owner, label, object_id, index)
+            del owners, by_id
+        del dicts
+
+    def _note_slot(self, owner: Any, attr: str, object_id: int, index: int) -> None:
+        key = (id(owner), attr)
+        entry = self._slots.get(key)
+        if entry is None or entry[0]() is not owner:
+            try:
+                entry = [weakref.ref(owner), []]
+            except TypeError:
+                return
+            self._slots[key] = entry
+            if len(self._slots) > 4096:  # drop the entries of owners since freed
+                self._slots = {k: v for k, v in self._slots.items() if v[0]() is not None}
+        entry[1] = [*entry[1][-7:], (index, object_id)]
+
+    def _is_slot(self, owner: Any, attr: str, obj: Any, index: int) -> bool:
+        """True when ``owner.attr`` held another object of an earlier trial at that trial's end."""
+        entry = self._slots.get((id(owner), attr))
+        return (entry is not None and entry[0]() is owner
+                and any(trial < index and object_id != id(obj) for trial, object_id in entry[1]))
+
+    def _notify(self, raising: bool) -> None:
+        """Call ``on_leak`` for the judged leaking trials not yet notified, oldest first. With an exception
+        leaving a trial's block (``raising`` False), ``"raise"`` waits for the next judgement."""
+        while self._unnotified:
+            if self.on_leak == "raise" and not raising:
+                return
+            self._on_leak(self._unnotified.pop(0))
 
     def _on_leak(self, record: TrialRecord) -> None:
         if callable(self.on_leak):
@@ -1104,4 +1392,14 @@ class SweepGuard:
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
-            warnings.warn(record.message(), SweepLeakWarning, stacklevel=3)
+            warnings.warn(record.message(), SweepLeakWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` called from this module that names the first frame outside
+    it (the ``with sweep.trial(...)`` line, or the ``sweep.report()`` call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and _is_guard_frame(frame):
+        level += 1
+        frame = frame.f_back
+    return level
