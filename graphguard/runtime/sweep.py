@@ -12,7 +12,7 @@ default graph that keeps every trial's ops. ``SweepGuard`` measures each trial a
             model = TwoLayerNet(...)
             solver = trial.track(Solver(model, data, learning_rate=lr))
             solver.train()
-    print(sweep.report())                         # trial, seconds, RSS before/after/retained, objects alive
+    print(sweep.report())                         # judges the last trial; trial, seconds, RSS, objects alive
 
 Per trial (:class:`TrialRecord`):
 
@@ -20,36 +20,53 @@ Per trial (:class:`TrialRecord`):
   minus at its start, each read after ``gc.collect()`` and, on glibc, ``malloc_trim(0)`` (so memory
   that Python freed but the C allocator kept is not counted as retained). With ``clear_session=True``
   Keras's ``clear_session()`` runs before the end reading.
-* **Objects alive**: every object passed to :meth:`Trial.track`, every Keras model (Keras 3
-  ``keras.Model``, and ``tf_keras.Model`` if loaded) and every ``tf.Graph`` / ``tf.compat.v1.Session``
-  created during the trial, held by weak references, that is still alive after the end-of-trial garbage
-  collection, each with the chain of references that keeps it alive (:class:`ReferenceChain`, found
-  with ``gc.get_referrers``, see :func:`find_chain`). An object still alive is a certain leak, unless
-  it is held only through the sweep's *loop variables* (below): then it is listed but not judged.
+* **Objects alive, one trial later**: every object passed to :meth:`Trial.track`, every Keras model
+  (Keras 3 ``keras.Model``, and ``tf_keras.Model`` if loaded) and every ``tf.Graph`` /
+  ``tf.compat.v1.Session`` created during the trial is held by a weak reference. Those alive at the
+  trial's end are *judged one trial later*: at the end of the next trial (after its garbage collection),
+  or, for the last trial, when the sweep is finished (:meth:`SweepGuard.report`, :meth:`SweepGuard.finish`
+  or the end of ``with SweepGuard() as sweep:``). Many holders keep one model at a time and let it go when
+  the next trial's replaces it: a Keras callback made once before the loop (``EarlyStopping``,
+  ``ModelCheckpoint``: their ``model``), a ``History``, an exception's traceback after the ``except``.
+  Judged at its own end, such a trial would look leaking; one trial later its objects are gone. One
+  still alive then is a leak, reported with the chain of references that keeps it alive *then*
+  (:class:`ReferenceChain`, found with ``gc.get_referrers``, see :func:`find_chain`), which names the
+  lasting holder (``rec -> Recorder.seen -> list[2]``), not a slot that now holds a newer model; unless
+  it is held only through the sweep's *loop variables* (below), or only by an object attribute that held
+  an earlier trial's object at that trial's end (a one-at-a-time slot, searched past: what matters for
+  the last trial, whose slot nothing replaces): then it is listed but not a leak.
 * **Loop variables**: at the trial's start the guard notes ``{name: id(value)}`` of the variables of
   the code running the ``with sweep.trial()`` (a function's locals; at module level, in a script or a
   notebook, the module's globals); at its end, the names whose value changed or that appeared during
   the trial are its loop variables (``model``, ``solver``, ``history``, ``trial``): the next trial
-  rebinds them. They are not roots: a chain may pass through them (``history._model``), and a closure
-  cell holding a loop variable's current value is that variable (``lambda: solver.score``). The search
-  looks for a chain from any other root first (a container made before the loop keeps its id while it
-  grows: ``solvers[lr] = solver`` is a real holder); only if none exists is the object "held by loop
-  variables only". The last trial's loop variables are never judged (nothing rebinds them), and a name
-  first bound in a trial and then left alone (``best = model`` in trial 1) counts as a loop variable in
-  that trial: one kept model is not growth.
+  rebinds them. When trial n is judged at the end of trial n+1, the loop variables are the names rebound
+  during either trial (by the same code; for the last trial, judged at the sweep's end, the names rebound
+  since it started). They are not roots: a chain may pass through them (``history._model``), and a
+  closure cell holding a loop variable's current value is that variable (``lambda: solver.score``). The
+  search looks for a chain from any other root first (a container made before the loop keeps its id
+  while it grows: ``solvers[lr] = solver`` is a real holder); only if none exists is the object "held by
+  loop variables only". So the last trial's loop variables never make a leak (nothing rebinds them), and
+  a name bound in a trial and then left alone (``best = model`` in trial 1) excuses that trial: one kept
+  model is not growth.
 * **Default-graph ops**: ``Graph.version`` delta of TensorFlow's default graph over the trial (TF1
   graph mode keeps every trial's ops there until ``tf.compat.v1.reset_default_graph()``).
 
-A trial after the first ``warmup`` trials *leaks* when an object is alive, its retained RSS is over
-``max_retained_bytes``, or the default graph kept ops; warm-up trials are judged on objects alive only
-(their RSS pays one-time costs: imports, TensorFlow function caches, data loading). A leak goes to
-``on_leak``: ``"warn"`` (:class:`SweepLeakWarning`), ``"raise"`` (:class:`SweepLeakError`) or a callable
-given the :class:`TrialRecord`. Trials of one guard do not nest (``RuntimeError``); use a second guard
-for an inner loop.
+A trial after the first ``warmup`` trials *leaks* when an object is alive one trial later, its retained
+RSS is over ``max_retained_bytes``, or the default graph kept ops; warm-up trials are judged on objects
+only (their RSS pays one-time costs: imports, TensorFlow function caches, data loading). RSS and ops are
+measured per trial; a trial flagged on RSS alone is worded as such ("no object of this trial alive: the
+memory may belong to an earlier trial or to a cache": RSS is the whole process). A leak goes to
+``on_leak`` when the trial is judged, naming that trial: ``"warn"`` (:class:`SweepLeakWarning`),
+``"raise"`` (:class:`SweepLeakError`, so it surfaces at the end of the *next* trial's ``with`` block, or
+at ``report()`` / ``finish()`` for the last trial; never over an exception leaving a trial's block: it
+then waits for the next judgement) or a callable given the :class:`TrialRecord`. Until judged, a
+trial's record is provisional (``TrialRecord.judged``). Trials of one guard do not nest
+(``RuntimeError``); use a second guard for an inner loop.
 
 Cost per trial (``guard_seconds``, both ends): two ``gc.collect()`` and two ``malloc_trim(0)``, plus, when
-Keras or TensorFlow is loaded, two scans for models (one ``gc.get_referrers`` over their classes) and a
-reference search for each object alive. Measured (2 cores, Python 3.11, TF 2.21 / Keras 3): an empty
+Keras or TensorFlow is loaded, two scans for models (one ``gc.get_referrers`` over their classes), one
+``gc.get_referrers`` pass over the objects alive at the trial's end (which attributes hold them), and a
+reference search for each object of the previous trial still alive. Measured (2 cores, Python 3.11, TF 2.21 / Keras 3): an empty
 trial costs 6-10 ms in a NumPy-only process, about 0.42 s with Keras loaded (about 334,000 gc-tracked
 objects; 0.34 s with ``track_models=False``: the collections dominate), 0.55-0.8 s beside a small Keras
 fit (``bench/sweep_overhead.py``).
@@ -115,9 +132,11 @@ _FIX = (
 class SweepLeakError(RuntimeError):
     """``on_leak="raise"``: a trial left objects alive or retained more RSS than allowed.
 
-    Raised when the ``with sweep.trial(...)`` block exits (never over an exception raised by the trial
-    itself). ``record`` is the :class:`TrialRecord`; the message gives the trial, the bytes retained and
-    every object alive with its reference chain.
+    Raised when the trial is judged: when the *next* trial's ``with sweep.trial(...)`` block exits, or by
+    ``report()`` / ``finish()`` / the end of ``with SweepGuard() as sweep:`` for the last trial; never over
+    an exception leaving a trial's block (it then waits for the next judgement). ``record`` is the judged
+    trial's :class:`TrialRecord`; the message names that trial and when it was judged, and gives the bytes
+    retained and every object alive with its reference chain.
     """
 
     __module__ = "graphguard.runtime"
@@ -129,7 +148,8 @@ class SweepLeakError(RuntimeError):
 
 class SweepLeakWarning(RuntimeWarning):
     """``on_leak="warn"`` (default): a trial leaked; the sweep goes on. One warning per leaking trial,
-    issued at the ``with sweep.trial(...)`` line. Turn it into an error with
+    issued when it is judged: at the next trial's ``with sweep.trial(...)`` line, or at the
+    ``sweep.report()`` / ``finish()`` call for the last trial. Turn it into an error with
     ``warnings.simplefilter("error", SweepLeakWarning)`` or ``on_leak="raise"``."""
 
     __module__ = "graphguard.runtime"
