@@ -392,11 +392,17 @@ def format_sweep_table(leaking: dict, fixed: dict) -> list[str]:
         bad, good = cells
         seconds = [f"{t['seconds']:.2f}" if t else "-" for t in (bad, good)]
         retained = [_signed_mib(t.get("retained_bytes")) if t else "-" for t in (bad, good)]
-        alive = [str(sum(1 for obj in t["alive"] if obj["loop_variable"] is None)) if t else "-" for t in (bad, good)]
+        alive = [str(sum(1 for obj in t["alive"] if _judged_leak(obj))) if t else "-" for t in (bad, good)]
         note = "  warm-up" if (bad or good or {}).get("warmup") else ""
         lines.append(f"{name:<{width}}  {seconds[0]:>8} {seconds[1]:>8}  {retained[0]:>9} {retained[1]:>9}  "
                      f"{alive[0]:>7} {alive[1]:>7}{note}")
     return lines
+
+
+def _judged_leak(obj: dict) -> bool:
+    """An ``AliveObject`` of ``SweepReport.as_dict()`` judged a leak (not excused as held only by a loop
+    variable or a one-at-a-time holder); data without ``leaked`` counts unless a loop variable held it."""
+    return bool(obj.get("leaked", obj.get("loop_variable") is None))
 
 
 def _sweep_totals(report: dict) -> str:
@@ -460,8 +466,9 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
     say()
     say("== 3. Per trial, side by side ==")
     say("seconds: wall time of the trial's body; RSS retained: RSS at the trial's end minus at its start, each")
-    say("after gc.collect() and malloc_trim(0); objects alive: tracked objects (Keras models found without")
-    say("being told) still alive after the trial, not counting the loop variable the next trial rebinds.")
+    say("after gc.collect() and malloc_trim(0); objects alive: the trial's tracked objects (Keras models found")
+    say("without being told) judged leaked: still alive one trial later (at the end of the next trial, or at")
+    say("report() for the last), not counting what only a loop variable or a one-at-a-time holder keeps.")
     for title, leaking, fixed in SWEEP_PAIRS:
         say()
         say(f"{title} ({leaking} vs {fixed})")
@@ -482,7 +489,7 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
                 continue
             leaked = [t for t in report["trials"] if t["leaked"]]
             chained = [obj for t in leaked for obj in t["alive"]
-                       if obj["loop_variable"] is None and obj.get("chain") and obj["chain"]["root_kind"] != "unknown"]
+                       if _judged_leak(obj) and obj.get("chain") and obj["chain"]["root_kind"] != "unknown"]
             if not leaked:
                 say(f"{name}: no trial leaked")
             else:
@@ -490,7 +497,7 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
                 for trial in leaked:
                     say(f"  trial {trial['name']!r}: {'; '.join(trial['reasons'])}")
                     for obj in trial["alive"]:
-                        if obj["loop_variable"] is None:
+                        if _judged_leak(obj):
                             say(f"    {obj['chain_text'] or obj['name'] + ': alive'}")
             if expect_leak and not chained:
                 say(f"  expected {name} to report objects alive with their reference chains")

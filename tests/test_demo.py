@@ -259,6 +259,15 @@ def test_format_sweep_table_puts_leaking_and_fixed_side_by_side():
     assert lines[3].split() == ["lr=0.01", "2.50", "-", "+50.0", "-", "1", "-"]
 
 
+def test_format_sweep_table_counts_only_objects_judged_leaked():
+    leaking = canned_sweep(["lr=0.1", "lr=0.01"], leaking=True)
+    excused = dict(leaking["trials"][1]["alive"][0], leaked=False, slot="`EarlyStopping._model`")
+    leaking["trials"][1]["alive"].append(excused)  # held only by a one-at-a-time holder: listed, not counted
+    leaking["trials"][0]["alive"][0]["leaked"] = True
+    lines = demo.format_sweep_table(leaking, canned_sweep(["lr=0.1", "lr=0.01"], leaking=False))
+    assert lines[2].split()[5:7] == ["1", "0"] and lines[3].split()[5:7] == ["1", "0"]
+
+
 def fake_sweep_runs(monkeypatch, fixed_leaks: bool = False) -> list[list[str]]:
     """Replace the subprocesses: the linter 'finds' nothing, each script writes a canned report."""
     calls = []
