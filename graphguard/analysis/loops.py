@@ -1337,12 +1337,9 @@ class ModuleReader(ast.NodeVisitor):
             value = self.resolve(target)
             if isinstance(value, ProjectRef) and not _is_class(value):
                 objectives.append((target, value.ref, False))
-            elif isinstance(value, (Instance, CallResult)) or (isinstance(arg, ast.Call) and isinstance(
-                    self.resolve(arg.func), ProjectRef) and _is_class(self.resolve(arg.func))):
-                # A callable object: ``study.optimize(Objective(x, y))``.
-                instance = value if isinstance(value, Instance) else self.resolve(arg)
-                if isinstance(instance, Instance):
-                    objectives.append((arg, instance.cls.member("__call__"), True))
+            elif isinstance(value, Instance):
+                # A callable object: ``study.optimize(Objective(x, y))`` or a name bound to one.
+                objectives.append((arg, value.cls.member("__call__"), True))
         if not objectives:
             return
         loop = self._new_loop(node)
