@@ -1,6 +1,6 @@
 """The result cache: ``.graphguard_cache/`` keeps each file's phase-1 facts between runs.
 
-What is cached is what reading one file produced (its :class:`~graphguard.analysis.loops.ModuleFacts`,
+What is cached is what reading one file produced (its :class:`~graphguard.analysis.facts.ModuleFacts`,
 its ``GG001``/``GG002`` findings, whether it has suppression comments), keyed by the file's path,
 modification time and size; and the last run's findings, keyed by every file's key and the selected
 rules, so a run in which nothing changed reads one small file. The cache file itself is keyed by

@@ -1,6 +1,7 @@
 """Check a set of files: read each once into facts, summarise the project, report through the rules.
 
-The three phases (:mod:`graphguard.analysis.loops`, :mod:`graphguard.analysis.project`) see every
+The three phases (:mod:`graphguard.analysis.reader`, :mod:`graphguard.analysis.fixpoint`,
+:mod:`graphguard.analysis.findings`) see every
 file of the run together, so a helper in ``model.py`` called from the loop in ``train.py`` is found
 when both are checked in one run (``graphguard check src/``), and not when ``train.py`` is checked
 alone.
@@ -38,8 +39,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
-from graphguard.analysis.loops import ModuleFacts, read_module
-from graphguard.analysis.project import Finding, Project, module_names
+from graphguard.analysis.facts import ModuleFacts
+from graphguard.analysis.findings import Finding
+from graphguard.analysis.fixpoint import Project, module_names
+from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER

@@ -1,6 +1,6 @@
 """The shape of a rule: one small, self-describing class per module (after Fixit's rules).
 
-A rule reports one kind of :class:`~graphguard.analysis.loops.Construction` that the shared analysis
+A rule reports one kind of :class:`~graphguard.analysis.facts.Construction` that the shared analysis
 finds; it does no traversal of its own, so adding a rule costs no extra pass over the file. Its class
 docstring is its documentation (markdown with ruff's headings), ``MESSAGE`` its message, and its
 ``VALID`` and ``INVALID`` snippets are both its tests (``tests/test_rules.py``) and the examples in
@@ -16,7 +16,7 @@ import os
 from typing import ClassVar
 
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.project import Origin
+from graphguard.analysis.fixpoint import Origin
 
 
 class Rule:

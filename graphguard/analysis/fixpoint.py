@@ -1,20 +1,11 @@
-"""Phases 2 and 3: summarise every function of the checked tree, then decide the findings.
+"""Phase 2: resolve calls across the modules of the run and summarise every function by a fixpoint.
 
-Phase 2 (:class:`Project`) resolves each call of project code (``build_head(x)``, ``self.evaluate()``,
+:class:`Project` resolves each call of project code (``build_head(x)``, ``self.evaluate()``,
 ``model.predict_proba(...)``, ``utils.session.make_session()``) to the function it names, in the same
 module or another module of the checked tree, and computes a :class:`Summary` per function by a
 fixpoint over the call graph: what it builds when called (ops, Savers, initializers, ...), whether it
 runs session steps, returns a session or a tensor, resets the default graph, opens a session.
-
-Phase 3 (:meth:`Project.findings`) marks a loop as a *session loop* when it runs a step directly or
-through a call, and reports:
-
-* each construction repeated by its innermost session loop (not exempt: no fresh graph or once-guard
-  in that loop, no graph reset in its iteration);
-* each call, inside a session loop, of a function that builds something: at the call, once per kind
-  of thing it builds, naming where the helper builds it;
-* ``graph-not-reset-in-loop``: a loop that builds a model and opens a new session per iteration in
-  the same default graph; the constructions directly in that loop are then not reported one by one.
+Phase 3 (:mod:`graphguard.analysis.findings`) then decides the findings.
 
 Module names come from file paths: ``pkg/utils/session.py`` answers to ``pkg.utils.session``,
 ``utils.session`` and ``session``; an import resolves to the module next to the importer first, then
@@ -29,7 +20,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Ref
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.loops import CALLER, FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
 
 
 @dataclass(frozen=True)
@@ -57,18 +48,7 @@ class Summary:
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A reportable construction. ``effect`` selects the rule; ``subject`` is the text the message
-    starts with; ``loop_row``/``loop_column`` locate the loop that repeats it."""
 
-    path: str
-    site: Site
-    effect: Effect
-    subject: str
-    loop_row: int
-    loop_column: int
-    via: Origin | None = None
 
 
 #: Methods that make a project class named like a model (``TwoLayerNet``) one (GG202).
@@ -109,7 +89,7 @@ class Project:
         for module in modules:
             for name in module_names(module.path):
                 self._by_name.setdefault(name, []).append(module)
-        self._summaries: dict[tuple[str, str], Summary] = {}
+        self.summaries: dict[tuple[str, str], Summary] = {}
         self._folders: dict[str, str] = {}
         self._modules: dict[tuple[str, str], ModuleFacts | None] = {}
         self._resolved: dict[tuple[str, Ref], tuple[ModuleFacts, str] | None] = {}
@@ -195,7 +175,7 @@ class Project:
 
     def summary(self, importer: ModuleFacts, ref: Ref) -> Summary | None:
         target = self.resolve(importer, ref)
-        return None if target is None else self._summaries.get((target[0].path, target[1]))
+        return None if target is None else self.summaries.get((target[0].path, target[1]))
 
     def _pass_sessions(self, module: ModuleFacts, call, caller: Summary) -> bool:
         """Mark the callee's parameters that ``call`` passes a session to; True if anything changed."""
@@ -203,7 +183,7 @@ class Project:
         if target is None:
             return False
         callee_facts = target[0].functions[target[1]]
-        callee = self._summaries[(target[0].path, target[1])]
+        callee = self.summaries[(target[0].path, target[1])]
         changed = False
         for where, source in call.session_args:
             if source is not None and source not in caller.session_params:
@@ -248,7 +228,7 @@ class Project:
                                 construction.effect,
                                 Origin(module.path, construction.site.row, subject_of(construction)),
                             )
-                self._summaries[(module.path, name)] = summary
+                self.summaries[(module.path, name)] = summary
                 work.append((module, facts, summary))
         # Resolve every call once; the fixpoint then only follows these edges.
         edges = []
@@ -341,136 +321,8 @@ class Project:
                 return False
         return True
 
-    # ------------------------------------------------------------------ phase 3
+    def findings(self, module: ModuleFacts) -> list:
+        """Every finding in ``module``, in source order (phase 3: :func:`graphguard.analysis.findings.findings`)."""
+        from graphguard.analysis.findings import findings
 
-    def findings(self, module: ModuleFacts) -> list[Finding]:
-        """Every finding in ``module``, in source order."""
-        loops = module.loops
-        for name, facts in module.functions.items():
-            own = self._summaries[(module.path, name)]
-            for param, step_loops in facts.param_steps:
-                if param in own.session_params:
-                    for index in step_loops:
-                        loops[index].runs_step = True
-            for call in facts.calls:
-                callee = self.summary(module, call.ref)
-                if callee is None:
-                    continue
-                for index in call.loops:
-                    if callee.runs_step:
-                        loops[index].runs_step = True
-                    if callee.resets_graph:
-                        loops[index].resets_graph = True
-            for step in facts.deferred_steps:
-                callee = self.summary(module, step.ref)
-                if callee is not None and callee.returns_session:
-                    for index in step.loops:
-                        loops[index].runs_step = True
-        found: list[Finding] = []
-        for facts in module.functions.values():
-            found.extend(self._function_findings(module, facts))
-        found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
-        return found
-
-    def _session_loop(self, module: ModuleFacts, item):
-        """The innermost session loop that repeats ``item``, or None."""
-        for index in reversed(item.loops):
-            loop = module.loops[index]
-            if loop.runs_step:
-                if index in item.exempt or loop.resets_graph:
-                    return None
-                return loop
-        return None
-
-    def _function_findings(self, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
-        found: list[Finding] = []
-        constructions = list(facts.constructions)
-        for deferred in facts.deferred_operators:
-            if any((s := self.summary(module, ref)) is not None and s.returns_tensor for ref in deferred.refs):
-                constructions.append(deferred.construction)
-
-        calls = []
-        for call in facts.calls:
-            callee = self.summary(module, call.ref)
-            if callee is not None:
-                calls.append((call, callee))
-
-        suppressed: set[int] = set()
-        opens = [(o.site, o.callee, o.loops) for o in facts.session_opens]
-        opens += [(c.site, c.callee, c.loops) for c, s in calls if s.opens_session and c.loops]
-        reported_loops = set()
-        for site, callee_text, open_loops in opens:
-            if not open_loops:
-                continue
-            index = open_loops[-1]
-            loop = module.loops[index]
-            if loop.resets_graph or index in reported_loops:
-                continue
-            # A FileWriter opens an event file but adds no op (measured): it does not rebuild the graph.
-            builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt
-                        and c.effect is not Effect.FILE_WRITER]
-            builders += [c for c, s in calls if c.loops and c.loops[-1] == index and index not in c.exempt
-                         and any(e is not Effect.FILE_WRITER for e in s.builds) and not s.resets_graph]
-            if not builders:
-                continue
-            reported_loops.add(index)
-            suppressed.update(id(b) for b in builders)
-            found.append(Finding(module.path, site, Effect.REBUILT_GRAPH, f"`{callee_text}(...)`",
-                                 loop.row, loop.column))
-
-        for construction in constructions:
-            if id(construction) in suppressed:
-                continue
-            if construction.effect is Effect.MODEL:
-                continue  # reported when the iteration uses it as a trial (below)
-            loop = self._session_loop(module, construction)
-            if loop is not None:
-                found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
-                                     loop.row, loop.column))
-        rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
-        for trial in facts.trials:
-            loop = self._model_loop(module, trial)
-            if loop is None or trial.site in rebuilt_sites:
-                continue
-            via = None
-            if trial.refs:
-                makers = [s for s in (self.summary(module, ref) for ref, _ in trial.refs) if s is not None]
-                via = next((s.builds[Effect.MODEL] for s in makers if Effect.MODEL in s.builds), None)
-                if via is None:
-                    continue
-            found.append(Finding(module.path, trial.site, Effect.MODEL, trial.subject, loop.row, loop.column, via=via))
-        for call, callee in calls:
-            if id(call) in suppressed or not (callee.builds or callee.trains_model):
-                continue
-            if callee.trains_model is not None:
-                loop = self._model_loop(module, call)
-                if loop is not None:
-                    found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
-                                         loop.row, loop.column, via=callee.trains_model))
-            loop = self._session_loop(module, call)
-            if loop is None:
-                continue
-            for effect, origin in callee.builds.items():
-                if effect is not Effect.MODEL:
-                    found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
-                                         loop.row, loop.column, via=origin))
-        for retention in facts.retentions:
-            if retention.refs and not any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
-                continue
-            loop = module.loops[retention.loop]
-            found.append(Finding(module.path, retention.site, Effect.RETAINED,
-                                 f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
-        return found
-
-    @staticmethod
-    def _model_loop(module: ModuleFacts, item):
-        """The innermost loop that repeats a model construction or call ``item``, or None when that
-        loop releases what it builds (a fresh graph or a once-guard in it, a reset or
-        ``clear_session()`` anywhere in its iteration, directly or through a call)."""
-        if not item.loops:
-            return None
-        index = item.loops[-1]
-        loop = module.loops[index]
-        if index in item.exempt or loop.resets_graph:
-            return None
-        return loop
+        return findings(self, module)

@@ -13,7 +13,7 @@ The visitor keeps, in source order:
 
 It records, per function (:class:`FunctionFacts`): each graph-building construction with its loops;
 each session step (marking the loops around it as *session loops*); each session opened; each call of
-project code (resolved in phase 2, :mod:`graphguard.analysis.project`, which also decides which
+project code (resolved in phase 2, :mod:`graphguard.analysis.fixpoint`; phase 3, :mod:`graphguard.analysis.findings`, decides which
 constructions are findings). Nothing holds on to the syntax tree afterwards: facts carry positions,
 so a module's tree is freed as soon as it is read.
 
@@ -48,6 +48,34 @@ from graphguard.analysis.bindings import (
     looks_like_session,
 )
 from graphguard.analysis.catalog import Effect
+from graphguard.analysis.facts import (
+    CALLER,
+    ClassFacts,
+    Construction,
+    DeferredOperator,
+    DeferredStep,
+    FunctionFacts,
+    Loop,
+    ModuleFacts,
+    ProjectCall,
+    Retention,
+    SessionOpen,
+    Site,
+    Trial,
+    subject_of,
+)
+from graphguard.analysis.syntax import (
+    assigned_targets,
+    callee_text,
+    dotted_name,
+    ends_in_break,
+    is_as_default,
+    is_once_guard,
+    names_a_graph,
+    present_target,
+    rebound_definitions,
+    short,
+)
 
 _STEP_METHODS = frozenset({"run", "partial_run"})
 _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
@@ -57,8 +85,6 @@ _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 #: Python's builtins: a star import of a TensorFlow module does not take ``print`` or ``range`` here.
 _BUILTINS = frozenset(dir(builtins))
-#: The loop index that stands for "the caller's loop" in exemptions made at function level.
-CALLER = -1
 #: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
 #: that hold a model's parameters, whether Keras, NumPy or anything else (GG202). A project class so
 #: named must also have a training method (phase 2: ``MODEL_METHODS``), which tells a ``TwoLayerNet``
@@ -87,98 +113,6 @@ _OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective"})
 _KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
 
-@dataclass(eq=False)
-class Loop:
-    """A loop: a ``for``/``while`` statement or a comprehension, at ``row``/``column`` (1-based)."""
-
-    index: int
-    row: int
-    column: int
-    runs_step: bool = False
-    resets_graph: bool = False
-
-
-class Site(NamedTuple):
-    """Where an expression is: 1-based rows and columns (characters), end exclusive."""
-
-    row: int
-    column: int
-    end_row: int
-    end_column: int
-
-
-class Construction(NamedTuple):
-    """An expression that builds graph ops: ``effect`` says what, ``callee`` is how it was written
-    (``tf.train.Saver``), ``loops`` are the indices of the enclosing loops (outermost first) and
-    ``exempt`` the loops that do not repeat it (fresh graph or once-guard inside them)."""
-
-    effect: Effect
-    site: Site
-    callee: str
-    loops: tuple
-    exempt: frozenset
-
-
-class ProjectCall(NamedTuple):
-    """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
-
-    ``bound`` is true when the callee's first parameter is bound implicitly (``obj.method()``,
-    ``Class()``); ``session_args`` lists the arguments that are sessions, as (position or keyword,
-    None for a known session or the caller's parameter name that may be one)."""
-
-    ref: Ref
-    site: Site
-    callee: str
-    loops: tuple
-    exempt: frozenset
-    bound: bool = False
-    session_args: tuple = ()
-
-
-class DeferredStep(NamedTuple):
-    """``X.run(...)`` where ``X`` came from project function ``ref``: a step if it returns a session."""
-
-    ref: Ref
-    loops: tuple
-
-
-class DeferredOperator(NamedTuple):
-    """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``)."""
-
-    construction: Construction
-    refs: tuple
-
-
-class Retention(NamedTuple):
-    """A store that keeps a value made on every iteration of loop ``loop`` in a container made outside
-    that loop (``models.append(model)``, ``results[lr] = solver``), for ``model-retained-across-iterations``.
-
-    ``text`` is the store as written, ``value`` how the message names the kept value (```Solver(...)``,
-    line 40``). ``refs`` are project calls that decide, in phase 2, whether the value is a model:
-    ``(ref, "returns")`` when the value is what ``ref`` returned, ``(ref, "builds")`` when it is an
-    instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one.
-    No exemptions: a fresh graph or a once-guard does not free what a container holds."""
-
-    site: Site
-    text: str
-    value: str
-    loop: int
-    refs: tuple = ()
-
-
-class Trial(NamedTuple):
-    """A Keras model made at ``site`` and used as a trial in the same iteration: trained, evaluated,
-    saved, or handed to project code (GG201). ``loops`` enclose where it was made, ``exempt`` are the
-    loops that do not repeat it there; ``refs`` are the project calls whose summaries decide whether
-    it is a Keras model (``(ref, "builds")``), empty when it is known to be one."""
-
-    site: Site
-    subject: str
-    loops: tuple
-    exempt: frozenset
-    refs: tuple = ()
-
-
 class _Made(NamedTuple):
     """A model-like value bound to a name: how to name it, the loops active when it was made, the
     project calls that decide whether it is a model (see :class:`Retention`), and the :class:`Trial`
@@ -193,62 +127,6 @@ class _Made(NamedTuple):
     #: trains, evaluates or hands on the model (sub-blocks collected for one model are not trials).
     always: bool = False
 
-
-class SessionOpen(NamedTuple):
-    """A new session made in a loop (``tf.Session()``), for ``graph-not-reset-in-loop``."""
-
-    site: Site
-    callee: str
-    loops: tuple
-
-
-@dataclass(eq=False)
-class FunctionFacts:
-    """What one function (or the module body, ``<module>``) does, as read from its source."""
-
-    name: str
-    #: Effect -> (row, subject) of the first construction outside any loop that runs on every call
-    #: (aggregated: a helper's summary needs no more, and facts stay small for workers and the cache)
-    builds: dict = field(default_factory=dict)
-    params: tuple = ()  #: positional parameter names, in order
-    param_steps: list = field(default_factory=list)  #: (parameter, loops) of ``param.run(...)``
-    constructions: list = field(default_factory=list)
-    calls: list = field(default_factory=list)
-    deferred_steps: list = field(default_factory=list)
-    deferred_operators: list = field(default_factory=list)
-    session_opens: list = field(default_factory=list)
-    opens_session: bool = False  #: makes a new session somewhere in its body
-    runs_step: bool = False
-    resets_graph: bool = False  #: resets the default graph at function level (not only inside a loop)
-    returns_session: bool = False
-    returns_tensor: bool = False
-    returns: list = field(default_factory=list)  #: refs whose results it returns
-    # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a
-    # set on first use (a module has thousands of functions; each empty list costs time and memory).
-    retentions: tuple | list = ()  #: :class:`Retention` stores in its loops
-    trials: tuple | list = ()  #: :class:`Trial` models made and used, in loops or not
-    #: Where it returns a model-like object (a Keras model, a ``...Net``, a graph): None for the whole
-    #: value, an index for an element of a returned tuple (``return model, history``)
-    model_positions: frozenset | set = frozenset()
-    #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
-    model_returns: tuple | list = ()
-
-
-@dataclass(eq=False)
-class ClassFacts:
-    name: str
-    bases: list = field(default_factory=list)  #: Refs of project base classes
-    attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
-
-
-@dataclass(eq=False)
-class ModuleFacts:
-    """Everything phase 2 needs from one file. Picklable: no syntax tree inside."""
-
-    path: str
-    functions: dict = field(default_factory=dict)
-    classes: dict = field(default_factory=dict)
-    loops: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -268,107 +146,6 @@ class _Frame:
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
     pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
 
-
-def _dotted(node: ast.AST) -> str | None:
-    """``self.sess`` for an attribute chain of names, ``sess`` for a name, else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
-
-
-def callee_text(func: ast.AST) -> str:
-    """The callee as written, on one line, with inner calls' arguments elided:
-    ``tf.train.AdamOptimizer(...).minimize``."""
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return f"{callee_text(func.value)}.{func.attr}"
-    if isinstance(func, ast.Call):
-        return f"{callee_text(func.func)}(...)"
-    return _short(ast.unparse(func))
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _guarded_target(test: ast.AST) -> str | None:
-    """The name, attribute or container a once-guard tests: ``X`` in ``X is None``, ``not X``,
-    ``not hasattr(o, "X")`` (as ``o.X``), ``key not in X``."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        operand = test.operand
-        if (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "hasattr"
-                and len(operand.args) == 2 and isinstance(operand.args[1], ast.Constant)):
-            owner = _dotted(operand.args[0])
-            return None if owner is None else f"{owner}.{operand.args[1].value}"
-        return _dotted(operand)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        op, right = test.ops[0], test.comparators[0]
-        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-            return _dotted(test.left)
-        if isinstance(op, ast.NotIn):
-            return _dotted(right)
-    return None
-
-
-def _present_target(test: ast.AST) -> str | None:
-    """What an early-return guard finds already made: ``D`` in ``key in D``, ``X`` in ``X is not None``
-    or ``if X:``, ``o.X`` in ``hasattr(o, "X")``."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        op, right = test.ops[0], test.comparators[0]
-        if isinstance(op, ast.In):
-            return _dotted(right)
-        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
-            return _dotted(test.left)
-    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
-            and len(test.args) == 2 and isinstance(test.args[1], ast.Constant)):
-        owner = _dotted(test.args[0])
-        return None if owner is None else f"{owner}.{test.args[1].value}"
-    return _dotted(test)
-
-
-def _assigned_targets(body: list) -> set[str]:
-    """Dotted names assigned (``X = ...``, ``X[k] = ...``, ``setattr``) anywhere in ``body``."""
-    names = set()
-    for statement in body:
-        for node in ast.walk(statement):
-            targets = ()
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                targets = (node.target,)
-            stack = list(targets)
-            while stack:
-                target = stack.pop()
-                if isinstance(target, (ast.Tuple, ast.List)):
-                    stack.extend(target.elts)
-                    continue
-                if isinstance(target, ast.Starred):
-                    target = target.value
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                dotted = _dotted(target)
-                if dotted is not None:
-                    names.add(dotted)
-    return names
-
-
-def _is_once_guard(test: ast.AST, body: list) -> bool:
-    """An ``if`` whose body runs once: it tests a name, attribute or cache entry that the body assigns
-    (``if self._acc is None: self._acc = ...``, ``if key not in ops: ops[key] = ...``), or it tests a
-    loop counter against zero (``if step == 0:``, the first iteration)."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return any(_is_once_guard(value, body) for value in test.values)
-    if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0
-            and isinstance(test.left, ast.Name)):
-        return True
-    target = _guarded_target(test)
-    return target is not None and target in _assigned_targets(body)
 
 
 #: Nodes with nothing below them that the analysis reads.
@@ -473,7 +250,7 @@ class ModuleReader(ast.NodeVisitor):
 
     def _bind(self, target: ast.AST, value) -> None:
         if isinstance(target, (ast.Name, ast.Attribute)):
-            dotted = _dotted(target)
+            dotted = dotted_name(target)
             if dotted is not None:
                 frame = self._frame
                 if frame.loops:
@@ -491,7 +268,7 @@ class ModuleReader(ast.NodeVisitor):
                 # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
                 self._bind(element, TENSOR if isinstance(value, TFObject) else None)
         elif isinstance(target, ast.Attribute):
-            dotted = _dotted(target)
+            dotted = dotted_name(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER
             owner = self.resolve(target.value) if isinstance(target.value, ast.Name) else None
@@ -530,7 +307,7 @@ class ModuleReader(ast.NodeVisitor):
         return None
 
     def _resolve_attribute(self, node: ast.Attribute):
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is not None and dotted in self._attributes:
             return self._attributes[dotted]
         base = self.resolve(node.value)
@@ -641,8 +418,8 @@ class ModuleReader(ast.NodeVisitor):
                 # ``results[lr] = model``: a new entry per key (a constant key keeps only one value).
                 self._retention(target.value, (node.value,), node)
             elif (self._frame.loops and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
-                  and isinstance(node.value.right, (ast.List, ast.Tuple)) and _dotted(target) is not None
-                  and _dotted(target) == _dotted(node.value.left)):
+                  and isinstance(node.value.right, (ast.List, ast.Tuple)) and dotted_name(target) is not None
+                  and dotted_name(target) == dotted_name(node.value.left)):
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
             self._bind(target, value)
         self._note_made(node.targets, node.value)
@@ -664,7 +441,7 @@ class ModuleReader(ast.NodeVisitor):
             synthetic = ast.BinOp(node.target, node.op, node.value)
             ast.copy_location(synthetic, node)
             self._synthetic.append(synthetic)  # kept alive: the memo is keyed by id()
-            if self._operator(synthetic, _short(ast.unparse(node)), visit_children=False):
+            if self._operator(synthetic, short(ast.unparse(node)), visit_children=False):
                 self._nested_depth += 1
                 self.visit(node.value)
                 self._nested_depth -= 1
@@ -683,7 +460,7 @@ class ModuleReader(ast.NodeVisitor):
         or session, an object of a class named like a model (``TwoLayerNet``, ``Solver``), what a
         project function returns or a project class makes (decided in phase 2), or a name bound to one."""
         if isinstance(node, (ast.Name, ast.Attribute)):
-            dotted = _dotted(node)
+            dotted = dotted_name(node)
             return None if dotted is None else self._frame.made.get(dotted)
         if not isinstance(node, ast.Call):
             return None
@@ -728,7 +505,7 @@ class ModuleReader(ast.NodeVisitor):
             keras = ((method, "builds"),)
             always = True
         elif isinstance(func, GraphValue):
-            if not _is_as_default(node):
+            if not is_as_default(node):
                 return None
             refs = ()  # ``g.as_default()``, ``tf.Graph().as_default()``: the graph itself
             always = True
@@ -783,13 +560,13 @@ class ModuleReader(ast.NodeVisitor):
                     subject = f"`{callee_text(value.func)}(...)` from line {value.lineno}"
                     loops = tuple(loop.index for loop in self._frame.loops)
                     for index, element in enumerate(target.elts):
-                        dotted = _dotted(element)
+                        dotted = dotted_name(element)
                         if dotted is not None:
                             self._frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),),
                                                              always=True)
                 continue
             if isinstance(target, (ast.Name, ast.Attribute)):
-                dotted = _dotted(target)
+                dotted = dotted_name(target)
                 if dotted is None:
                     continue
                 if made is None:
@@ -808,7 +585,7 @@ class ModuleReader(ast.NodeVisitor):
                 container = container.func.value  # ``by_fold.setdefault(fold, []).append(model)``
             else:
                 break
-        owner = _dotted(container)
+        owner = dotted_name(container)
         if owner is None:
             return
         frame = self._frame
@@ -830,7 +607,7 @@ class ModuleReader(ast.NodeVisitor):
                 continue
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
-                    retention = Retention(self._site(node), _short(ast.unparse(node)), made.subject, loop.index,
+                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
                                           made.refs)
                     frame.pending_retentions.append((retention, None if made.always else made.subject))
                     return
@@ -918,8 +695,8 @@ class ModuleReader(ast.NodeVisitor):
             self.visit(statement)
             if (isinstance(statement, ast.If) and not statement.orelse and statement.body
                     and isinstance(statement.body[-1], (ast.Return, ast.Raise))):
-                target = _present_target(statement.test)
-                if target is not None and target in _assigned_targets(body[index + 1:]):
+                target = present_target(statement.test)
+                if target is not None and target in assigned_targets(body[index + 1:]):
                     self._frame.exempt.append(self._exemption())
                     pushed += 1
         del self._frame.exempt[len(self._frame.exempt) - pushed:]
@@ -973,7 +750,7 @@ class ModuleReader(ast.NodeVisitor):
         frame.loops.append(loop)
         # ``for attempt in range(3): try: ...; break`` runs its body to the end once: what it builds
         # is not repeated (a retry loop repeats only after a failure).
-        once = _ends_in_break(parts[-1])
+        once = ends_in_break(parts[-1])
         if once:
             frame.exempt.append(frozenset({loop.index}))
         for part in parts:
@@ -1021,7 +798,7 @@ class ModuleReader(ast.NodeVisitor):
             made = self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
                 self._frame.pending_retentions.append(
-                    (Retention(self._site(node), _short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
+                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
         self._frame.loops.pop()
 
     def visit_ListComp(self, node: ast.ListComp) -> None:
@@ -1048,7 +825,7 @@ class ModuleReader(ast.NodeVisitor):
             if self._reuses_variables(item.context_expr):
                 reuse += 1
             value = self.resolve(item.context_expr)
-            fresh = value if isinstance(value, GraphValue) and _is_as_default(item.context_expr) else None
+            fresh = value if isinstance(value, GraphValue) and is_as_default(item.context_expr) else None
             if fresh is None and isinstance(item.context_expr, ast.Call):
                 # ``with tf.Session(graph=g):`` and ``with self.session(graph=tf.Graph()):`` enter the
                 # session's graph as the default graph (Session.__enter__ calls graph.as_default()).
@@ -1059,7 +836,7 @@ class ModuleReader(ast.NodeVisitor):
                 # Ops built under this graph are fresh for every loop enclosing the graph's creation.
                 self._frame.exempt.append(fresh.loops or frozenset({CALLER}))
                 pushed += 1
-            elif value is None and _is_as_default(item.context_expr) and _names_a_graph(item.context_expr.func.value):
+            elif value is None and is_as_default(item.context_expr) and names_a_graph(item.context_expr.func.value):
                 # ``with self._tf_graph.obj.as_default():``: the object's own graph, held where the
                 # analysis cannot follow. Its ops do not go to the caller's default graph (as for a
                 # graph attribute it can follow); loops in this function still repeat them.
@@ -1094,7 +871,7 @@ class ModuleReader(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        once = _is_once_guard(node.test, node.body)
+        once = is_once_guard(node.test, node.body)
         if once:
             self._frame.exempt.append(self._exemption())
         for statement in node.body:
@@ -1153,7 +930,7 @@ class ModuleReader(ast.NodeVisitor):
         if self._nested_depth == 0:
             tensor, refs, params = self._tensor_operands(node)
             if (tensor or refs or params) and text is None:
-                text = _short(ast.unparse(node))
+                text = short(ast.unparse(node))
             if tensor:
                 self._construction(Effect.OPERATOR, node, text)
                 recorded = True
@@ -1201,7 +978,7 @@ class ModuleReader(ast.NodeVisitor):
         if any(keyword.arg in _STEP_KEYWORDS for keyword in node.keywords):
             return True
         if method in _STEP_METHODS and not isinstance(receiver, Instance):
-            dotted = _dotted(func.value)
+            dotted = dotted_name(func.value)
             if dotted is not None:
                 last = dotted.rsplit(".", 1)[-1]
                 if looks_like_session(last) or last in self._session_names or dotted in self._session_names:
@@ -1272,7 +1049,7 @@ class ModuleReader(ast.NodeVisitor):
             if method in _STEP_METHODS and isinstance(receiver, CallResult):
                 # ``s = make_session(); s.run(...)``: a step if the factory returns a session (phase 2),
                 # or if the name says so (a factory outside the checked tree).
-                dotted = _dotted(node.func.value)
+                dotted = dotted_name(node.func.value)
                 if dotted is not None and looks_like_session(dotted.rsplit(".", 1)[-1]):
                     self._mark_step()
                 else:
@@ -1367,6 +1144,7 @@ class ModuleReader(ast.NodeVisitor):
         )
 
 
+
 def _is_class(value: ProjectRef) -> bool:
     """Whether calling ``value`` makes an instance (and runs ``__init__``): known for names defined in
     the module; for imported ones, by PEP 8's convention that classes are CamelCase."""
@@ -1390,49 +1168,6 @@ def _inert_call(func: ast.AST) -> bool:
     return isinstance(func, ast.Name) and func.id in _BUILTINS
 
 
-def _ends_in_break(body) -> bool:
-    """Whether a loop body always ends its first pass with ``break`` (directly or at the end of a
-    ``try`` body): a retry loop or ``while True: ...; break``."""
-    while isinstance(body, list) and body:
-        last = body[-1]
-        if isinstance(last, ast.Break):
-            return True
-        body = last.body if isinstance(last, ast.Try) else None
-    return False
-
-
-def _names_a_graph(node: ast.AST) -> bool:
-    """``self._tf_graph.obj``, ``env.graph``: an expression whose names say it is a graph (not
-    ``tf.get_default_graph()``, which the analysis resolves)."""
-    text = callee_text(node).lower()
-    return "graph" in text and "default" not in text
-
-
-def _is_as_default(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "as_default"
-
-
-def _rebound_definitions(body: list) -> frozenset:
-    """Names that a module both defines (``def``/``class``) and assigns at module level (also under
-    ``if``/``try``/``with``/``for``): ``def resize(...)`` then ``resize = wrap(resize)``."""
-    names = set()
-    defined = set()
-    stack = list(body)
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(statement.name)
-            continue
-        if isinstance(statement, ast.Assign):
-            for target in statement.targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and isinstance(statement.target, ast.Name):
-            names.add(statement.target.id)
-        for field_name in ("body", "orelse", "finalbody", "handlers"):
-            stack.extend(getattr(statement, field_name, ()) or ())
-    return frozenset(names & defined)
-
-
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
                 project: frozenset | None = None) -> ModuleFacts:
@@ -1441,7 +1176,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     ``session-factories``); ``project`` the dotted module names of the run (imports of anything
     else are third-party code and are not followed; None: follow every import)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
-    reader._rebound = _rebound_definitions(tree.body)
+    reader._rebound = rebound_definitions(tree.body)
     for statement in tree.body:
         reader.visit(statement)
     reader._close_frame(reader._frames[0])
@@ -1454,10 +1189,3 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
                 facts.builds.setdefault(construction.effect, (construction.site.row, subject_of(construction)))
         facts.constructions = kept
     return reader.facts
-
-
-def subject_of(construction: Construction) -> str:
-    """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
-    if construction.effect is Effect.OPERATOR:
-        return f"`{construction.callee}`"
-    return f"`{construction.callee}(...)`"

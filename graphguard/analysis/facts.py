@@ -1,0 +1,174 @@
+"""The facts phase 1 reads from one file (:mod:`graphguard.analysis.reader`) and phases 2 and 3 use
+(:mod:`graphguard.analysis.fixpoint`, :mod:`graphguard.analysis.findings`).
+
+Facts are small, picklable records with positions: no syntax tree is kept, so a module's tree is
+freed as soon as it is read, facts travel from worker processes and live in the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from graphguard.analysis.bindings import Ref
+from graphguard.analysis.catalog import Effect
+
+#: The loop index that stands for "the caller's loop" in exemptions made at function level.
+CALLER = -1
+
+
+@dataclass(eq=False)
+class Loop:
+    """A loop: a ``for``/``while`` statement or a comprehension, at ``row``/``column`` (1-based)."""
+
+    index: int
+    row: int
+    column: int
+    runs_step: bool = False
+    resets_graph: bool = False
+
+
+class Site(NamedTuple):
+    """Where an expression is: 1-based rows and columns (characters), end exclusive."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+
+
+class Construction(NamedTuple):
+    """An expression that builds graph ops: ``effect`` says what, ``callee`` is how it was written
+    (``tf.train.Saver``), ``loops`` are the indices of the enclosing loops (outermost first) and
+    ``exempt`` the loops that do not repeat it (fresh graph or once-guard inside them)."""
+
+    effect: Effect
+    site: Site
+    callee: str
+    loops: tuple
+    exempt: frozenset
+
+
+class ProjectCall(NamedTuple):
+    """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
+
+    ``bound`` is true when the callee's first parameter is bound implicitly (``obj.method()``,
+    ``Class()``); ``session_args`` lists the arguments that are sessions, as (position or keyword,
+    None for a known session or the caller's parameter name that may be one)."""
+
+    ref: Ref
+    site: Site
+    callee: str
+    loops: tuple
+    exempt: frozenset
+    bound: bool = False
+    session_args: tuple = ()
+
+
+class DeferredStep(NamedTuple):
+    """``X.run(...)`` where ``X`` came from project function ``ref``: a step if it returns a session."""
+
+    ref: Ref
+    loops: tuple
+
+
+class DeferredOperator(NamedTuple):
+    """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``)."""
+
+    construction: Construction
+    refs: tuple
+
+
+class Retention(NamedTuple):
+    """A store that keeps a value made on every iteration of loop ``loop`` in a container made outside
+    that loop (``models.append(model)``, ``results[lr] = solver``), for ``model-retained-across-iterations``.
+
+    ``text`` is the store as written, ``value`` how the message names the kept value (```Solver(...)``,
+    line 40``). ``refs`` are project calls that decide, in phase 2, whether the value is a model:
+    ``(ref, "returns")`` when the value is what ``ref`` returned, ``(ref, "builds")`` when it is an
+    instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one.
+    No exemptions: a fresh graph or a once-guard does not free what a container holds."""
+
+    site: Site
+    text: str
+    value: str
+    loop: int
+    refs: tuple = ()
+
+
+class Trial(NamedTuple):
+    """A Keras model made at ``site`` and used as a trial in the same iteration: trained, evaluated,
+    saved, or handed to project code (GG201). ``loops`` enclose where it was made, ``exempt`` are the
+    loops that do not repeat it there; ``refs`` are the project calls whose summaries decide whether
+    it is a Keras model (``(ref, "builds")``), empty when it is known to be one."""
+
+    site: Site
+    subject: str
+    loops: tuple
+    exempt: frozenset
+    refs: tuple = ()
+
+
+
+class SessionOpen(NamedTuple):
+    """A new session made in a loop (``tf.Session()``), for ``graph-not-reset-in-loop``."""
+
+    site: Site
+    callee: str
+    loops: tuple
+
+
+@dataclass(eq=False)
+class FunctionFacts:
+    """What one function (or the module body, ``<module>``) does, as read from its source."""
+
+    name: str
+    #: Effect -> (row, subject) of the first construction outside any loop that runs on every call
+    #: (aggregated: a helper's summary needs no more, and facts stay small for workers and the cache)
+    builds: dict = field(default_factory=dict)
+    params: tuple = ()  #: positional parameter names, in order
+    param_steps: list = field(default_factory=list)  #: (parameter, loops) of ``param.run(...)``
+    constructions: list = field(default_factory=list)
+    calls: list = field(default_factory=list)
+    deferred_steps: list = field(default_factory=list)
+    deferred_operators: list = field(default_factory=list)
+    session_opens: list = field(default_factory=list)
+    opens_session: bool = False  #: makes a new session somewhere in its body
+    runs_step: bool = False
+    resets_graph: bool = False  #: resets the default graph at function level (not only inside a loop)
+    returns_session: bool = False
+    returns_tensor: bool = False
+    returns: list = field(default_factory=list)  #: refs whose results it returns
+    # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a
+    # set on first use (a module has thousands of functions; each empty list costs time and memory).
+    retentions: tuple | list = ()  #: :class:`Retention` stores in its loops
+    trials: tuple | list = ()  #: :class:`Trial` models made and used, in loops or not
+    #: Where it returns a model-like object (a Keras model, a ``...Net``, a graph): None for the whole
+    #: value, an index for an element of a returned tuple (``return model, history``)
+    model_positions: frozenset | set = frozenset()
+    #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
+    model_returns: tuple | list = ()
+
+
+@dataclass(eq=False)
+class ClassFacts:
+    name: str
+    bases: list = field(default_factory=list)  #: Refs of project base classes
+    attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
+
+
+@dataclass(eq=False)
+class ModuleFacts:
+    """Everything phase 2 needs from one file. Picklable: no syntax tree inside."""
+
+    path: str
+    functions: dict = field(default_factory=dict)
+    classes: dict = field(default_factory=dict)
+    loops: list = field(default_factory=list)
+
+
+def subject_of(construction: Construction) -> str:
+    """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
+    if construction.effect is Effect.OPERATOR:
+        return f"`{construction.callee}`"
+    return f"`{construction.callee}(...)`"

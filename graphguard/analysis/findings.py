@@ -1,0 +1,167 @@
+"""Phase 3: mark session loops and decide what each loop repeats.
+
+A loop is a *session loop* when it runs a step directly or through a call (phase 2 knows which
+functions run steps). Reported:
+
+* each construction repeated by its innermost session loop (not exempt: no fresh graph or once-guard
+  in that loop, no graph reset in its iteration);
+* each call, inside a session loop, of a function that builds something: at the call, once per kind
+  of thing it builds, naming where the helper builds it;
+* ``graph-not-reset-in-loop``: a loop that builds a model and opens a new session per iteration in
+  the same default graph; the constructions directly in that loop are then not reported one by one;
+* Keras models rebuilt per iteration of any loop (GG201) and models kept across iterations (GG202).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphguard.analysis.catalog import Effect
+from graphguard.analysis.facts import FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.fixpoint import Origin, Project
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A reportable construction. ``effect`` selects the rule; ``subject`` is the text the message
+    starts with; ``loop_row``/``loop_column`` locate the loop that repeats it."""
+
+    path: str
+    site: Site
+    effect: Effect
+    subject: str
+    loop_row: int
+    loop_column: int
+    via: Origin | None = None
+
+
+def findings(project: Project, module: ModuleFacts) -> list[Finding]:
+    """Every finding in ``module``, in source order."""
+    loops = module.loops
+    for name, facts in module.functions.items():
+        own = project.summaries[(module.path, name)]
+        for param, step_loops in facts.param_steps:
+            if param in own.session_params:
+                for index in step_loops:
+                    loops[index].runs_step = True
+        for call in facts.calls:
+            callee = project.summary(module, call.ref)
+            if callee is None:
+                continue
+            for index in call.loops:
+                if callee.runs_step:
+                    loops[index].runs_step = True
+                if callee.resets_graph:
+                    loops[index].resets_graph = True
+        for step in facts.deferred_steps:
+            callee = project.summary(module, step.ref)
+            if callee is not None and callee.returns_session:
+                for index in step.loops:
+                    loops[index].runs_step = True
+    found: list[Finding] = []
+    for facts in module.functions.values():
+        found.extend(_function_findings(project, module, facts))
+    found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
+    return found
+
+def _session_loop(module: ModuleFacts, item):
+    """The innermost session loop that repeats ``item``, or None."""
+    for index in reversed(item.loops):
+        loop = module.loops[index]
+        if loop.runs_step:
+            if index in item.exempt or loop.resets_graph:
+                return None
+            return loop
+    return None
+
+def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
+    found: list[Finding] = []
+    constructions = list(facts.constructions)
+    for deferred in facts.deferred_operators:
+        if any((s := project.summary(module, ref)) is not None and s.returns_tensor for ref in deferred.refs):
+            constructions.append(deferred.construction)
+
+    calls = []
+    for call in facts.calls:
+        callee = project.summary(module, call.ref)
+        if callee is not None:
+            calls.append((call, callee))
+
+    suppressed: set[int] = set()
+    opens = [(o.site, o.callee, o.loops) for o in facts.session_opens]
+    opens += [(c.site, c.callee, c.loops) for c, s in calls if s.opens_session and c.loops]
+    reported_loops = set()
+    for site, callee_text, open_loops in opens:
+        if not open_loops:
+            continue
+        index = open_loops[-1]
+        loop = module.loops[index]
+        if loop.resets_graph or index in reported_loops:
+            continue
+        # A FileWriter opens an event file but adds no op (measured): it does not rebuild the graph.
+        builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt
+                    and c.effect is not Effect.FILE_WRITER]
+        builders += [c for c, s in calls if c.loops and c.loops[-1] == index and index not in c.exempt
+                     and any(e is not Effect.FILE_WRITER for e in s.builds) and not s.resets_graph]
+        if not builders:
+            continue
+        reported_loops.add(index)
+        suppressed.update(id(b) for b in builders)
+        found.append(Finding(module.path, site, Effect.REBUILT_GRAPH, f"`{callee_text}(...)`",
+                             loop.row, loop.column))
+
+    for construction in constructions:
+        if id(construction) in suppressed:
+            continue
+        if construction.effect is Effect.MODEL:
+            continue  # reported when the iteration uses it as a trial (below)
+        loop = _session_loop(module, construction)
+        if loop is not None:
+            found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
+                                 loop.row, loop.column))
+    rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
+    for trial in facts.trials:
+        loop = _model_loop(module, trial)
+        if loop is None or trial.site in rebuilt_sites:
+            continue
+        via = None
+        if trial.refs:
+            makers = [s for s in (project.summary(module, ref) for ref, _ in trial.refs) if s is not None]
+            via = next((s.builds[Effect.MODEL] for s in makers if Effect.MODEL in s.builds), None)
+            if via is None:
+                continue
+        found.append(Finding(module.path, trial.site, Effect.MODEL, trial.subject, loop.row, loop.column, via=via))
+    for call, callee in calls:
+        if id(call) in suppressed or not (callee.builds or callee.trains_model):
+            continue
+        if callee.trains_model is not None:
+            loop = _model_loop(module, call)
+            if loop is not None:
+                found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
+                                     loop.row, loop.column, via=callee.trains_model))
+        loop = _session_loop(module, call)
+        if loop is None:
+            continue
+        for effect, origin in callee.builds.items():
+            if effect is not Effect.MODEL:
+                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
+                                     loop.row, loop.column, via=origin))
+    for retention in facts.retentions:
+        if retention.refs and not any(project.is_model(module, ref, kind) for ref, kind in retention.refs):
+            continue
+        loop = module.loops[retention.loop]
+        found.append(Finding(module.path, retention.site, Effect.RETAINED,
+                             f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
+    return found
+
+def _model_loop(module: ModuleFacts, item):
+    """The innermost loop that repeats a model construction or call ``item``, or None when that
+    loop releases what it builds (a fresh graph or a once-guard in it, a reset or
+    ``clear_session()`` anywhere in its iteration, directly or through a call)."""
+    if not item.loops:
+        return None
+    index = item.loops[-1]
+    loop = module.loops[index]
+    if index in item.exempt or loop.resets_graph:
+        return None
+    return loop
