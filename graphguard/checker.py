@@ -153,11 +153,17 @@ class Checker:
     """Checks source files against a fixed selection of rules.
 
     ``codes`` are the selected codes (rule codes and checker codes such as ``GG001``); the default is
-    every code. ``session_names`` and ``session_factories`` come from the configuration.
+    every code. ``session_names``, ``session_factories`` and ``max_bounded_iterations`` (an ``int``
+    >= 0: constructions whose loops run at most this many times in all are not GG101-GG110 findings)
+    come from the configuration.
     """
 
     def __init__(self, codes: Iterable[str] | None = None, *, session_names: Iterable[str] = (),
-                 session_factories: Iterable[str] = ()) -> None:
+                 session_factories: Iterable[str] = (), max_bounded_iterations: int = 5) -> None:
+        if isinstance(max_bounded_iterations, bool) or not isinstance(max_bounded_iterations, int) \
+                or max_bounded_iterations < 0:
+            raise ValueError(f"max_bounded_iterations: expected an int >= 0, got {max_bounded_iterations!r}")
+        self._bound = max_bounded_iterations
         selected = set(RULES) | set(CHECKER_CODES) if codes is None else set(codes)
         self.codes = frozenset(selected)
         self._settings = (frozenset(session_names), frozenset(session_factories))
@@ -171,7 +177,8 @@ class Checker:
     def settings_key(self) -> str:
         """What a cache of phase-1 facts depends on besides graphguard's version."""
         api = tf_api.load()
-        return repr((sorted(self._settings[0]), sorted(self._settings[1]), api.tensorflow_version, api.keras_version))
+        return repr((sorted(self._settings[0]), sorted(self._settings[1]), api.tensorflow_version, api.keras_version,
+                     self._bound))
 
     # ------------------------------------------------------------------ entry points
 
@@ -269,7 +276,7 @@ class Checker:
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
         if not self._by_effect or not modules:
             return
-        project = Project(modules)
+        project = Project(modules, bound=self._bound)
         for module in modules:
             try:
                 findings = project.findings(module)

@@ -173,7 +173,8 @@ def _run_check(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories)
+    checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories,
+                      max_bounded_iterations=config.max_bounded_iterations)
     cache = None
     if not args.no_cache and not stdin:
         from graphguard.cache import FactsCache

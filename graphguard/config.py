@@ -15,6 +15,7 @@ the meaning is the same::
     output-format = "concise"
     session-factories = ["utils.session.make_session"]   # project functions that return a session
     session-names = ["runner"]        # extra names always taken as sessions
+    max-bounded-iterations = 5        # GG101-GG110 stay silent when a construction repeats at most this often
 
 Patterns are shell globs (``fnmatch``), matched against the path relative to the folder of the
 configuration file and against each folder or file name on it, as ruff does. An unknown key, a value of
@@ -64,6 +65,9 @@ class Config:
     output_format: str | None = None
     session_factories: list = field(default_factory=list)
     session_names: list = field(default_factory=list)
+    #: GG101-GG110 are not reported when the loops around a construction run at most this many times in
+    #: all (the product of their known trip counts: ``for case in (a, b, c)``, ``range(4)``), 0 to turn off
+    max_bounded_iterations: int = 5
 
     # ------------------------------------------------------------------ paths
 
@@ -97,7 +101,7 @@ class Config:
 _KEYS = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "exclude": list,
     "extend-exclude": list, "respect-gitignore": bool, "output-format": str, "session-factories": list,
-    "session-names": list,
+    "session-names": list, "max-bounded-iterations": int,
 }
 
 
@@ -159,13 +163,15 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                 if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
                     raise ConfigError(f"{where}: [tool.graphguard] per-file-ignores: {pattern!r}: expected a list of codes")
                 _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
+        if key == "max-bounded-iterations" and (isinstance(value, bool) or value < 0):
+            raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: [tool.graphguard] output-format: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
         setattr(config, key.replace("-", "_"), tuple(value) if key == "exclude" else value)
     return config
 
 
-_TYPE_NAMES = {list: "a list", dict: "a table", bool: "true or false", str: "a string"}
+_TYPE_NAMES = {list: "a list", dict: "a table", bool: "true or false", str: "a string", int: "a whole number"}
 
 
 def _check_codes(where: str, key: str, codes: list, known: list[str]) -> None:

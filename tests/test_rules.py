@@ -214,11 +214,11 @@ def test_deeply_nested_code_is_analysed():
     # Regression: a 300-term operator chain and a 1,000-branch elif chain were internal errors
     # (RecursionError) although CPython parses both.
     chain = " + ".join(f"t{i}" for i in range(300))
-    source = f"import tensorflow as tf\nsess = tf.Session()\nfor s in range(3):\n    sess.run(tf.reduce_sum(x) + {chain})\n"
+    source = f"import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.reduce_sum(x) + {chain})\n"
     (finding,) = CHECKER.check_source(source.encode(), "chain.py")
     assert (finding.code, finding.row) == ("GG106", 4)
     branches = "".join(f"    elif k == {i}:\n        v = {i}\n" for i in range(1000))
-    source = f"import tensorflow as tf\nsess = tf.Session()\nfor k in range(3):\n    if k < 0:\n        v = 0\n{branches}    sess.run(tf.argmax(y, 1))\n"
+    source = f"import tensorflow as tf\nsess = tf.Session()\nfor k in range(steps):\n    if k < 0:\n        v = 0\n{branches}    sess.run(tf.argmax(y, 1))\n"
     assert [d.code for d in CHECKER.check_source(source.encode(), "elif.py")] == ["GG101"]
 
 
@@ -243,7 +243,7 @@ from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.lib.io import file_io
 from tensorflow.python.ops import math_ops
 sess = tf.Session()
-for step in range(3):
+for step in range(steps):
     sess.run(train_op)
     logging.info("step %d", step)
     file_io.delete_recursively("tmp")

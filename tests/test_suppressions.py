@@ -108,7 +108,7 @@ def test_add_noqa_never_writes_inside_a_string_or_after_a_backslash(tmp_path):
     # Regression: the comment was appended inside a triple-quoted string that began on the finding's line.
     path = tmp_path / "strings.py"
     source = (
-        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(3):\n"
+        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(steps):\n"
         '    m = sess.run(tf.reduce_max(x)); msg = """max\n    is here"""\n'
         "    total = 1 + \\\n        sess.run(tf.reduce_sum(x))\n"
     )
@@ -125,7 +125,7 @@ def test_add_noqa_never_writes_inside_a_string_or_after_a_backslash(tmp_path):
 
 
 def test_add_noqa_refuses_a_read_only_file_and_keeps_symlinks(tmp_path):
-    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(3):\n    sess.run(tf.argmax(y, 1))\n"
+    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.argmax(y, 1))\n"
     locked = tmp_path / "locked.py"
     locked.write_text(body)
     locked.chmod(0o444)

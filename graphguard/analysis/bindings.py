@@ -15,7 +15,12 @@ needs to know only one of these things:
 * :class:`Instance` - an object of a project class; :class:`CallResult` - what a project function
   returned (a session from a factory, a tensor from a model builder), known only after every module's
   summary is computed;
-* :class:`Param` - a function parameter, which may turn out to be used as a tensor;
+* :class:`Param` - a function parameter: what callers pass to it is known in phase 2
+  (:mod:`graphguard.analysis.fixpoint`), which then decides what its uses build;
+* :class:`Elements` - a Python container (a list, tuple, dict, ``zip``, ``enumerate``, a
+  comprehension's result) and the value of its elements, so ``for v in self.vars: v.assign(x)`` knows
+  ``v`` is a variable; :class:`Parts` - a tuple of values (``zip``'s elements, ``dict.items()``);
+  :class:`Choice` - one of several values (``[ClsHead(), BoxHead()]``);
 * :data:`OTHER` - a binding the analysis knows nothing about, which shadows outer names.
 """
 
@@ -96,6 +101,33 @@ class Param:
     """A parameter of the function being read."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class Elements:
+    """A Python container whose elements are ``element`` (a value, a :class:`Parts`, or None when
+    unknown). ``count`` is its length when the source says (a literal ``[a, b, c]``); ``setup`` marks
+    one model's fixed collection (``tf.trainable_variables()``, a file of saved weights): a loop over
+    it is one-shot setup, however long. Subscripting it builds no op."""
+
+    element: object = None
+    count: int | None = None
+    setup: bool = False
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A tuple of values, unpacked by ``for var, p in zip(...)`` or ``for name, v in d.items()``."""
+
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of several values (the elements of ``[ClsHead(), BoxHead()]``): a method call on it may
+    call any of their methods."""
+
+    values: frozenset
 
 
 class _Marker:

@@ -329,3 +329,16 @@ def result_kind(name: str, effect: Effect) -> str:
         if last.endswith(suffix):
             return kind
     return "tensor" if effect is not Effect.NONE else "object"
+
+
+#: Functions that list one model's variables (``tf.trainable_variables()``, ``slim.get_variables()``):
+#: their result is a Python list of variables, and a loop over it is one-shot setup.
+def lists_variables(name: str) -> bool:
+    """Whether the canonical name ``name`` returns a Python list of existing variables."""
+    last = name.rsplit(".", 1)[-1]
+    return last.endswith("variables") and last.startswith(_VARIABLE_LISTS) or last == "get_variables_to_restore"
+
+
+_VARIABLE_LISTS = ("trainable_variables", "global_variables", "local_variables", "model_variables", "all_variables",
+                   "moving_average_variables", "get_variables", "get_model_variables", "get_trainable_variables",
+                   "get_local_variables", "get_global_variables")

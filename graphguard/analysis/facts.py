@@ -26,6 +26,10 @@ class Loop:
     column: int
     runs_step: bool = False
     resets_graph: bool = False
+    #: How many times the body runs, when the source says (``for case in (a, b, c)``: 3, ``range(4)``:
+    #: 4); 1 for one-shot setup over one model's variables or a file of saved weights; None: unknown
+    #: (a ``while`` loop, an epoch or batch loop, anything data-sized).
+    trips: int | None = None
 
 
 class Site(NamedTuple):

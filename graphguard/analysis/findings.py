@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import FunctionFacts, ModuleFacts, Site, subject_of
-from graphguard.analysis.fixpoint import Origin, Project
+from graphguard.analysis.fixpoint import Origin, Project, bounded
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,13 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
     found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
     return found
 
-def _session_loop(module: ModuleFacts, item):
-    """The innermost session loop that repeats ``item``, or None."""
+def _session_loop(module: ModuleFacts, item, bound: int):
+    """The innermost session loop that repeats ``item``, or None (also when the loops around it run
+    at most ``bound`` times in all: three test cases, a one-shot loop over a model's variables)."""
     for index in reversed(item.loops):
         loop = module.loops[index]
         if loop.runs_step:
-            if index in item.exempt or loop.resets_graph:
+            if index in item.exempt or loop.resets_graph or bounded(module, item.loops, bound):
                 return None
             return loop
     return None
@@ -115,7 +116,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             continue
         if construction.effect is Effect.MODEL:
             continue  # reported when the iteration uses it as a trial (below)
-        loop = _session_loop(module, construction)
+        loop = _session_loop(module, construction, project.bound)
         if loop is not None:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                                  loop.row, loop.column))
@@ -139,7 +140,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             if loop is not None:
                 found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=callee.trains_model))
-        loop = _session_loop(module, call)
+        loop = _session_loop(module, call, project.bound)
         if loop is None:
             continue
         for effect, origin in callee.builds.items():

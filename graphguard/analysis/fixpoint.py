@@ -68,6 +68,24 @@ def _is_model(summary, kind: str) -> bool:
     return int(kind.partition(":")[2]) in summary.model_positions  # "returns:1": an element of a returned tuple
 
 
+def bounded(module: ModuleFacts, loops: tuple, bound: int) -> bool:
+    """Whether the nest of ``loops`` (indices into ``module.loops``) runs its body at most ``bound``
+    times in all: every loop's trip count is known and their product is at most ``bound``
+    (``for case in (a, b, c)``: 3; ``range(8)`` in ``range(4)`` in ``range(4)``: 128, not bounded).
+    A loop with an unknown count (an epoch, batch or episode loop, a ``while``) makes the nest unbounded."""
+    if bound <= 0:
+        return False
+    product = 1
+    for index in loops:
+        trips = module.loops[index].trips if index >= 0 else None
+        if trips is None:
+            return False
+        product *= trips
+        if product > bound:
+            return False
+    return True
+
+
 def module_names(path: str) -> list[str]:
     """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
     parts = list(os.path.normpath(path).split(os.sep))
@@ -82,8 +100,12 @@ def module_names(path: str) -> list[str]:
 class Project:
     """All modules of one check run, their summaries, and the findings they lead to."""
 
-    def __init__(self, modules: list[ModuleFacts]) -> None:
+    def __init__(self, modules: list[ModuleFacts], bound: int = 5) -> None:
+        """``modules``: every file's facts; ``bound``: constructions whose loops run at most this many
+        times in all (:func:`bounded`) are not GG101-GG110 findings (configuration key
+        ``max-bounded-iterations``)."""
         self.modules = modules
+        self.bound = bound
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         self._by_name: dict[str, list[ModuleFacts]] = {}
         for module in modules:
@@ -308,18 +330,20 @@ class Project:
             return any(self.resolve(importer, ref.member(method)) is not None for method in MODEL_METHODS)
         return self.summary(importer, ref)
 
-    @staticmethod
-    def _repeats_for_caller(module: ModuleFacts, item) -> bool:
+    def _repeats_for_caller(self, module: ModuleFacts, item) -> bool:
         """Whether ``item`` (a construction or call) runs on every call of its function: not under a
         once-guard or fresh graph at function level, not inside one of the function's own session
-        loops (reported there) or loops that reset the graph."""
+        loops (reported there, unless those loops are bounded: then each call repeats it a few times
+        more, and the caller's loop is what makes it grow) or loops that reset the graph."""
         if CALLER in item.exempt:
             return False
+        in_session_loop = False
         for index in item.loops:
             loop = module.loops[index]
-            if loop.runs_step or loop.resets_graph or index in item.exempt:
+            if loop.resets_graph or index in item.exempt:
                 return False
-        return True
+            in_session_loop = in_session_loop or loop.runs_step
+        return not in_session_loop or bounded(module, item.loops, self.bound)
 
     def findings(self, module: ModuleFacts) -> list:
         """Every finding in ``module``, in source order (phase 3: :func:`graphguard.analysis.findings.findings`)."""

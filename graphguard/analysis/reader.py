@@ -37,9 +37,12 @@ from graphguard.analysis.bindings import (
     STEP_CALLABLE,
     TENSOR,
     CallResult,
+    Choice,
+    Elements,
     GraphValue,
     Instance,
     Param,
+    Parts,
     ProjectRef,
     Ref,
     TFName,
@@ -262,11 +265,17 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self._frame.scope[target.id] = value if value is not None else OTHER
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
+            parts = value.values if isinstance(value, Parts) and len(value.values) == len(target.elts) else None
+            for index, element in enumerate(target.elts):
                 if isinstance(element, ast.Starred):
-                    element = element.value
-                # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
-                self._bind(element, TENSOR if isinstance(value, TFObject) else None)
+                    element, parts = element.value, None
+                if parts is not None:
+                    self._bind(element, parts[index])  # ``for var, p in zip(variables, params)``
+                elif isinstance(value, Elements):
+                    self._bind(element, value.element)  # ``a, b = heads``
+                else:
+                    # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
+                    self._bind(element, TENSOR if isinstance(value, TFObject) else None)
         elif isinstance(target, ast.Attribute):
             dotted = dotted_name(target)
             if dotted is not None:
@@ -301,7 +310,22 @@ class ModuleReader(ast.NodeVisitor):
             base = self.resolve(node.value)
             if isinstance(base, TFObject) and (base.kind in _TENSOR_KINDS or base.kind == "sequence"):
                 return TENSOR
+            if isinstance(base, Elements):
+                return base.element if not isinstance(base.element, Parts) else None
             return None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            if any(isinstance(element, ast.Starred) for element in node.elts):
+                return Elements(_join(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in node.elts))
+            return Elements(_join(self.resolve(element) for element in node.elts), len(node.elts))
+        if isinstance(node, ast.Dict):
+            count = len(node.keys) if None not in node.keys else None
+            return Elements(_join(self.resolve(value) for value in node.values), count)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return Elements(self.resolve(node.elt))
+        if isinstance(node, ast.DictComp):
+            return Elements(self.resolve(node.value))
+        if isinstance(node, ast.IfExp):
+            return _join((self.resolve(node.body), self.resolve(node.orelse)))
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return TENSOR if self._tensor_operands(node)[0] else None
         return None
@@ -328,6 +352,8 @@ class ModuleReader(ast.NodeVisitor):
     def _resolve_call(self, node: ast.Call):
         func = self.resolve(node.func)
         if isinstance(func, TFName):
+            if catalog.lists_variables(func.path):
+                return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
             effect = catalog.effect_of(func.path)
             if effect is Effect.SESSION:
                 return SESSION
@@ -365,7 +391,60 @@ class ModuleReader(ast.NodeVisitor):
                 return TENSOR
             if isinstance(receiver, Instance):
                 return CallResult(receiver.cls.member(method))
+            if isinstance(receiver, Elements):
+                if method == "items":
+                    return Elements(Parts((None, receiver.element)), receiver.count, receiver.setup)
+                if method == "values":
+                    return receiver
+                if method in ("keys", "copy"):
+                    return Elements(None, receiver.count, receiver.setup)
+            if method == "item" and isinstance(receiver, Elements) and receiver.setup:
+                return receiver  # ``np.load(path).item()``
+        elif func is None and isinstance(node.func, ast.Name) and node.args:
+            # Builtins that pass a container's elements on (when not shadowed: ``func`` is None).
+            name = node.func.id
+            if name in ("list", "tuple", "sorted", "reversed", "set", "iter") and len(node.args) == 1:
+                value = self.resolve(node.args[0])
+                return value if isinstance(value, Elements) else None
+            if name == "enumerate":
+                value = self._elements(node.args[0])
+                return None if value is None else Elements(Parts((None, value.element)), value.count, value.setup)
+            if name == "zip":
+                values = [self._elements(arg) for arg in node.args]
+                counts = [v.count for v in values if v is not None and v.count is not None]
+                return Elements(Parts(tuple(None if v is None else v.element for v in values)),
+                                min(counts) if counts else None,
+                                any(v is not None and v.setup for v in values))
+        if _LOADS_SAVED.search(callee_text(node.func)):
+            return Elements(None, setup=True)  # ``np.load(path)``, ``pickle.load(f)``: saved weights
         return None
+
+    def _elements(self, node: ast.AST) -> Elements | None:
+        """``node`` as a container: its :class:`Elements`, or None when it is not known to be one. A
+        TensorFlow list (``tf.gradients(...)``, ``tf.get_collection(...)``) holds tensors of one model."""
+        value = self.resolve(node)
+        if isinstance(value, Elements):
+            return value
+        if isinstance(value, TFObject) and value.kind == "sequence":
+            return Elements(TENSOR, setup=True)
+        return None
+
+    def _trips(self, iterable: ast.AST) -> int | None:
+        """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
+        ``range`` of constants, ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
+        collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            bounds = [_constant_int(arg) for arg in iterable.args]
+            if bounds and None not in bounds and len(bounds) <= 3 and not iterable.keywords:
+                try:
+                    return len(range(*bounds))
+                except ValueError:  # a zero step
+                    return None
+            return None
+        value = self._elements(iterable)
+        if value is None:
+            return None
+        return 1 if value.setup else value.count
 
     def _is_factory(self, ref: Ref) -> bool:
         """Whether ``ref`` is one of the configured ``session-factories`` (dotted names, matched by suffix)."""
@@ -412,6 +491,10 @@ class ModuleReader(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         value = self.resolve(node.value)
+        if (isinstance(node.value, (ast.Tuple, ast.List))
+                and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
+            # ``self.sess, self.step = tf.Session(), 0``: each target takes its own part.
+            value = Parts(tuple(self.resolve(element) for element in node.value.elts))
         for target in node.targets:
             self._visit_target(target)
             if isinstance(target, ast.Subscript) and self._frame.loops and not isinstance(target.slice, ast.Constant):
@@ -765,8 +848,11 @@ class ModuleReader(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)  # evaluated once
-        self._bind(node.target, None)
-        self._in_loop(self._new_loop(node), (node.body,))
+        elements = self._elements(node.iter)
+        self._bind(node.target, None if elements is None else elements.element)
+        loop = self._new_loop(node)
+        loop.trips = self._trips(node.iter)
+        self._in_loop(loop, (node.body,))
         for statement in node.orelse:
             self.visit(statement)
 
@@ -782,13 +868,18 @@ class ModuleReader(ast.NodeVisitor):
         generators = node.generators
         self.visit(generators[0].iter)
         loop = self._new_loop(node)
+        trips = 1
         self._frame.loops.append(loop)
         for index, generator in enumerate(generators):
             if index:
                 self.visit(generator.iter)
-            self._bind(generator.target, None)
+            container = self._elements(generator.iter)
+            self._bind(generator.target, None if container is None else container.element)
+            count = self._trips(generator.iter)
+            trips = None if trips is None or count is None else trips * count
             for condition in generator.ifs:
                 self.visit(condition)
+        loop.trips = trips
         for element in elements:
             self.visit(element)
         if not isinstance(node, ast.GeneratorExp):
@@ -1143,6 +1234,31 @@ class ModuleReader(ast.NodeVisitor):
                         tuple(session_args))
         )
 
+
+
+#: Calls that read saved weights or arrays from a file: a loop over what they return is one-shot setup.
+_LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
+
+
+def _join(values):
+    """The value of a container whose elements are ``values``: the one value they share, a
+    :class:`Choice` of several, or None when none is known."""
+    known = {value for value in values if value is not None and value is not OTHER}
+    if not known:
+        return None
+    if len(known) == 1:
+        return known.pop()
+    return Choice(frozenset(known))
+
+
+def _constant_int(node: ast.AST) -> int | None:
+    """An integer constant (``8``, ``-1``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _constant_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _is_class(value: ProjectRef) -> bool:

@@ -117,7 +117,7 @@ while not done:
 import tensorflow as tf
 
 sess = tf.InteractiveSession()
-for epoch in range(3):
+for epoch in range(num_epochs):
     tf.initialize_all_variables().run()  # GG103
     train_op.run()
 """,

@@ -173,13 +173,13 @@ with tf.Session() as sess:
         valid_next = valid_it.get_next()  # GG109
         print(sess.run(valid_next))
 """,
-        # Peeking at a few batches in a comprehension: a new IteratorGetNext op each time.
+        # Peeking at 50 batches in a comprehension: a new IteratorGetNext op each time.
         """\
 from tensorflow.compat import v1
 
 iterator = v1.data.make_one_shot_iterator(dataset)
 with v1.Session() as sess:
-    preview = [sess.run(iterator.get_next()) for _ in range(5)]  # GG109
+    preview = [sess.run(iterator.get_next()) for _ in range(50)]  # GG109
 """,
         # An iterator held on the object, get_next() per step of a MonitoredTrainingSession.
         """\
