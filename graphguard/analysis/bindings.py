@@ -97,6 +97,15 @@ class CallResult:
 
 
 @dataclass(frozen=True)
+class MethodResult:
+    """What ``receiver.method(...)`` returned, where ``receiver`` is a :class:`Param` or a
+    :class:`CallResult` (``ds.make_one_shot_iterator()`` on a dataset parameter): known in phase 2."""
+
+    receiver: object
+    method: str
+
+
+@dataclass(frozen=True)
 class Param:
     """A parameter of the function being read."""
 

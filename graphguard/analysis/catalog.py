@@ -12,9 +12,12 @@ The answer is one of the :class:`Effect` values, looked up in this order:
 2. ``tf_api.json``, generated from the installed TensorFlow's public API by
    ``tools/generate_tf_api.py`` (module and class rules, overrides with reasons, checked by calling
    names in a fresh graph);
-3. for names TF 2.21 no longer has: :data:`FALLBACK_EFFECTS`, the core twin of a ``tf.contrib``
-   name, internal ``tensorflow.python`` modules (only ``ops`` builds), :data:`NO_OP_MODULES`, and the
-   layout default: a lowercase function builds ops, a CamelCase class does not.
+3. for names TF 2.21 no longer has: :data:`FALLBACK_EFFECTS`; the TF 1.x tables of
+   :mod:`graphguard.analysis.tf1_names` (``tf.contrib.*`` and TF 0.x/1.x names, classified from TF
+   1.x's sources); internal ``tensorflow.python`` modules (only ``ops`` builds); the core twin of a
+   ``tf.contrib`` name; :data:`NO_OP_MODULES`; an unbound method spelled through its class. A name
+   found nowhere builds nothing (``Effect.NONE``): graphguard does not guess, so an unknown name
+   never produces a finding.
 
 Measured costs of the common calls (``Graph.version`` deltas, TF 2.21 graph mode) are in the team's
 TF-FACTS: ``tf.constant`` +1 op, ``tf.reduce_sum(x)`` +2, ``Saver()`` +13 with one variable,
@@ -175,7 +178,15 @@ SESSION_METHODS = {"supervisor": frozenset({"managed_session", "prepare_or_wait_
 METHOD_RESULT_KINDS = {
     ("dataset", "make_one_shot_iterator"): "iterator",
     ("dataset", "make_initializable_iterator"): "iterator",
-    ("optimizer", "compute_gradients"): "sequence",
+    ("optimizer", "compute_gradients"): "pairs",  # a list of (gradient, variable) tuples
+}
+
+
+#: Methods that only TensorFlow objects have, whatever the receiver is known to be: what calling one
+#: builds and the kind of object it returns (a dataset from a helper still makes an iterator here).
+DISTINCT_METHODS = {
+    "make_one_shot_iterator": (Effect.ITERATOR, "iterator"),
+    "make_initializable_iterator": (Effect.ITERATOR, "iterator"),
 }
 
 
@@ -220,8 +231,9 @@ def effect_of(name: str) -> Effect:
     """The :class:`Effect` of calling the canonical TensorFlow name ``name`` (``"tf.train.Saver"``).
 
     Looked up in :data:`OVERRIDES`, then in the data generated from TensorFlow's public API
-    (:mod:`graphguard.analysis.tf_api`), then by the layout default for names that TF 2.21 no longer
-    has (``tf.contrib.*``, ``tf.estimator``): lowercase functions build ops, CamelCase classes do not.
+    (:mod:`graphguard.analysis.tf_api`), then for names that TF 2.21 no longer has (``tf.contrib.*``,
+    TF 0.x spellings) in the TF 1.x tables and the fallbacks of :func:`_layout_effect`; a name known
+    nowhere is ``Effect.NONE``.
     """
     override = OVERRIDES.get(name)
     if override is not None:
@@ -234,13 +246,52 @@ def effect_of(name: str) -> Effect:
     return _layout_effect(name)
 
 
+def _known_effect(name: str) -> Effect | None:
+    """The effect of ``name`` when a table says it (no fallback rule): OVERRIDES, the generated data,
+    :data:`FALLBACK_EFFECTS` or the TF 1.x table."""
+    from graphguard.analysis import tf1_names  # imports this module: import it late
+
+    known = OVERRIDES.get(name)
+    if known is not None:
+        return known
+    generated = tf_api.load().effect(name)
+    if generated is not None:
+        return Effect(generated)
+    known = FALLBACK_EFFECTS.get(name)
+    if known is not None:
+        return known
+    return tf1_names.effect(name)
+
+
+def _tf1_effect(name: str) -> Effect | None:
+    """What TF 1.x's sources say about ``name`` (:mod:`graphguard.analysis.tf1_names`), or None: its
+    entry, its TF 1.0 name if it is a TF 0.x one, its core twin if the data has it, its module's rule."""
+    from graphguard.analysis import tf1_names  # imports this module: import it late
+
+    known = tf1_names.effect(name)
+    if known is not None:
+        return known
+    new_name = tf1_names.renamed(name)
+    if new_name is not None:
+        return effect_of(new_name)
+    for twin in tf1_names.twins(name):
+        known = _known_effect(twin)
+        if known is not None:
+            return known
+    return tf1_names.prefix_effect(name)
+
+
 def _layout_effect(name: str) -> Effect:
     """The hand-made fallback for names missing from the generated data.
 
-    A ``tf.contrib.*`` function was usually promoted into core TensorFlow under the same name
+    TF 1.x names are looked up in :mod:`graphguard.analysis.tf1_names`. Then a ``tf.contrib.*``
+    function was usually promoted into core TensorFlow under the same name
     (``tf.contrib.framework.get_global_step`` became ``tf.train.get_global_step``): when the core
-    name is in the generated data, its effect is used."""
+    name is in the generated data, its effect is used. A name that no table knows builds nothing."""
     known = FALLBACK_EFFECTS.get(name)
+    if known is not None:
+        return known
+    known = _tf1_effect(name)
     if known is not None:
         return known
     if name.startswith("tf.python."):
@@ -273,7 +324,24 @@ def _layout_effect(name: str) -> Effect:
     if last.endswith(("_initializer", "_regularizer")):
         # tf.zeros_initializer(), tf.contrib.layers.l2_regularizer(): objects and functions, no op yet.
         return Effect.NONE
-    return Effect.OP
+    method = _unbound_method_effect(name)
+    if method is not None:
+        return method
+    # Not in any table (a contrib module nobody classified, a misspelling, a name TensorFlow never
+    # had): graphguard does not guess that it builds ops.
+    return Effect.NONE
+
+
+def _unbound_method_effect(name: str) -> Effect | None:
+    """``tf.train.AdamOptimizer.compute_gradients(self, loss)`` in a subclass: the method of a known
+    class, called through the class; None when the class or the method is not known to build."""
+    owner, _, method = name.rpartition(".")
+    if not owner.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    owner_effect = _known_effect(owner)
+    if owner_effect is None:
+        return None
+    return method_effect(result_kind(owner, owner_effect), method)
 
 
 #: Functions that return a Python list or tuple of tensors: indexing the result adds no op.

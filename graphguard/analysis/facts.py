@@ -67,6 +67,25 @@ class ProjectCall(NamedTuple):
     exempt: frozenset
     bound: bool = False
     session_args: tuple = ()
+    #: (position or keyword, value) of the arguments whose values the analysis knows or can follow:
+    #: a session, a TensorFlow object, an instance or function of the project, the caller's own
+    #: parameter or the result of a project call (see :mod:`graphguard.analysis.values`)
+    values: tuple = ()
+
+
+class DeferredUse(NamedTuple):
+    """``X.method(...)`` or ``X(...)`` where ``X`` is a parameter or what a project call returned: what
+    it builds is known once phase 2 knows the values that reach ``X`` (a variable passed to
+    ``set_lr(var, value)``, a ``Classifier`` passed to ``evaluate(sess, model)``, the closure that
+    ``make_scorer(logits)`` returns). ``method`` is None for a call of ``X`` itself."""
+
+    receiver: object
+    method: str | None
+    site: Site
+    callee: str
+    loops: tuple
+    exempt: frozenset
+    values: tuple = ()
 
 
 class DeferredStep(NamedTuple):
@@ -143,6 +162,10 @@ class FunctionFacts:
     returns_session: bool = False
     returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
+    #: Values it returns that phase 2 follows (an object, a local function, a parameter); rare, so a
+    #: shared empty tuple until the first one
+    return_values: tuple | list = ()
+    deferred_uses: tuple | list = ()  #: :class:`DeferredUse` records, rare as well
     # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a
     # set on first use (a module has thousands of functions; each empty list costs time and memory).
     retentions: tuple | list = ()  #: :class:`Retention` stores in its loops

@@ -77,13 +77,14 @@ def _session_loop(module: ModuleFacts, item, bound: int):
 
 def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
     found: list[Finding] = []
-    constructions = list(facts.constructions)
+    key = (module.path, facts.name)
+    constructions = [*facts.constructions, *(c for c in project.flow.extra_constructions.get(key, ()) if c.loops)]
     for deferred in facts.deferred_operators:
         if any((s := project.summary(module, ref)) is not None and s.returns_tensor for ref in deferred.refs):
             constructions.append(deferred.construction)
 
     calls = []
-    for call in facts.calls:
+    for call in project.flow.calls(module, facts.name, facts):
         callee = project.summary(module, call.ref)
         if callee is not None:
             calls.append((call, callee))

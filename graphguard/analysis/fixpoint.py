@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from graphguard.analysis.bindings import Ref
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
+from graphguard.analysis.values import SESSION_VALUE, ValueFlow
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,9 @@ class Project:
         self.summaries: dict[tuple[str, str], Summary] = {}
         self._folders: dict[str, str] = {}
         self._modules: dict[tuple[str, str], ModuleFacts | None] = {}
-        self._resolved: dict[tuple[str, Ref], tuple[ModuleFacts, str] | None] = {}
+        self._resolved: dict[tuple, tuple[ModuleFacts, str] | None] = {}
+        self.flow = ValueFlow(self)
+        self.flow.run()
         self._summarise()
 
     # ------------------------------------------------------------------ resolution
@@ -158,12 +161,23 @@ class Project:
             self._resolved[key] = self._resolve(importer, ref)
         return self._resolved[key]
 
-    def _resolve(self, importer: ModuleFacts, ref: Ref):
+    def resolve_class(self, importer: ModuleFacts, ref: Ref) -> tuple[ModuleFacts, str] | None:
+        """The module and qualified class name that ``ref``, read in ``importer``, names."""
+        key = (importer.path, ref, "class")
+        if key not in self._resolved:
+            self._resolved[key] = None
+            self._resolved[key] = self._resolve(importer, ref, classes=True)
+        return self._resolved[key]
+
+    def _resolve(self, importer: ModuleFacts, ref: Ref, classes: bool = False):
         parts = ref.name.split(".") if ref.name else []
         if not parts:
             return None  # a module itself is not callable
+        if ref.module.startswith("\0"):  # a value followed from its own module (values.absolute_ref)
+            module = self._by_path.get(os.path.normpath(ref.module[1:]))
+            return None if module is None else self._member(module, ref.name, classes=classes)
         if ref.module == "":
-            return self._member(importer, ref.name)
+            return self._member(importer, ref.name, classes=classes)
         # ``from pkg import module`` then ``module.f()``: the name may start with submodules. Try the
         # longest module path first; a package's own ``__init__`` need not have been read (the
         # prefilter skips an empty one; namespace packages have none).
@@ -177,12 +191,14 @@ class Project:
                 dotted = f"{ref.module}.{'.'.join(head)}"
             module = self._module(importer, dotted)
             if module is not None:
-                found = self._member(module, ".".join(parts[split:]))
+                found = self._member(module, ".".join(parts[split:]), classes=classes)
                 if found is not None:
                     return found
         return None
 
-    def _member(self, module: ModuleFacts, name: str, depth: int = 0):
+    def _member(self, module: ModuleFacts, name: str, depth: int = 0, classes: bool = False):
+        if classes:
+            return (module, name) if name in module.classes else None
         if name in module.functions:
             return module, name
         cls, _, method = name.rpartition(".")
@@ -236,13 +252,23 @@ class Project:
                     opens_session=facts.opens_session,
                     model_positions=frozenset(facts.model_positions),
                 )
+                key = (module.path, name)
+                for param, values in self.flow.params.get(key, {}).items():
+                    if SESSION_VALUE in values:
+                        summary.session_params.add(param)
+                if any(p in summary.session_params for p, _ in facts.param_steps):
+                    summary.runs_step = True
                 for trial in facts.trials:
                     if not trial.loops and not trial.refs and CALLER not in trial.exempt and summary.trains_model is None:
                         summary.trains_model = Origin(module.path, trial.site.row, trial.subject)
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
-                    for construction in facts.constructions:
+                    for construction in (*facts.constructions, *self.flow.extra_constructions.get(key, ())):
+                        if not construction.loops and CALLER not in construction.exempt:
+                            summary.builds.setdefault(construction.effect, Origin(module.path, construction.site.row,
+                                                                                  subject_of(construction)))
+                            continue
                         if construction.effect is Effect.MODEL:
                             continue  # a model made in a loop is reported at that loop, not at callers
                         if self._repeats_for_caller(module, construction):
@@ -256,7 +282,7 @@ class Project:
         edges = []
         for module, facts, summary in work:
             calls = []
-            for call in facts.calls:
+            for call in self.flow.calls(module, facts.name, facts):
                 callee = self.summary(module, call.ref)
                 if callee is not None or call.session_args:
                     repeats = self._repeats_for_caller(module, call)

@@ -41,6 +41,7 @@ from graphguard.analysis.bindings import (
     Elements,
     GraphValue,
     Instance,
+    MethodResult,
     Param,
     Parts,
     ProjectRef,
@@ -57,6 +58,7 @@ from graphguard.analysis.facts import (
     Construction,
     DeferredOperator,
     DeferredStep,
+    DeferredUse,
     FunctionFacts,
     Loop,
     ModuleFacts,
@@ -180,6 +182,7 @@ class ModuleReader(ast.NodeVisitor):
         self._synthetic: list = []
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
         self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
+        self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
 
     # ------------------------------------------------------------------ traversal
 
@@ -277,6 +280,8 @@ class ModuleReader(ast.NodeVisitor):
                     # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
                     self._bind(element, TENSOR if isinstance(value, TFObject) else None)
         elif isinstance(target, ast.Attribute):
+            if isinstance(value, (Param, MethodResult)):
+                value = None  # a parameter means something else in the other methods that read the attribute
             dotted = dotted_name(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER
@@ -308,6 +313,8 @@ class ModuleReader(ast.NodeVisitor):
             return self._resolve_call(node)
         if isinstance(node, ast.Subscript):
             base = self.resolve(node.value)
+            if isinstance(base, TFObject) and base.kind == "pairs":
+                return Elements(TENSOR, 2)  # ``grads_and_vars[0]``: a (gradient, variable) tuple
             if isinstance(base, TFObject) and (base.kind in _TENSOR_KINDS or base.kind == "sequence"):
                 return TENSOR
             if isinstance(base, Elements):
@@ -354,6 +361,8 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(func, TFName):
             if catalog.lists_variables(func.path):
                 return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
+            if func.path == "tf.keras.backend.function":
+                return STEP_CALLABLE  # ``f = K.function(...)``: calling ``f`` runs a session step (TF1 Keras)
             effect = catalog.effect_of(func.path)
             if effect is Effect.SESSION:
                 return SESSION
@@ -391,6 +400,10 @@ class ModuleReader(ast.NodeVisitor):
                 return TENSOR
             if isinstance(receiver, Instance):
                 return CallResult(receiver.cls.member(method))
+            if method in catalog.DISTINCT_METHODS:
+                return TFObject(catalog.DISTINCT_METHODS[method][1])  # ``ds.make_one_shot_iterator()``
+            if isinstance(receiver, (Param, CallResult, MethodResult)) and method not in _STEP_METHODS:
+                return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
             if isinstance(receiver, Elements):
                 if method == "items":
                     return Elements(Parts((None, receiver.element)), receiver.count, receiver.setup)
@@ -403,7 +416,7 @@ class ModuleReader(ast.NodeVisitor):
         elif func is None and isinstance(node.func, ast.Name) and node.args:
             # Builtins that pass a container's elements on (when not shadowed: ``func`` is None).
             name = node.func.id
-            if name in ("list", "tuple", "sorted", "reversed", "set", "iter") and len(node.args) == 1:
+            if name in ("list", "tuple", "sorted", "reversed", "set", "iter", "dict") and len(node.args) == 1:
                 value = self.resolve(node.args[0])
                 return value if isinstance(value, Elements) else None
             if name == "enumerate":
@@ -417,6 +430,9 @@ class ModuleReader(ast.NodeVisitor):
                                 any(v is not None and v.setup for v in values))
         if _LOADS_SAVED.search(callee_text(node.func)):
             return Elements(None, setup=True)  # ``np.load(path)``, ``pickle.load(f)``: saved weights
+        if (isinstance(node.func, (ast.Name, ast.Attribute)) and callee_text(node.func).rsplit(".", 1)[-1] == "GraphGuard"
+                and node.args and self.resolve(node.args[0]) is SESSION):
+            return SESSION  # graphguard's own ``GraphGuard(sess)``: its ``run`` is the session's
         return None
 
     def _elements(self, node: ast.AST) -> Elements | None:
@@ -427,6 +443,8 @@ class ModuleReader(ast.NodeVisitor):
             return value
         if isinstance(value, TFObject) and value.kind == "sequence":
             return Elements(TENSOR, setup=True)
+        if isinstance(value, TFObject) and value.kind == "pairs":
+            return Elements(Parts((TENSOR, TFObject("variable"))), setup=True)  # ``for g, v in grads_and_vars``
         return None
 
     def _trips(self, iterable: ast.AST) -> int | None:
@@ -491,10 +509,11 @@ class ModuleReader(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         value = self.resolve(node.value)
+        parts = None
         if (isinstance(node.value, (ast.Tuple, ast.List))
                 and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             # ``self.sess, self.step = tf.Session(), 0``: each target takes its own part.
-            value = Parts(tuple(self.resolve(element) for element in node.value.elts))
+            parts = Parts(tuple(self.resolve(element) for element in node.value.elts))
         for target in node.targets:
             self._visit_target(target)
             if isinstance(target, ast.Subscript) and self._frame.loops and not isinstance(target.slice, ast.Constant):
@@ -504,7 +523,7 @@ class ModuleReader(ast.NodeVisitor):
                   and isinstance(node.value.right, (ast.List, ast.Tuple)) and dotted_name(target) is not None
                   and dotted_name(target) == dotted_name(node.value.left)):
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
-            self._bind(target, value)
+            self._bind(target, parts if parts is not None and isinstance(target, (ast.Tuple, ast.List)) else value)
         self._note_made(node.targets, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -723,7 +742,10 @@ class ModuleReader(ast.NodeVisitor):
             facts.returns_tensor = True
         elif isinstance(value, CallResult):
             facts.returns.append(value.ref)
-        elif isinstance(node.value, ast.Tuple):
+        followed = _followed(value)
+        if followed is not None and not isinstance(followed, CallResult) and followed is not SESSION:
+            facts.return_values = [*facts.return_values, followed]
+        if isinstance(node.value, ast.Tuple) and not facts.returns_tensor:
             if any(isinstance(self.resolve(e), TFObject) for e in node.value.elts):
                 facts.returns_tensor = True
 
@@ -759,6 +781,13 @@ class ModuleReader(ast.NodeVisitor):
             frame.scope[params.args[0].arg] = Instance(Ref("", enclosing.facts.name))
         saved_depth, self._nested_depth = self._nested_depth, 0
         self._frames.append(frame)
+        per_step = self._per_step.get(frame.class_name) if enclosing.is_class else None
+        if per_step is not None and node.name in _PER_STEP_METHODS[per_step]:
+            # ``SessionRunHook.after_run``, ``Callback.on_batch_end``: the framework calls the body on
+            # every step (or epoch), so it is the body of a loop that no statement shows.
+            loop = self._new_loop(node)
+            loop.runs_step = per_step == "hook"  # a hook runs around every session step
+            frame.loops.append(loop)
         if isinstance(body, list):
             self._visit_body(body)
         else:
@@ -798,7 +827,7 @@ class ModuleReader(ast.NodeVisitor):
         for decorator in node.decorator_list:
             self.visit(decorator)
         bases = []
-        keras_base = None
+        keras_base = per_step = None
         for base in node.bases:
             self.visit(base)
             value = self.resolve(base)
@@ -806,7 +835,11 @@ class ModuleReader(ast.NodeVisitor):
                 bases.append(value.ref)
             elif isinstance(value, TFName) and catalog.effect_of(value.path) is Effect.MODEL:
                 keras_base = base
+            elif isinstance(value, TFName) and value.path.rsplit(".", 1)[-1] in _PER_STEP_BASES:
+                per_step = _PER_STEP_BASES[value.path.rsplit(".", 1)[-1]]
         qualname = self._qualname(node.name)
+        if per_step is not None:
+            self._per_step[qualname] = per_step
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
@@ -1010,6 +1043,8 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(node, ast.Compare) and all(isinstance(op, _TENSOR_COMPARISONS) for op in node.ops):
             return self._tensor_operands_of((node.left, *node.comparators))
         if isinstance(node, ast.Subscript):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                return False, [], set()  # ``features["image"]``: a dict of tensors, not a tensor
             return self._tensor_operands_of((node.value,))
         return False, [], set()
 
@@ -1118,6 +1153,8 @@ class ModuleReader(ast.NodeVisitor):
             self._note_tensor_params(node)
         elif isinstance(func_value, Instance):
             self._project_call(func_value.cls.member("__call__"), node, callee, bound=True)  # ``head(x)``
+        elif isinstance(func_value, (Param, CallResult)) and isinstance(node.func, ast.Name):
+            self._deferred_use(func_value, None, node, callee)  # ``score(sess, x)``: a closure or a callable argument
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
             bound = _is_class(func_value)
@@ -1150,6 +1187,8 @@ class ModuleReader(ast.NodeVisitor):
             elif method in _STEP_METHODS and isinstance(receiver, Param):
                 # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
                 frame.facts.param_steps.append((receiver.name, tuple(l.index for l in frame.loops)))
+            elif method in catalog.DISTINCT_METHODS and not isinstance(receiver, (TFName, Instance)):
+                effect = catalog.DISTINCT_METHODS[method][0]  # only TensorFlow objects have these methods
             elif isinstance(receiver, TFObject):
                 method_effect = catalog.method_effect(receiver.kind, method)
                 if method_effect is not None:
@@ -1159,6 +1198,12 @@ class ModuleReader(ast.NodeVisitor):
                     effect = Effect.SESSION
             elif isinstance(receiver, Instance):
                 self._project_call(receiver.cls.member(method), node, callee, bound=True)
+            elif isinstance(receiver, Choice):
+                for value in receiver.values:  # ``for head in [ClsHead(), BoxHead()]: head.update(sess)``
+                    if isinstance(value, Instance):
+                        self._project_call(value.cls.member(method), node, callee, bound=True)
+            elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in _STEP_METHODS:
+                self._deferred_use(receiver, method, node, callee)  # ``model.save(...)``, ``it.get_next()``
             elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
                   and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
                 # ``super().__init__(...)``: the base class's method (a tf.keras.Model subclass of a
@@ -1175,6 +1220,8 @@ class ModuleReader(ast.NodeVisitor):
                 frame.facts.resets_graph = True
         elif effect is Effect.MODEL:
             self._construction(effect, node, callee)  # any loop repeats it (GG201), nested or not
+        elif effect is Effect.SESSION and callee.rsplit(".", 1)[-1] == "get_session":
+            pass  # ``K.get_session()`` returns the one global session: it opens nothing new
         elif effect is Effect.SESSION:
             own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
             if frame.loops and not own_graph:
@@ -1223,21 +1270,62 @@ class ModuleReader(ast.NodeVisitor):
         # ``node`` is the call, or the function's name where a search driver is given it (no arguments).
         arguments = [(index, arg) for index, arg in enumerate(getattr(node, "args", ()))]
         arguments += [(keyword.arg, keyword.value) for keyword in getattr(node, "keywords", ()) if keyword.arg]
+        values = []
         for where, arg in arguments:
             value = self.resolve(arg)
             if value is SESSION:
                 session_args.append((where, None))
             elif isinstance(value, Param):
                 session_args.append((where, value.name))
+            followed = _followed(value)
+            if followed is not None:
+                values.append((where, followed))
         frame.facts.calls.append(
             ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-                        tuple(session_args))
+                        tuple(session_args), tuple(values))
         )
+
+    def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
+        """Record ``X.method(...)`` or ``X(...)`` on a parameter or a project call's result (phase 2
+        decides what it does once it knows the values that reach ``X``)."""
+        frame = self._frame
+        exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+        values = []
+        arguments = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
+        for where, arg in arguments:
+            followed = _followed(self.resolve(arg))
+            if followed is not None:
+                values.append((where, followed))
+        use = DeferredUse(receiver, method, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
+                          tuple(values))
+        frame.facts.deferred_uses = [*frame.facts.deferred_uses, use]
 
 
 
 #: Calls that read saved weights or arrays from a file: a loop over what they return is one-shot setup.
 _LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
+
+
+#: Framework base classes whose methods run on every step, by their last name, and those methods.
+_PER_STEP_BASES = {"SessionRunHook": "hook", "Callback": "callback"}
+_PER_STEP_METHODS = {
+    "hook": frozenset({"before_run", "after_run"}),
+    "callback": frozenset({"on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
+                           "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
+                           "on_predict_batch_end", "on_epoch_begin", "on_epoch_end"}),
+}
+
+
+def _followed(value):
+    """``value`` when phase 2 can follow it across calls (a session, a TensorFlow object, a project
+    instance or function, a parameter, a project call's result, one of several instances), else None."""
+    if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult)):
+        return value
+    if isinstance(value, ProjectRef) and value.is_class is False:
+        return value
+    if isinstance(value, Choice) and all(isinstance(v, Instance) for v in value.values):
+        return value
+    return None
 
 
 def _join(values):

@@ -1,0 +1,205 @@
+"""Phase 2, first step: follow values across calls, to a fixpoint over the project.
+
+Phase 1 (:mod:`graphguard.analysis.reader`) records, per function, *symbolic* values where it cannot
+know more alone: a parameter (:class:`~graphguard.analysis.bindings.Param`), what a project call
+returns (:class:`~graphguard.analysis.bindings.CallResult`), an instance or a function of the project
+named in the module that wrote it. This module resolves them over the whole run:
+
+* the values that call sites pass flow into the callee's parameters (``evaluate(sess, model)`` with a
+  ``Classifier``: inside ``evaluate``, ``model`` is a ``Classifier``; ``set_lr(lr_var, 0.1)``: ``var``
+  is a variable);
+* the values a function returns flow to its callers (``make_iterator(ds)`` returns an iterator;
+  ``make_scorer(logits)`` returns its local function ``score``);
+
+and then turns each :class:`~graphguard.analysis.facts.DeferredUse` (``model.save(...)``,
+``var.assign(...)``, ``it.get_next()``, ``score(sess, x)`` on such a value) into what it is: a call of
+project code, or a construction. Those may pass values on in turn, so the two steps repeat until
+nothing new appears (in practice two or three rounds).
+
+A resolved value is a small tuple: ``("session",)``, ``("tf", kind)`` (a TensorFlow object of that
+kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)`` or ``("function", path,
+qualname)``. Where it stops: values kept in containers or attributes of other objects are followed
+only inside one module (phase 1); ``*args``/``**kwargs`` are not followed; a value reaching a parameter
+from any caller counts for every call (the analysis does not tell call sites apart).
+"""
+
+from __future__ import annotations
+
+from graphguard.analysis import catalog
+from graphguard.analysis.bindings import (
+    SESSION,
+    CallResult,
+    Choice,
+    Instance,
+    MethodResult,
+    Param,
+    ProjectRef,
+    Ref,
+    TFObject,
+)
+from graphguard.analysis.facts import Construction, ModuleFacts, ProjectCall
+
+#: The most rounds of "flow values, then turn uses into calls"; real projects settle in two or three.
+MAX_ROUNDS = 6
+SESSION_VALUE = ("session",)
+
+
+def absolute_ref(path: str, qualname: str) -> Ref:
+    """A :class:`Ref` that names ``qualname`` in the file ``path`` itself, whatever module reads it
+    (phase 2 only: a value followed from another module keeps the module that defined it)."""
+    return Ref("\0" + path, qualname)
+
+
+class ValueFlow:
+    """The values that reach every parameter and leave every function of a :class:`Project`, and
+    the calls and constructions that deferred uses turn out to be.
+
+    ``project`` must offer ``modules``, ``resolve(importer, ref)`` and ``resolve_class(importer, ref)``
+    (:class:`graphguard.analysis.fixpoint.Project`)."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self.params: dict[tuple, dict[str, set]] = {}  #: (path, function) -> parameter -> values
+        self.returns: dict[tuple, set] = {}  #: (path, function) -> values it returns
+        self.extra_calls: dict[tuple, list] = {}  #: (path, function) -> ProjectCall made from uses
+        self.extra_constructions: dict[tuple, list] = {}  #: (path, function) -> Construction made from uses
+        self._made: set = set()  # (path, function, index of the use, value): uses already turned into facts
+
+    # ------------------------------------------------------------------ values
+
+    def concrete(self, module: ModuleFacts, key: tuple, value) -> set:
+        """The resolved values that the symbolic ``value``, read in function ``key`` of ``module``,
+        may stand for (empty when none is known)."""
+        if value is SESSION:
+            return {SESSION_VALUE}
+        if isinstance(value, TFObject):
+            return {("tf", value.kind)}
+        if isinstance(value, Param):
+            return self.params.get(key, {}).get(value.name, set())
+        if isinstance(value, CallResult):
+            target = self.project.resolve(module, value.ref)
+            return set() if target is None else self.returns.get((target[0].path, target[1]), set())
+        if isinstance(value, Instance):
+            target = self.project.resolve_class(module, value.cls)
+            return set() if target is None else {("instance", target[0].path, target[1])}
+        if isinstance(value, ProjectRef):
+            target = self.project.resolve(module, value.ref)
+            return set() if target is None else {("function", target[0].path, target[1])}
+        if isinstance(value, MethodResult):
+            found = set()
+            for receiver in self.concrete(module, key, value.receiver):
+                if receiver[0] == "tf":
+                    kind = catalog.METHOD_RESULT_KINDS.get((receiver[1], value.method))
+                    effect = catalog.method_effect(receiver[1], value.method)
+                    if kind is None and effect is not None:
+                        kind = "dataset" if effect is catalog.Effect.DATASET else "tensor"
+                    if kind is not None:
+                        found.add(("tf", kind))
+                elif receiver[0] == "instance":
+                    found |= self.returns.get((receiver[1], f"{receiver[2]}.{value.method}"), set())
+            return found
+        if isinstance(value, Choice):
+            found = set()
+            for part in value.values:
+                found |= self.concrete(module, key, part)
+            return found
+        return set()
+
+    # ------------------------------------------------------------------ the fixpoint
+
+    def run(self) -> None:
+        """Flow values until nothing changes, turning deferred uses into calls and constructions."""
+        for _ in range(MAX_ROUNDS):
+            while self._flow():
+                pass
+            if not self._materialise():
+                break
+
+    def calls(self, module: ModuleFacts, name: str, facts) -> list:
+        """The project calls of function ``name``: those written, and those its deferred uses became."""
+        extra = self.extra_calls.get((module.path, name))
+        return facts.calls if not extra else [*facts.calls, *extra]
+
+    def _flow(self) -> bool:
+        changed = False
+        for module in self.project.modules:
+            for name, facts in module.functions.items():
+                key = (module.path, name)
+                for call in self.calls(module, name, facts):
+                    if call.values and self._pass(module, key, call):
+                        changed = True
+                if facts.return_values or facts.returns:
+                    found = set()
+                    for value in facts.return_values:
+                        found |= self.concrete(module, key, value)
+                    for ref in facts.returns:
+                        found |= self.concrete(module, key, CallResult(ref))
+                    known = self.returns.setdefault(key, set())
+                    if not found <= known:
+                        known |= found
+                        changed = True
+        return changed
+
+    def _pass(self, module: ModuleFacts, key: tuple, call: ProjectCall) -> bool:
+        """Add what ``call`` passes to the parameters of its callee; True when something was new."""
+        target = self.project.resolve(module, call.ref)
+        if target is None:
+            return False
+        callee_facts = target[0].functions[target[1]]
+        params = self.params.setdefault((target[0].path, target[1]), {})
+        changed = False
+        for where, value in call.values:
+            if isinstance(where, int):
+                index = where + (1 if call.bound else 0)
+                if index >= len(callee_facts.params):
+                    continue
+                where = callee_facts.params[index]
+            found = self.concrete(module, key, value)
+            if found:
+                known = params.setdefault(where, set())
+                if not found <= known:
+                    known |= found
+                    changed = True
+        return changed
+
+    def _materialise(self) -> bool:
+        """Turn deferred uses whose receivers now have values into calls and constructions."""
+        changed = False
+        for module in self.project.modules:
+            for name, facts in module.functions.items():
+                if not facts.deferred_uses:
+                    continue
+                key = (module.path, name)
+                for index, use in enumerate(facts.deferred_uses):
+                    for value in self.concrete(module, key, use.receiver):
+                        marker = (module.path, name, index, value)
+                        if marker in self._made:
+                            continue
+                        self._made.add(marker)
+                        if self._make(key, use, value):
+                            changed = True
+        return changed
+
+    def _make(self, key: tuple, use, value) -> bool:
+        kind = value[0]
+        if kind == "tf" and use.method is not None:
+            effect = catalog.method_effect(value[1], use.method)
+            if effect is None:
+                return False
+            construction = Construction(effect, use.site, use.callee, use.loops, use.exempt)
+            self.extra_constructions.setdefault(key, []).append(construction)
+            return True
+        if kind == "instance":
+            member = "__call__" if use.method is None else use.method
+            ref = absolute_ref(value[1], f"{value[2]}.{member}")
+            bound = True
+        elif kind == "function" and use.method is None:
+            ref = absolute_ref(value[1], value[2])
+            bound = False
+        else:
+            return False
+        session_args = tuple((where, None) for where, v in use.values if v is SESSION)
+        session_args += tuple((where, v.name) for where, v in use.values if isinstance(v, Param))
+        call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, session_args, use.values)
+        self.extra_calls.setdefault(key, []).append(call)
+        return True
