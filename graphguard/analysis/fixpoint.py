@@ -204,7 +204,7 @@ class Project:
         cls, _, method = name.rpartition(".")
         if cls in module.classes and depth < 10:
             for base in module.classes[cls].bases:
-                target = self.resolve(module, base)
+                target = self.resolve_class(module, base)
                 if target is not None:
                     found = self._member(target[0], f"{target[1]}.{method}", depth + 1)
                     if found is not None:

@@ -88,6 +88,7 @@ _TENSOR_KINDS = frozenset({"tensor", "variable"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+_SEQUENCE_LITERALS = (ast.Tuple, ast.List, ast.ListComp)
 #: Python's builtins: a star import of a TensorFlow module does not take ``print`` or ``range`` here.
 _BUILTINS = frozenset(dir(builtins))
 #: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
@@ -1037,6 +1038,8 @@ class ModuleReader(ast.NodeVisitor):
 
     def _tensor_operands(self, node: ast.AST) -> tuple[bool, list, set]:
         if isinstance(node, ast.BinOp):
+            if isinstance(node.left, _SEQUENCE_LITERALS) or isinstance(node.right, _SEQUENCE_LITERALS):
+                return False, [], set()  # ``(name,) + outputs``, ``[train_op] + update_ops``: Python sequences
             return self._tensor_operands_of((node.left, node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, _TENSOR_UNARY):
             return self._tensor_operands_of((node.operand,))
