@@ -122,6 +122,9 @@ class Elements:
     element: object = None
     count: int | None = None
     setup: bool = False
+    #: Read from a file (``np.load``, ``pickle.load``): its ``items()``, ``keys()``, ``values()`` or a
+    #: ``dict`` of it are saved weights by name (setup); the array itself may be data.
+    saved: bool = False
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,14 @@ DISTINCT_METHODS = {
 }
 
 
+#: Names that exist only for TF1 graph mode: a module that calls one runs Keras on graphs, where
+#: ``model.predict`` is a session step.
+GRAPH_MODE_NAMES = frozenset({"tf.Session", "tf.InteractiveSession", "tf.placeholder", "tf.keras.backend.function",
+                              "tf.keras.backend.gradients", "tf.keras.backend.get_session",
+                              "tf.keras.backend.learning_phase", "tf.disable_eager_execution",
+                              "tf.disable_v2_behavior", "tf.keras.backend.placeholder"})
+
+
 #: graphguard's own decisions where they differ from the generated data, with the reason.
 OVERRIDES = {
     # Creates the step variable on the first call in a graph, then returns it: fine in a loop.
@@ -199,6 +207,11 @@ OVERRIDES = {
     "tf.train.Supervisor": Effect.NONE,
     # TF 1.x contrib, gone from TF 2.21's API: a NumPy function ("outside of TensorFlow", its docstring).
     "tf.contrib.crf.viterbi_decode": Effect.NONE,
+    # TF1 Keras: K.function builds a Function whose __init__ groups the model's update ops into new
+    # ops (keras/backend/tensorflow_backend.py, Function.__init__); K.learning_phase() makes its
+    # placeholder once per graph and returns it afterwards (_GRAPH_LEARNING_PHASES), so it is fine in a loop.
+    "tf.keras.backend.function": Effect.OP,
+    "tf.keras.backend.learning_phase": Effect.NONE,
     # Keras 3's spelling of tf.keras.backend.clear_session (keras/src/backend/common/global_state.py):
     # it drops Keras' global state and, with the TensorFlow backend, resets the default graph.
     "tf.keras.utils.clear_session": Effect.RESET,

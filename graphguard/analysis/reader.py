@@ -111,10 +111,20 @@ _FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: Hyperparameter-search drivers that call the objective function they are given once per trial:
 #: Optuna's ``study.optimize``, Hyperopt's ``fmin``, scikit-optimize's ``*_minimize``, and
 #: bayes_opt's ``BayesianOptimization(f=...)``. The call counts as a loop around the objective.
-_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
+#: Also what calls a function once per element or per fit: ``map`` (builtin, ``executor.map``,
+#: ``pool.map``), ``executor.submit``, joblib's and dask's ``delayed(f)``, hyperas' ``optim.minimize``,
+#: and the scikit-learn wrappers of Keras (``KerasClassifier(build_fn=...)``, scikeras' ``model=``), whose
+#: every fit in a ``GridSearchCV`` or ``cross_val_score`` builds a new model. Keras Tuner is not one
+#: here: it calls ``clear_session()`` before building each trial's model.
+_SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "KerasClassifier", "KerasRegressor",
+                             "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
                              "dummy_minimize", "BayesianOptimization"})
+_KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor"})
+#: Keras model methods that run a session step on TF1 graphs (``Model.predict`` calls the backend's
+#: function, which runs ``Session.run``).
+_KERAS_STEP_METHODS = frozenset({"predict", "predict_on_batch", "train_on_batch", "test_on_batch", "evaluate", "fit"})
 #: Keywords of those drivers that take the objective (positional arguments are always looked at).
-_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective"})
+_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective", "build_fn", "model"})
 #: Container methods that keep their argument: method -> index of the kept argument.
 _KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
@@ -184,6 +194,8 @@ class ModuleReader(ast.NodeVisitor):
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
         self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
         self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
+        self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
+        self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
 
     # ------------------------------------------------------------------ traversal
 
@@ -362,6 +374,8 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(func, TFName):
             if catalog.lists_variables(func.path):
                 return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
+            if func.path in catalog.GRAPH_MODE_NAMES:
+                self.graph_mode = True
             if func.path == "tf.keras.backend.function":
                 return STEP_CALLABLE  # ``f = K.function(...)``: calling ``f`` runs a session step (TF1 Keras)
             effect = catalog.effect_of(func.path)
@@ -406,19 +420,22 @@ class ModuleReader(ast.NodeVisitor):
             if isinstance(receiver, (Param, CallResult, MethodResult)) and method not in _STEP_METHODS:
                 return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
             if isinstance(receiver, Elements):
+                setup = receiver.setup or receiver.saved  # a dict of saved weights: setup
                 if method == "items":
-                    return Elements(Parts((None, receiver.element)), receiver.count, receiver.setup)
+                    return Elements(Parts((None, receiver.element)), receiver.count, setup)
                 if method == "values":
-                    return receiver
+                    return Elements(receiver.element, receiver.count, setup)
                 if method in ("keys", "copy"):
-                    return Elements(None, receiver.count, receiver.setup)
-            if method == "item" and isinstance(receiver, Elements) and receiver.setup:
-                return receiver  # ``np.load(path).item()``
+                    return Elements(None, receiver.count, setup)
+                if method == "item" and receiver.saved:
+                    return Elements(None, setup=True)  # ``np.load(path).item()``: a pickled dict of weights
         elif func is None and isinstance(node.func, ast.Name) and node.args:
             # Builtins that pass a container's elements on (when not shadowed: ``func`` is None).
             name = node.func.id
             if name in ("list", "tuple", "sorted", "reversed", "set", "iter", "dict") and len(node.args) == 1:
                 value = self.resolve(node.args[0])
+                if isinstance(value, Elements) and value.saved and name == "dict":
+                    return Elements(None, setup=True)  # ``dict(np.load("weights.npz"))``
                 return value if isinstance(value, Elements) else None
             if name == "enumerate":
                 value = self._elements(node.args[0])
@@ -430,7 +447,7 @@ class ModuleReader(ast.NodeVisitor):
                                 min(counts) if counts else None,
                                 any(v is not None and v.setup for v in values))
         if _LOADS_SAVED.search(callee_text(node.func)):
-            return Elements(None, setup=True)  # ``np.load(path)``, ``pickle.load(f)``: saved weights
+            return Elements(None, saved=True)  # ``np.load(path)``, ``pickle.load(f)``: maybe saved weights
         if (isinstance(node.func, (ast.Name, ast.Attribute)) and callee_text(node.func).rsplit(".", 1)[-1] == "GraphGuard"
                 and node.args and self.resolve(node.args[0]) is SESSION):
             return SESSION  # graphguard's own ``GraphGuard(sess)``: its ``run`` is the session's
@@ -1141,7 +1158,9 @@ class ModuleReader(ast.NodeVisitor):
         effect = Effect.NONE
         callee = callee_text(node.func)
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if name in _SEARCH_DRIVERS and not isinstance(func_value, (TFName, TFObject)):
+        tf_receiver = isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject))
+        if name in _SEARCH_DRIVERS and (name in _KERAS_WRAPPERS
+                                        or not (tf_receiver or isinstance(func_value, (TFName, TFObject)))):
             self._search_driver(node)
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)
@@ -1169,6 +1188,10 @@ class ModuleReader(ast.NodeVisitor):
             receiver = self.resolve(node.func.value)
             if method in _TRIAL_METHODS:
                 self._use_as_trial(node.func.value)
+            if method in _KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \
+                    and frame.loops:
+                # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
+                self._keras_steps.append(tuple(frame.loops))
             keep = _KEEPING_METHODS.get(method)
             if keep is not None and frame.loops and len(node.args) > keep and not isinstance(receiver, TFObject):
                 kept = node.args[keep]
@@ -1387,6 +1410,12 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     for statement in tree.body:
         reader.visit(statement)
     reader._close_frame(reader._frames[0])
+    if reader.graph_mode:
+        # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
+        # with K.gradients, K.function, placeholders or sessions); in TF 2 it runs eagerly.
+        for loops in reader._keras_steps:
+            for loop in loops:
+                loop.runs_step = True
     for facts in reader.facts.functions.values():
         kept = []
         for construction in facts.constructions:
