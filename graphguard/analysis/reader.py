@@ -161,6 +161,7 @@ class _Frame:
     trial_sites: set = field(default_factory=set)  # sites of the trials recorded
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
     pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
+    assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
 
 
 
@@ -293,6 +294,7 @@ class ModuleReader(ast.NodeVisitor):
                     # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
                     self._bind(element, TENSOR if isinstance(value, TFObject) else None)
         elif isinstance(target, ast.Attribute):
+            self._frame.assigned.add(dotted_name(target))
             if isinstance(value, (Param, MethodResult)):
                 value = None  # a parameter means something else in the other methods that read the attribute
             dotted = dotted_name(target)
@@ -968,6 +970,11 @@ class ModuleReader(ast.NodeVisitor):
                 reuse += 1
             value = self.resolve(item.context_expr)
             fresh = value if isinstance(value, GraphValue) and is_as_default(item.context_expr) else None
+            if fresh is not None and isinstance(item.context_expr.func.value, ast.Attribute) \
+                    and dotted_name(item.context_expr.func.value) not in self._frame.assigned:
+                # ``with self.graph.as_default():`` in a method, the graph made once in ``__init__``:
+                # re-entering a long-lived graph, where ops accumulate, is not a fresh graph.
+                fresh = None
             if fresh is None and isinstance(item.context_expr, ast.Call):
                 # ``with tf.Session(graph=g):`` and ``with self.session(graph=tf.Graph()):`` enter the
                 # session's graph as the default graph (Session.__enter__ calls graph.as_default()).
