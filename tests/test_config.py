@@ -136,6 +136,9 @@ def test_closest_config_wins_and_config_flag_overrides(project):
         ('output-format = "xml"\n', "pyproject.toml: [tool.graphguard] output-format: 'xml' is not one of"),
         ('[tool.graphguard.per-file-ignores]\n"a.py" = ["XX1"]\n', "per-file-ignores 'a.py': unknown rule code"),
         ("select = [\n", "pyproject.toml: invalid TOML"),
+        ("max-bounded-iterations = -1\n", "max-bounded-iterations: expected a whole number >= 0"),
+        ('max-bounded-iterations = "5"\n', "max-bounded-iterations: expected a whole number"),
+        ("max-bounded-iterations = true\n", "max-bounded-iterations: expected a whole number"),
     ],
 )
 def test_bad_configuration_is_one_line_and_exit_2(project, body, message):
@@ -145,6 +148,17 @@ def test_bad_configuration_is_one_line_and_exit_2(project, body, message):
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1
     assert message in result.stderr
+
+
+def test_max_bounded_iterations(project):
+    # range(10) is reported by default (10 > 5); with the bound at 10 it is a handful; 0 turns it off.
+    (project / "src" / "cases.py").write_text(LEAKY.replace("range(10)", "(1, 2, 3)"))
+    rows = lambda: {(name, code) for name, code, _ in codes(graphguard("check", "--output-format", "json", "src", cwd=project))}
+    assert rows() == {("train.py", "GG101"), ("train.py", "GG102")}
+    configure(project, "max-bounded-iterations = 10\n")
+    assert rows() == set()
+    configure(project, "max-bounded-iterations = 0\n")
+    assert rows() == {("train.py", "GG101"), ("train.py", "GG102"), ("cases.py", "GG101"), ("cases.py", "GG102")}
 
 
 def test_missing_config_file_is_exit_2(project):
