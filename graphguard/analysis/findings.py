@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.facts import Construction, FunctionFacts, ModuleFacts, Site, subject_of
 from graphguard.analysis.fixpoint import Origin, Project, bounded
 
 
@@ -64,6 +64,20 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
     found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
     return found
 
+#: What rebuilding a model adds to the graph (GG111): ops, variables, an imported graph.
+_MODEL_EFFECTS = frozenset({Effect.OP, Effect.OPERATOR, Effect.VARIABLE, Effect.GRAPH_IMPORT})
+
+
+def _rebuilds_model(effect: Effect, callee: str) -> bool:
+    """Whether building ``effect`` (written as ``callee``) in a loop that opens a session per
+    iteration means the model is built again: ops, variables, an imported graph, or an initializer
+    of all variables (new variables to initialize). An initializer of local variables or tables, a
+    Saver or a summary alone (metrics re-initialized per checkpoint) is reported by its own rule."""
+    if effect in _MODEL_EFFECTS:
+        return True
+    return effect is Effect.INITIALIZER and ("global_variables" in callee or "initialize_all" in callee)
+
+
 def _session_loop(module: ModuleFacts, item, bound: int):
     """The innermost session loop that repeats ``item``, or None (also when the loops around it run
     at most ``bound`` times in all: three test cases, a one-shot loop over a model's variables)."""
@@ -105,7 +119,13 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
                     and c.effect is not Effect.FILE_WRITER]
         builders += [c for c, s in calls if c.loops and c.loops[-1] == index and index not in c.exempt
                      and any(e is not Effect.FILE_WRITER for e in s.builds) and not s.resets_graph]
-        if not builders:
+        # A model is rebuilt when the iteration builds ops, variables or an imported graph; an
+        # initializer, Saver or summary alone (a new session per checkpoint that re-initializes the
+        # metrics) is reported by its own rule, with its own fix.
+        if not any(_rebuilds_model(b.effect, b.callee) if isinstance(b, Construction) else
+                   any(_rebuilds_model(effect, origin.subject)
+                       for effect, origin in project.summary(module, b.ref).builds.items())
+                   for b in builders):
             continue
         reported_loops.add(index)
         suppressed.update(id(b) for b in builders)
@@ -152,6 +172,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if retention.refs and not any(project.is_model(module, ref, kind) for ref, kind in retention.refs):
             continue
         loop = module.loops[retention.loop]
+        if loop.trips is not None and loop.trips <= 1:
+            continue  # a loop that runs once keeps one model
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
     return found
@@ -160,8 +182,8 @@ def _model_loop(module: ModuleFacts, item):
     """The innermost loop that repeats a model construction or call ``item``, or None when that
     loop releases what it builds (a fresh graph or a once-guard in it, a reset or
     ``clear_session()`` anywhere in its iteration, directly or through a call)."""
-    if not item.loops:
-        return None
+    if not item.loops or bounded(module, item.loops, 1):
+        return None  # a nest that runs at most once (``max_evals=1``, ``for x in [a]``) repeats nothing
     index = item.loops[-1]
     loop = module.loops[index]
     if index in item.exempt or loop.resets_graph:

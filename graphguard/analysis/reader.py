@@ -116,10 +116,13 @@ _FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: and the scikit-learn wrappers of Keras (``KerasClassifier(build_fn=...)``, scikeras' ``model=``), whose
 #: every fit in a ``GridSearchCV`` or ``cross_val_score`` builds a new model. Keras Tuner is not one
 #: here: it calls ``clear_session()`` before building each trial's model.
-_SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "KerasClassifier", "KerasRegressor",
+_SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "best_ensemble", "best_models",
+                             "KerasClassifier", "KerasRegressor",
                              "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
                              "dummy_minimize", "BayesianOptimization"})
 _KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor"})
+#: Keywords of drivers that say how many trials they run (Hyperopt/hyperas, Optuna, scikit-optimize).
+_TRIAL_COUNT_KEYWORDS = frozenset({"max_evals", "n_trials", "n_calls"})
 #: Keras model methods that run a session step on TF1 graphs (``Model.predict`` calls the backend's
 #: function, which runs ``Session.run``).
 _KERAS_STEP_METHODS = frozenset({"predict", "predict_on_batch", "train_on_batch", "test_on_batch", "evaluate", "fit"})
@@ -1291,6 +1294,9 @@ class ModuleReader(ast.NodeVisitor):
         if not objectives:
             return
         loop = self._new_loop(node)
+        for keyword in node.keywords:
+            if keyword.arg in _TRIAL_COUNT_KEYWORDS and _constant_int(keyword.value) is not None:
+                loop.trips = _constant_int(keyword.value)  # ``max_evals=20``, ``n_trials=1``
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
             self._project_call(ref, where, callee_text(where), bound)
