@@ -173,6 +173,14 @@ class Project:
         parts = ref.name.split(".") if ref.name else []
         if not parts:
             return None  # a module itself is not callable
+        if ref.module.startswith("\1"):  # a function passed to a parameter (values.param_ref)
+            values = self.flow.params.get((importer.path, ref.module[1:]), {}).get(ref.name, ())
+            for value in sorted(values):
+                if value[0] == "function":
+                    module = self._by_path.get(os.path.normpath(value[1]))
+                    if module is not None and value[2] in module.functions:
+                        return module, value[2]
+            return None
         if ref.module.startswith("\0"):  # a value followed from its own module (values.absolute_ref)
             module = self._by_path.get(os.path.normpath(ref.module[1:]))
             return None if module is None else self._member(module, ref.name, classes=classes)

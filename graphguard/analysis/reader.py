@@ -69,6 +69,7 @@ from graphguard.analysis.facts import (
     Trial,
     subject_of,
 )
+from graphguard.analysis.values import param_ref
 from graphguard.analysis.syntax import (
     assigned_targets,
     callee_text,
@@ -628,6 +629,13 @@ class ModuleReader(ast.NodeVisitor):
             method = owner.cls.member(node.func.attr)
             refs = ((method, "returns"),)
             keras = ((method, "builds"),)
+            always = True
+        elif isinstance(func, Param) and isinstance(node.func, ast.Name):
+            # ``model = get_model_func()``: a builder handed in as a parameter; what the callers pass
+            # decides (phase 2, :func:`graphguard.analysis.values.param_ref`).
+            ref = param_ref(self._frame.facts.name, func.name)
+            refs = ((ref, "returns"),)
+            keras = ((ref, "builds"),)
             always = True
         elif isinstance(func, GraphValue):
             if not is_as_default(node):

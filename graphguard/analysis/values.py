@@ -50,6 +50,13 @@ def absolute_ref(path: str, qualname: str) -> Ref:
     return Ref("\0" + path, qualname)
 
 
+def param_ref(function: str, param: str) -> Ref:
+    """A :class:`Ref` that names whatever function the callers of ``function`` (a qualified name in
+    the module that reads it) pass as its parameter ``param``: ``get_model_func`` in
+    ``def train_folds(get_model_func): model = get_model_func()``."""
+    return Ref("\1" + function, param)
+
+
 class ValueFlow:
     """The values that reach every parameter and leave every function of a :class:`Project`, and
     the calls and constructions that deferred uses turn out to be.
