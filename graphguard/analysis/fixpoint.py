@@ -87,6 +87,16 @@ def bounded(module: ModuleFacts, loops: tuple, bound: int) -> bool:
     return True
 
 
+def _common_prefix(a: tuple, b: tuple) -> int:
+    """How many leading parts two split paths share."""
+    count = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
 def module_names(path: str) -> list[str]:
     """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
     parts = list(os.path.normpath(path).split(os.sep))
@@ -116,6 +126,7 @@ class Project:
         self._folders: dict[str, str] = {}
         self._modules: dict[tuple[str, str], ModuleFacts | None] = {}
         self._resolved: dict[tuple, tuple[ModuleFacts, str] | None] = {}
+        self._abs_parts: dict[str, tuple] = {}
         self.flow = ValueFlow(self)
         self.flow.run()
         self._summarise()
@@ -149,9 +160,16 @@ class Project:
             return None
         if len(matches) == 1:
             return matches[0]
-        # Several files answer to the name: take the one closest to the importer.
-        return max(matches, key=lambda m: len(os.path.commonpath([os.path.abspath(m.path),
-                                                                   os.path.abspath(importer.path)])))
+        # Several files answer to the name: take the one closest to the importer (the longest common
+        # run of leading folders; ties go to the first, as ``max`` does).
+        here = self._parts(importer)
+        return max(matches, key=lambda m: _common_prefix(self._parts(m), here))
+
+    def _parts(self, module: ModuleFacts) -> tuple:
+        parts = self._abs_parts.get(module.path)
+        if parts is None:
+            parts = self._abs_parts[module.path] = tuple(os.path.abspath(module.path).split(os.sep))
+        return parts
 
     def resolve(self, importer: ModuleFacts, ref: Ref) -> tuple[ModuleFacts, str] | None:
         """The module and qualified function name that ``ref``, read in ``importer``, calls."""

@@ -340,9 +340,12 @@ class ModuleReader(ast.NodeVisitor):
                 return base.element if not isinstance(base.element, Parts) else None
             return None
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            if any(isinstance(element, ast.Starred) for element in node.elts):
-                return Elements(_join(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in node.elts))
-            return Elements(_join(self.resolve(element) for element in node.elts), len(node.elts))
+            if len(node.elts) > 32:
+                return Elements(None, len(node.elts))  # a data table, not a handful of objects
+            elements = [e for e in node.elts if not isinstance(e, ast.Constant)]
+            if any(isinstance(element, ast.Starred) for element in elements):
+                return Elements(_join(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in elements))
+            return Elements(_join(self.resolve(element) for element in elements), len(node.elts))
         if isinstance(node, ast.Dict):
             count = len(node.keys) if None not in node.keys else None
             return Elements(_join(self.resolve(value) for value in node.values), count)
@@ -452,10 +455,10 @@ class ModuleReader(ast.NodeVisitor):
                 return Elements(Parts(tuple(None if v is None else v.element for v in values)),
                                 min(counts) if counts else None,
                                 any(v is not None and v.setup for v in values))
-        if _LOADS_SAVED.search(callee_text(node.func)):
+        last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if last in _LOAD_NAMES and _LOADS_SAVED.search(callee_text(node.func)):
             return Elements(None, saved=True)  # ``np.load(path)``, ``pickle.load(f)``: maybe saved weights
-        if (isinstance(node.func, (ast.Name, ast.Attribute)) and callee_text(node.func).rsplit(".", 1)[-1] == "GraphGuard"
-                and node.args and self.resolve(node.args[0]) is SESSION):
+        if last == "GraphGuard" and node.args and self.resolve(node.args[0]) is SESSION:
             return SESSION  # graphguard's own ``GraphGuard(sess)``: its ``run`` is the session's
         return None
 
@@ -1176,9 +1179,9 @@ class ModuleReader(ast.NodeVisitor):
         effect = Effect.NONE
         callee = callee_text(node.func)
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        tf_receiver = isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject))
-        if name in _SEARCH_DRIVERS and (name in _KERAS_WRAPPERS
-                                        or not (tf_receiver or isinstance(func_value, (TFName, TFObject)))):
+        if name in _SEARCH_DRIVERS and (name in _KERAS_WRAPPERS or not (
+                isinstance(func_value, (TFName, TFObject))
+                or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
             self._search_driver(node)
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)
@@ -1350,6 +1353,7 @@ class ModuleReader(ast.NodeVisitor):
 
 
 #: Calls that read saved weights or arrays from a file: a loop over what they return is one-shot setup.
+_LOAD_NAMES = frozenset({"load", "File", "loadmat"})
 _LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
 
 

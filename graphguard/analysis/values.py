@@ -70,7 +70,8 @@ class ValueFlow:
         self.returns: dict[tuple, set] = {}  #: (path, function) -> values it returns
         self.extra_calls: dict[tuple, list] = {}  #: (path, function) -> ProjectCall made from uses
         self.extra_constructions: dict[tuple, list] = {}  #: (path, function) -> Construction made from uses
-        self._made: set = set()  # (path, function, index of the use, value): uses already turned into facts
+        self._made: set = set()  # (function key, index of the use, value): uses already turned into facts
+        self._uses: list | None = None  # (module, function key, deferred uses), listed on first use
 
     # ------------------------------------------------------------------ values
 
@@ -116,86 +117,108 @@ class ValueFlow:
 
     def run(self) -> None:
         """Flow values until nothing changes, turning deferred uses into calls and constructions."""
+        passes, returns = self._edges()
         for _ in range(MAX_ROUNDS):
-            while self._flow():
+            while self._flow(passes, returns):
                 pass
-            if not self._materialise():
+            made = self._materialise()
+            if not made:
                 break
+            for module, key, call in made:
+                edge = self._pass_edge(module, key, call)
+                if edge is not None:
+                    passes.append(edge)
 
     def calls(self, module: ModuleFacts, name: str, facts) -> list:
         """The project calls of function ``name``: those written, and those its deferred uses became."""
         extra = self.extra_calls.get((module.path, name))
         return facts.calls if not extra else [*facts.calls, *extra]
 
-    def _flow(self) -> bool:
-        changed = False
+    def _edges(self) -> tuple[list, list]:
+        """Resolve once the calls that pass values to project functions, and the functions that
+        return values: the fixpoint then only follows these edges (most calls name no project code)."""
+        passes, returns = [], []
         for module in self.project.modules:
             for name, facts in module.functions.items():
                 key = (module.path, name)
-                for call in self.calls(module, name, facts):
-                    if call.values and self._pass(module, key, call):
-                        changed = True
+                for call in facts.calls:
+                    if call.values:
+                        edge = self._pass_edge(module, key, call)
+                        if edge is not None:
+                            passes.append(edge)
                 if facts.return_values or facts.returns:
-                    found = set()
-                    for value in facts.return_values:
-                        found |= self.concrete(module, key, value)
-                    for ref in facts.returns:
-                        found |= self.concrete(module, key, CallResult(ref))
-                    known = self.returns.setdefault(key, set())
-                    if not found <= known:
-                        known |= found
-                        changed = True
-        return changed
+                    values = [*facts.return_values, *(CallResult(ref) for ref in facts.returns)]
+                    returns.append((module, key, values))
+        return passes, returns
 
-    def _pass(self, module: ModuleFacts, key: tuple, call: ProjectCall) -> bool:
-        """Add what ``call`` passes to the parameters of its callee; True when something was new."""
+    def _pass_edge(self, module: ModuleFacts, key: tuple, call: ProjectCall):
+        """``(module, key, params of the callee, [(parameter, value)])`` for a call that passes values
+        to a project function, or None when it names none."""
         target = self.project.resolve(module, call.ref)
         if target is None:
-            return False
+            return None
         callee_facts = target[0].functions[target[1]]
-        params = self.params.setdefault((target[0].path, target[1]), {})
-        changed = False
+        flows = []
         for where, value in call.values:
             if isinstance(where, int):
                 index = where + (1 if call.bound else 0)
                 if index >= len(callee_facts.params):
                     continue
                 where = callee_facts.params[index]
-            found = self.concrete(module, key, value)
+            flows.append((where, value))
+        if not flows:
+            return None
+        return module, key, self.params.setdefault((target[0].path, target[1]), {}), flows
+
+    def _flow(self, passes: list, returns: list) -> bool:
+        changed = False
+        for module, key, params, flows in passes:
+            for where, value in flows:
+                found = self.concrete(module, key, value)
+                if found:
+                    known = params.setdefault(where, set())
+                    if not found <= known:
+                        known |= found
+                        changed = True
+        for module, key, values in returns:
+            found = set()
+            for value in values:
+                found |= self.concrete(module, key, value)
             if found:
-                known = params.setdefault(where, set())
+                known = self.returns.setdefault(key, set())
                 if not found <= known:
                     known |= found
                     changed = True
         return changed
 
-    def _materialise(self) -> bool:
-        """Turn deferred uses whose receivers now have values into calls and constructions."""
-        changed = False
-        for module in self.project.modules:
-            for name, facts in module.functions.items():
-                if not facts.deferred_uses:
-                    continue
-                key = (module.path, name)
-                for index, use in enumerate(facts.deferred_uses):
-                    for value in self.concrete(module, key, use.receiver):
-                        marker = (module.path, name, index, value)
-                        if marker in self._made:
-                            continue
-                        self._made.add(marker)
-                        if self._make(key, use, value):
-                            changed = True
-        return changed
+    def _materialise(self) -> list:
+        """Turn deferred uses whose receivers now have values into calls and constructions; the new
+        calls, as ``(module, key, call)``."""
+        made = []
+        if self._uses is None:  # the functions that have deferred uses, listed once
+            self._uses = [(module, (module.path, name), facts.deferred_uses)
+                          for module in self.project.modules for name, facts in module.functions.items()
+                          if facts.deferred_uses]
+        for module, key, uses in self._uses:
+            for index, use in enumerate(uses):
+                for value in self.concrete(module, key, use.receiver):
+                    marker = (key, index, value)
+                    if marker in self._made:
+                        continue
+                    self._made.add(marker)
+                    call = self._make(key, use, value)
+                    if call is not None:
+                        made.append((module, key, call))
+        return made
 
-    def _make(self, key: tuple, use, value) -> bool:
+    def _make(self, key: tuple, use, value):
         kind = value[0]
         if kind == "tf" and use.method is not None:
             effect = catalog.method_effect(value[1], use.method)
-            if effect is None:
-                return False
-            construction = Construction(effect, use.site, use.callee, use.loops, use.exempt)
-            self.extra_constructions.setdefault(key, []).append(construction)
-            return True
+            if effect is not None:
+                construction = Construction(effect, use.site, use.callee, use.loops, use.exempt)
+                self.extra_constructions.setdefault(key, []).append(construction)
+            return None
         if kind == "instance":
             member = "__call__" if use.method is None else use.method
             ref = absolute_ref(value[1], f"{value[2]}.{member}")
@@ -204,9 +227,9 @@ class ValueFlow:
             ref = absolute_ref(value[1], value[2])
             bound = False
         else:
-            return False
+            return None
         session_args = tuple((where, None) for where, v in use.values if v is SESSION)
         session_args += tuple((where, v.name) for where, v in use.values if isinstance(v, Param))
         call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, session_args, use.values)
         self.extra_calls.setdefault(key, []).append(call)
-        return True
+        return call
