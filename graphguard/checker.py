@@ -32,6 +32,7 @@ import ast
 import gc
 import hashlib
 import multiprocessing
+import os  # noqa: F401  (tests/test_cache.py reaches os.system through this module to prove the cache refuses it)
 import re
 import sys
 import warnings
