@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import Construction, FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.facts import CALLER, Construction, FunctionFacts, ModuleFacts, Site, subject_of
 from graphguard.analysis.fixpoint import Origin, Project, bounded
 
 
@@ -168,7 +168,14 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             if effect is not Effect.MODEL:
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=origin))
+    for call, callee in calls:
+        if callee.retains is not None and call.loops and not bounded(module, call.loops, 1):
+            loop = module.loops[call.loops[-1]]
+            found.append(Finding(module.path, call.site, Effect.RETAINED, f"`{call.callee}(...)`",
+                                 loop.row, loop.column, via=callee.retains))
     for retention in facts.retentions:
+        if retention.loop == CALLER:
+            continue  # a store in the function body: reported at the calls in loops (above)
         if retention.refs and not any(project.is_model(module, ref, kind) for ref, kind in retention.refs):
             continue
         loop = module.loops[retention.loop]

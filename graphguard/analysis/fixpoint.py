@@ -47,6 +47,8 @@ class Summary:
     model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
     trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
+    #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
+    retains: Origin | None = None
 
 
 
@@ -268,6 +270,7 @@ class Project:
 
     def _summarise(self) -> None:
         work = []
+        late_retains = []  # function-level stores of what project calls return: decided after the fixpoint
         for module in self.modules:
             for name, facts in module.functions.items():
                 summary = Summary(
@@ -284,6 +287,13 @@ class Project:
                         summary.session_params.add(param)
                 if any(p in summary.session_params for p, _ in facts.param_steps):
                     summary.runs_step = True
+                for retention in facts.retentions:
+                    if retention.loop == CALLER and summary.retains is None:
+                        if not retention.refs or any(self.is_model(module, ref, kind) for ref, kind in retention.refs
+                                                     if kind == "class"):
+                            summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")
+                        else:
+                            late_retains.append((module, summary, retention))
                 for trial in facts.trials:
                     if not trial.loops and not trial.refs and CALLER not in trial.exempt and summary.trains_model is None:
                         summary.trains_model = Origin(module.path, trial.site.row, trial.subject)
@@ -343,6 +353,9 @@ class Project:
                             and not summary.resets_graph:
                         summary.trains_model = callee.trains_model
                         changed = True
+                    if repeats_model and callee.retains is not None and summary.retains is None:
+                        summary.retains = callee.retains
+                        changed = True
                     if repeats and not summary.resets_graph:
                         for effect, origin in callee.builds.items():
                             if effect is Effect.MODEL and not repeats_model:
@@ -369,6 +382,9 @@ class Project:
                     summary.builds.clear()
                     summary.trains_model = None
                     changed = True
+        for module, summary, retention in late_retains:
+            if summary.retains is None and any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
+                summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")
 
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
         """Whether what project code ``ref`` gives is a model (see :func:`_is_model` for ``kind``)."""

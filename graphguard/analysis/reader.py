@@ -118,6 +118,7 @@ _FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: every fit in a ``GridSearchCV`` or ``cross_val_score`` builds a new model. Keras Tuner is not one
 #: here: it calls ``clear_session()`` before building each trial's model.
 _SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "best_ensemble", "best_models",
+                             "RandomSearch", "Hyperband", "GridSearch",
                              "KerasClassifier", "KerasRegressor",
                              "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
                              "dummy_minimize", "BayesianOptimization"})
@@ -128,7 +129,10 @@ _TRIAL_COUNT_KEYWORDS = frozenset({"max_evals", "n_trials", "n_calls"})
 #: function, which runs ``Session.run``).
 _KERAS_STEP_METHODS = frozenset({"predict", "predict_on_batch", "train_on_batch", "test_on_batch", "evaluate", "fit"})
 #: Keywords of those drivers that take the objective (positional arguments are always looked at).
-_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective", "build_fn", "model"})
+_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective", "build_fn", "model", "hypermodel"})
+#: Keras Tuner's tuners (``BayesianOptimization`` too when it has a tuner's keywords, not bayes_opt's ``f=``).
+_TUNERS = frozenset({"RandomSearch", "Hyperband", "GridSearch"})
+_TUNER_KEYWORDS = frozenset({"hypermodel", "objective", "max_trials"})
 #: Container methods that keep their argument: method -> index of the kept argument.
 _KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
@@ -543,10 +547,10 @@ class ModuleReader(ast.NodeVisitor):
             parts = Parts(tuple(self.resolve(element) for element in node.value.elts))
         for target in node.targets:
             self._visit_target(target)
-            if isinstance(target, ast.Subscript) and self._frame.loops and not isinstance(target.slice, ast.Constant):
+            if isinstance(target, ast.Subscript) and self._may_retain() and not isinstance(target.slice, ast.Constant):
                 # ``results[lr] = model``: a new entry per key (a constant key keeps only one value).
                 self._retention(target.value, (node.value,), node)
-            elif (self._frame.loops and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
+            elif (self._may_retain() and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
                   and isinstance(node.value.right, (ast.List, ast.Tuple)) and dotted_name(target) is not None
                   and dotted_name(target) == dotted_name(node.value.left)):
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
@@ -562,7 +566,7 @@ class ModuleReader(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._visit_target(node.target)
-        if (isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple)) and self._frame.loops
+        if (isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple)) and self._may_retain()
                 and not isinstance(self.resolve(node.target), TFObject)):
             self._retention(node.target, node.value.elts, node)  # ``models += [model]``
         if isinstance(node.target, (ast.Name, ast.Attribute)):
@@ -725,6 +729,8 @@ class ModuleReader(ast.NodeVisitor):
         if owner is None:
             return
         frame = self._frame
+        if not frame.loops and not self._outlives_call(owner):
+            return
         owner_loops = frame.bound.get(owner, ())
         stack = list(values)
         while stack:
@@ -741,12 +747,31 @@ class ModuleReader(ast.NodeVisitor):
             made = self._model_value(value)
             if made is None:
                 continue
+            if not frame.loops:
+                if not made.loops:
+                    # ``BUILT.append(model)`` at function level, into a global or an attribute: every
+                    # call keeps its model (reported at the calls in loops, phase 3).
+                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
+                    frame.pending_retentions.append((retention, None if made.always else made.subject))
+                return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
                                           made.refs)
                     frame.pending_retentions.append((retention, None if made.always else made.subject))
                     return
+
+    def _may_retain(self) -> bool:
+        """Whether a store here may keep a model across iterations: inside a loop, or in a function
+        body (whose every call may store into a container that outlives it)."""
+        frame = self._frame
+        return bool(frame.loops) or (not frame.is_class and len(self._frames) > 1)
+
+    def _outlives_call(self, owner: str) -> bool:
+        """Whether the container ``owner`` (a dotted name) outlives every call of the current function:
+        a module-level name the function does not bind itself (``BUILT_MODELS``). An attribute of
+        ``self`` lives as long as its object, which a loop may drop each iteration."""
+        return "." not in owner and owner not in self._frame.scope and owner in self._frames[0].scope
 
     def _visit_target(self, target: ast.AST) -> None:
         # Subscripts and attributes being assigned evaluate their bases, not a new op on the target.
@@ -1214,7 +1239,7 @@ class ModuleReader(ast.NodeVisitor):
                 # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
                 self._keras_steps.append(tuple(frame.loops))
             keep = _KEEPING_METHODS.get(method)
-            if keep is not None and frame.loops and len(node.args) > keep and not isinstance(receiver, TFObject):
+            if keep is not None and self._may_retain() and len(node.args) > keep and not isinstance(receiver, TFObject):
                 kept = node.args[keep]
                 if method == "extend":
                     if isinstance(kept, (ast.List, ast.Tuple)):
@@ -1300,11 +1325,16 @@ class ModuleReader(ast.NodeVisitor):
             if isinstance(value, ProjectRef) and not _is_class(value):
                 objectives.append((target, value.ref, False))
             elif isinstance(value, Instance):
-                # A callable object: ``study.optimize(Objective(x, y))`` or a name bound to one.
-                objectives.append((arg, value.cls.member("__call__"), True))
+                # A callable object: ``study.optimize(Objective(x, y))`` or a name bound to one; a
+                # Keras Tuner ``HyperModel`` is called through its ``build(hp)``.
+                objectives.append((arg, value.cls.member("build" if _is_tuner(node) else "__call__"), True))
         if not objectives:
             return
         loop = self._new_loop(node)
+        if _is_tuner(node):
+            # Keras Tuner calls clear_session() before building each trial's model (Tuner._try_build in
+            # keras_tuner/src/engine/tuner.py): a release per trial. What build() keeps is still kept.
+            loop.resets_graph = True
         for keyword in node.keywords:
             if keyword.arg in _TRIAL_COUNT_KEYWORDS and _constant_int(keyword.value) is not None:
                 loop.trips = _constant_int(keyword.value)  # ``max_evals=20``, ``n_trials=1``
@@ -1365,6 +1395,13 @@ _PER_STEP_METHODS = {
                            "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
                            "on_predict_batch_end", "on_epoch_begin", "on_epoch_end"}),
 }
+
+
+def _is_tuner(node: ast.Call) -> bool:
+    """Whether ``node`` makes a Keras Tuner tuner (``kt.RandomSearch(build_model, objective=...)``)."""
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name in _TUNERS or (name == "BayesianOptimization"
+                               and any(keyword.arg in _TUNER_KEYWORDS for keyword in node.keywords))
 
 
 def _followed(value):
