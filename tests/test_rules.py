@@ -250,3 +250,28 @@ for step in range(steps):
     sess.run(math_ops.reduce_sum(x))
 """
     assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG101", 10)]
+
+
+def test_a_container_filled_before_the_loop_is_not_a_handful():
+    # Regression: `checkpoints = []` filled by append() was taken for a loop of 0 iterations, and a
+    # literal grown with append() kept its literal length (a GG201 on a public repository vanished).
+    source = b"""\
+import os
+import tensorflow as tf
+sess = tf.Session()
+paths = []
+for name in os.listdir("ckpt"):
+    paths.append(name)
+configs = [1, 2]
+configs.append(3)
+configs.append(4)
+configs.append(5)
+configs.append(6)
+for path in paths:
+    sess.run(tf.argmax(y, 1))
+for config in configs:
+    sess.run(tf.argmax(y, 1))
+for config in (1, 2, 3):
+    sess.run(tf.argmax(y, 1))
+"""
+    assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG101", 13), ("GG101", 15)]

@@ -349,9 +349,10 @@ class ModuleReader(ast.NodeVisitor):
             elements = [e for e in node.elts if not isinstance(e, ast.Constant)]
             if any(isinstance(element, ast.Starred) for element in elements):
                 return Elements(_join(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in elements))
-            return Elements(_join(self.resolve(element) for element in elements), len(node.elts))
+            # An empty literal is a container to be filled: its length is not the loop's count.
+            return Elements(_join(self.resolve(element) for element in elements), len(node.elts) or None)
         if isinstance(node, ast.Dict):
-            count = len(node.keys) if None not in node.keys else None
+            count = (len(node.keys) or None) if None not in node.keys else None
             return Elements(_join(self.resolve(value) for value in node.values), count)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return Elements(self.resolve(node.elt))
@@ -1239,6 +1240,10 @@ class ModuleReader(ast.NodeVisitor):
                 # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
                 self._keras_steps.append(tuple(frame.loops))
             keep = _KEEPING_METHODS.get(method)
+            if (keep is not None or method in ("update", "setdefault")) and isinstance(receiver, Elements) \
+                    and receiver.count is not None and isinstance(node.func.value, ast.Name):
+                # ``configs.append(c)``: the literal's length no longer says how many there are.
+                self._frame.scope[node.func.value.id] = Elements(receiver.element, None, receiver.setup, receiver.saved)
             if keep is not None and self._may_retain() and len(node.args) > keep and not isinstance(receiver, TFObject):
                 kept = node.args[keep]
                 if method == "extend":
