@@ -14,7 +14,9 @@ class GraphNotResetInLoop(Rule):
 
     The model building directly in such a loop's body (ops, helper calls that build them,
     `sess.run(tf.global_variables_initializer())`, an imported meta graph) is then not reported call by
-    call; constructions inside an inner step loop still are (GG101-GG110).
+    call; constructions inside an inner step loop still are (GG101-GG110). A loop that builds no model
+    and only re-initializes local variables or tables in each new session (an evaluator per
+    checkpoint) is GG103 instead.
 
     ## Why is this bad?
     Closing the session does not free the graph: every trial's model stays in the default graph, so
