@@ -291,6 +291,17 @@ class Checker:
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
         if not self._by_effect or not modules:
             return
+        # Phases 2 and 3 mark loops (session loops through calls, trip counts through values) from
+        # what *other* modules do; the facts are cached per file, so those marks are undone after the
+        # run (a stale mark made a loop a session loop after its helper stopped running steps).
+        marks = [(loop, loop.runs_step, loop.resets_graph, loop.trips) for module in modules for loop in module.loops]
+        try:
+            self._report_modules(modules, report, reraise)
+        finally:
+            for loop, runs_step, resets_graph, trips in marks:
+                loop.runs_step, loop.resets_graph, loop.trips = runs_step, resets_graph, trips
+
+    def _report_modules(self, modules: list[ModuleFacts], report: Report, reraise: bool) -> None:
         project = Project(modules, bound=self._bound)
         for module in modules:
             try:

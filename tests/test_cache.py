@@ -53,6 +53,20 @@ def test_changing_a_helper_module_changes_the_findings_of_its_callers(tmp_path):
     assert graphguard("check", ".", cwd=tmp_path).returncode == 0
 
 
+def test_a_helper_that_stops_running_steps_unmarks_its_callers_loop(tmp_path):
+    # Regression: phase 3 marked the caller's loop as a session loop on the cached facts of the
+    # caller's file, so after the helper stopped running steps the stale mark still gave a finding.
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nfrom util import helper\n\nsess = tf.Session()\n"
+        "for step in range(steps):\n    helper(sess, train_op)\n    acc = tf.reduce_mean(x)\n")
+    (tmp_path / "util.py").write_text("import tensorflow as tf\n\n\ndef helper(sess, op):\n    sess.run(op)\n")
+    assert graphguard("check", ".", cwd=tmp_path).returncode == 1
+    (tmp_path / "util.py").write_text("import tensorflow as tf\n\n\ndef helper(sess, op):\n    print(op)\n")
+    os.utime(tmp_path / "util.py", ns=(1, 10**18))
+    result = graphguard("check", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
 def test_warm_run_reads_nothing_and_gives_the_same_findings(tmp_path):
     files = find_python_files([str(ROOT / "fixtures" / "analysis")])
     cache_dir = str(tmp_path / "cache")

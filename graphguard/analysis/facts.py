@@ -30,6 +30,9 @@ class Loop:
     #: 4); 1 for one-shot setup over one model's variables or a file of saved weights; None: unknown
     #: (a ``while`` loop, an epoch or batch loop, anything data-sized).
     trips: int | None = None
+    #: (function, symbolic values) when the loop runs over what a parameter or a project call gives:
+    #: phase 2 sets ``trips`` to 1 when every value that reaches it is one model's fixed collection
+    over: tuple | None = None
 
 
 class Site(NamedTuple):

@@ -131,6 +131,7 @@ class Project:
         self._abs_parts: dict[str, tuple] = {}
         self.flow = ValueFlow(self)
         self.flow.run()
+        self.flow.refine_loops()
         self._summarise()
 
     # ------------------------------------------------------------------ resolution

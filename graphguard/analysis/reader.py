@@ -477,7 +477,20 @@ class ModuleReader(ast.NodeVisitor):
             return Elements(TENSOR, setup=True)
         if isinstance(value, TFObject) and value.kind == "pairs":
             return Elements(Parts((TENSOR, TFObject("variable"))), setup=True)  # ``for g, v in grads_and_vars``
+        if isinstance(value, (Param, CallResult, MethodResult)):
+            # ``def sync(variables, values): for v, x in zip(variables, values)``: the elements of what
+            # the callers pass (phase 2).
+            return Elements(MethodResult(value, "__iter__"))
         return None
+
+    def _note_over(self, loop: Loop, iterable: ast.AST) -> None:
+        """Remember that ``loop`` runs over what a parameter or a project call gives (directly, or in
+        ``zip``/``enumerate``), for phase 2 to tell one model's variables from data."""
+        parts = iterable.args if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                                  and iterable.func.id in ("zip", "enumerate", "sorted", "list", "reversed")) else (iterable,)
+        symbolic = tuple(value for value in map(self.resolve, parts) if isinstance(value, (Param, CallResult, MethodResult)))
+        if symbolic:
+            loop.over = (self._frame.facts.name, symbolic)
 
     def _trips(self, iterable: ast.AST) -> int | None:
         """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
@@ -893,6 +906,8 @@ class ModuleReader(ast.NodeVisitor):
             value = self.resolve(base)
             if isinstance(value, ProjectRef):
                 bases.append(value.ref)
+                if value.ref.module == "" and value.ref.name in self._per_step:
+                    per_step = self._per_step[value.ref.name]  # a subclass of the module's own hook base
             elif isinstance(value, TFName) and catalog.effect_of(value.path) is Effect.MODEL:
                 keras_base = base
             elif isinstance(value, TFName) and value.path.rsplit(".", 1)[-1] in _PER_STEP_BASES:
@@ -945,6 +960,8 @@ class ModuleReader(ast.NodeVisitor):
         self._bind(node.target, None if elements is None else elements.element)
         loop = self._new_loop(node)
         loop.trips = self._trips(node.iter)
+        if loop.trips is None:
+            self._note_over(loop, node.iter)
         self._in_loop(loop, (node.body,))
         for statement in node.orelse:
             self.visit(statement)
@@ -969,6 +986,8 @@ class ModuleReader(ast.NodeVisitor):
             container = self._elements(generator.iter)
             self._bind(generator.target, None if container is None else container.element)
             count = self._trips(generator.iter)
+            if count is None and index == 0 and len(generators) == 1:
+                self._note_over(loop, generator.iter)
             trips = None if trips is None or count is None else trips * count
             for condition in generator.ifs:
                 self.visit(condition)
@@ -1418,6 +1437,8 @@ def _followed(value):
         return value
     if isinstance(value, Choice) and all(isinstance(v, Instance) for v in value.values):
         return value
+    if isinstance(value, Elements) and _followed(value.element) is not None:
+        return value  # ``sync(tf.trainable_variables(), values)``: a list of variables
     return None
 
 

@@ -17,8 +17,9 @@ project code, or a construction. Those may pass values on in turn, so the two st
 nothing new appears (in practice two or three rounds).
 
 A resolved value is a small tuple: ``("session",)``, ``("tf", kind)`` (a TensorFlow object of that
-kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)`` or ``("function", path,
-qualname)``. Where it stops: values kept in containers or attributes of other objects are followed
+kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)``, ``("function", path,
+qualname)``, or ``("elements", value, setup)`` for a Python container of such values (a list of variables
+passed to ``sync(variables, values)``, whose loop then knows ``v`` is a variable). Where it stops: values kept in containers or attributes of other objects are followed
 only inside one module (phase 1); ``*args``/``**kwargs`` are not followed; a value reaching a parameter
 from any caller counts for every call (the analysis does not tell call sites apart).
 """
@@ -30,6 +31,7 @@ from graphguard.analysis.bindings import (
     SESSION,
     CallResult,
     Choice,
+    Elements,
     Instance,
     MethodResult,
     Param,
@@ -93,6 +95,17 @@ class ValueFlow:
         if isinstance(value, ProjectRef):
             target = self.project.resolve(module, value.ref)
             return set() if target is None else {("function", target[0].path, target[1])}
+        if isinstance(value, Elements):
+            # ``("elements", value, setup)``: setup marks one model's fixed collection (its variables)
+            return {("elements", element, value.setup) for element in self.concrete(module, key, value.element)}
+        if isinstance(value, MethodResult) and value.method == "__iter__":
+            found = set()
+            for container in self.concrete(module, key, value.receiver):
+                if container[0] == "elements":
+                    found.add(container[1])
+                elif container == ("tf", "sequence"):
+                    found.add(("tf", "tensor"))
+            return found
         if isinstance(value, MethodResult):
             found = set()
             for receiver in self.concrete(module, key, value.receiver):
@@ -114,6 +127,22 @@ class ValueFlow:
         return set()
 
     # ------------------------------------------------------------------ the fixpoint
+
+    def refine_loops(self) -> None:
+        """A loop over what parameters or project calls give runs once per element of one model's
+        fixed collection (``for v, a in zip(variables, arrays)`` given ``tf.trainable_variables()``):
+        one-shot setup, as when the collection is written in the loop itself."""
+        for module in self.project.modules:
+            for loop in module.loops:
+                if loop.over is None or loop.trips is not None:
+                    continue
+                function, symbolic = loop.over
+                key = (module.path, function)
+                for value in symbolic:
+                    found = self.concrete(module, key, value)
+                    if found and all(v[0] == "elements" and v[2] for v in found):
+                        loop.trips = 1
+                        break
 
     def run(self) -> None:
         """Flow values until nothing changes, turning deferred uses into calls and constructions."""
