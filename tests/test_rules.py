@@ -275,3 +275,42 @@ for config in (1, 2, 3):
     sess.run(tf.argmax(y, 1))
 """
     assert [(d.code, d.row) for d in CHECKER.check_source(source, "t.py")] == [("GG101", 13), ("GG101", 15)]
+
+
+def _rows(source: str) -> list[tuple[str, int]]:
+    return [(d.code, d.row) for d in CHECKER.check_source(source.encode(), "t.py")]
+
+
+def test_values_found_by_a_new_user():
+    # Regressions from a new user's programs (issue 11): each shape with the findings it must give.
+    # A tuple a helper returns is a Python tuple: picking an element builds nothing.
+    assert _rows(
+        "import tensorflow as tf\nsess = tf.Session()\n"
+        "def net(x): return tf.layers.dense(x, 1), {'hidden': tf.layers.dense(x, 2)}\n"
+        "outputs = net(x)\nfor step in range(1000):\n"
+        "    sess.run(outputs[0]); sess.run(outputs[1]['hidden'])\n") == []
+    # TF 2 code that opens a compat.v1 session somewhere is still eager: predict is no session step.
+    assert _rows(
+        "import tensorflow as tf\ndef export(p):\n    with tf.compat.v1.Session(graph=tf.Graph()) as s:\n        pass\n"
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(3)])\nfor x in batches:\n"
+        "    print(tf.argmax(model.predict(x), 1).numpy())\n") == []
+    # ``self.optimizer = self.optimizer()`` replaces the method by what it returned (a K.function).
+    assert _rows(
+        "import tensorflow as tf\nfrom keras import backend as K\nclass Agent:\n    def __init__(self):\n"
+        "        self.optimizer = self.optimizer()\n    def optimizer(self):\n        a = K.placeholder(shape=(None,))\n"
+        "        return K.function([a], [K.mean(a)])\n    def train(self, batch):\n        self.optimizer([batch])\n"
+        "agent = Agent()\nsess = K.get_session()\nwhile True:\n    sess.run(op)\n    agent.train(b)\n") == []
+    # A closure that runs the step makes the loop a session loop; a lambda argument is a function.
+    assert _rows(
+        "import tensorflow as tf\nlogits = tf.layers.dense(x, 3)\nsess = tf.Session()\ndef make_scorer(logits):\n"
+        "    def score(sess, batch): return sess.run(tf.argmax(logits, 1), {'x:0': batch})\n    return score\n"
+        "score = make_scorer(logits)\nfor step in range(1000):\n    score(sess, [[1, 2, 3]])\n") == [("GG101", 9)]
+    assert _rows(
+        "import tensorflow as tf\ndef train_loop(sess, make_fetch, steps):\n    for i in range(steps):\n"
+        "        sess.run(make_fetch(i))\nsess = tf.Session()\ntrain_loop(sess, lambda i: tf.square(x) * i, 1000)\n"
+    ) == [("GG106", 4)]
+    # The items of tf.get_collection(...) are one model's variables or ops.
+    assert _rows(
+        "import tensorflow as tf\ntarget = tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, 'target')\n"
+        "with tf.Session() as sess:\n    while True:\n        for t_var in target:\n"
+        "            sess.run(t_var.assign(0.0))\n") == [("GG104", 6)]

@@ -197,6 +197,10 @@ GRAPH_MODE_NAMES = frozenset({"tf.Session", "tf.InteractiveSession", "tf.placeho
                               "tf.keras.backend.learning_phase", "tf.disable_eager_execution",
                               "tf.disable_v2_behavior", "tf.keras.backend.placeholder"})
 
+#: Names used only with eager execution (TF 2): a module that uses one is not run on TF1 graphs, even
+#: if it also opens a ``tf.compat.v1.Session`` somewhere.
+EAGER_NAMES = frozenset({"tf.GradientTape", "tf.function", "tf.enable_eager_execution", "tf.executing_eagerly"})
+
 
 #: graphguard's own decisions where they differ from the generated data, with the reason.
 OVERRIDES = {

@@ -44,7 +44,7 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
             if param in own.session_params:
                 for index in step_loops:
                     loops[index].runs_step = True
-        for call in facts.calls:
+        for call in project.flow.calls(module, name, facts):
             callee = project.summary(module, call.ref)
             if callee is None:
                 continue
@@ -63,6 +63,7 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
         found.extend(_function_findings(project, module, facts))
     found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
     return found
+
 
 #: What rebuilding a model adds to the graph (GG111): ops, variables, an imported graph.
 _MODEL_EFFECTS = frozenset({Effect.OP, Effect.OPERATOR, Effect.VARIABLE, Effect.GRAPH_IMPORT})

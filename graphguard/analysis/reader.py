@@ -203,8 +203,10 @@ class ModuleReader(ast.NodeVisitor):
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
         self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
         self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
+        self._project_stars: list = []  # modules of the checked tree star-imported at module level, last first
         self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
+        self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
 
     # ------------------------------------------------------------------ traversal
 
@@ -274,6 +276,10 @@ class ModuleReader(ast.NodeVisitor):
                 candidate = module.attribute(name)
                 if api.effect(candidate.path) is not None or candidate.path in catalog.MODEL_NAMES:
                     return candidate
+        if self._project_stars and name not in _BUILTINS:
+            # A name no statement of this module binds, star-imported from a module of the checked
+            # tree (the last star import wins; phase 2 finds which, if any, defines it).
+            return ProjectRef(Ref(self._project_stars[0], name))
         return None
 
     def _bind(self, target: ast.AST, value) -> None:
@@ -360,6 +366,8 @@ class ModuleReader(ast.NodeVisitor):
             return Elements(self.resolve(node.value))
         if isinstance(node, ast.IfExp):
             return _join((self.resolve(node.body), self.resolve(node.orelse)))
+        if isinstance(node, ast.Lambda):
+            return ProjectRef(Ref("", self._lambda_name(node)), is_class=False)
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return TENSOR if self._tensor_operands(node)[0] else None
         return None
@@ -388,6 +396,10 @@ class ModuleReader(ast.NodeVisitor):
         if isinstance(func, TFName):
             if catalog.lists_variables(func.path):
                 return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
+            if func.path.endswith(".get_collection") or func.path.endswith(".get_collection_ref"):
+                return Elements(TENSOR, setup=True)  # one model's variables, update ops or summaries
+            if func.path in catalog.EAGER_NAMES:
+                self.eager = True
             if func.path in catalog.GRAPH_MODE_NAMES:
                 self.graph_mode = True
             if func.path == "tf.keras.backend.function":
@@ -538,6 +550,8 @@ class ModuleReader(ast.NodeVisitor):
             if alias.name == "*":
                 if base is not None and len(self._frames) == 1:
                     self._star_modules.insert(0, base)  # ``from keras.models import *``: the last one wins
+                elif base is None and len(self._frames) == 1 and (node.level or self._is_project(module)):
+                    self._project_stars.insert(0, module)  # ``from a02_zoo import *``: phase 2 resolves names
                 continue
             target = alias.asname or alias.name
             if base is not None:
@@ -709,15 +723,20 @@ class ModuleReader(ast.NodeVisitor):
                     for element, part in zip(target.elts, value.elts):  # ``model, n = Sequential(), 3``
                         self._note_made((element,), part)
                 elif isinstance(value, ast.Call) and isinstance(func := self.resolve(value.func), ProjectRef) \
-                        and not _is_class(func):
+                        and func.is_class is not True:
                     # ``model, history = train(config)``: decided by what ``train`` returns at each position.
                     subject = f"`{callee_text(value.func)}(...)` from line {value.lineno}"
                     loops = tuple(loop.index for loop in self._frame.loops)
+                    frame = self._frame
+                    exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+                    # If the builder makes a Keras model, the element trained here is a trial (GG201).
+                    trial = Trial(self._site(value), f"`{callee_text(value.func)}(...)`", loops, exempt,
+                                  ((func.ref, "builds"),))
                     for index, element in enumerate(target.elts):
                         dotted = dotted_name(element)
                         if dotted is not None:
-                            self._frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),),
-                                                             always=True)
+                            frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),), trial,
+                                                       always=True)
                 continue
             if isinstance(target, (ast.Name, ast.Attribute)):
                 dotted = dotted_name(target)
@@ -818,9 +837,6 @@ class ModuleReader(ast.NodeVisitor):
         followed = _followed(value)
         if followed is not None and not isinstance(followed, CallResult) and followed is not SESSION:
             facts.return_values = [*facts.return_values, followed]
-        if isinstance(node.value, ast.Tuple) and not facts.returns_tensor:
-            if any(isinstance(self.resolve(e), TFObject) for e in node.value.elts):
-                facts.returns_tensor = True
 
     # ------------------------------------------------------------------ functions and classes
 
@@ -832,14 +848,21 @@ class ModuleReader(ast.NodeVisitor):
             return name
         return f"{frame.facts.name}.<locals>.{name}"
 
+    def _lambda_name(self, node: ast.Lambda) -> str:
+        """A lambda's name in the module's functions, from its position (``<lambda:12:30>``, inside
+        its enclosing function's qualified name): the same when it is resolved as an argument and
+        when it is read."""
+        return self._qualname(f"<lambda:{node.lineno}:{node.col_offset}>")
+
     def _function(self, node, params: ast.arguments, body) -> None:
         for default in (*params.defaults, *(d for d in params.kw_defaults if d is not None)):
             self.visit(default)
-        qualname = self._qualname(node.name) if not isinstance(node, ast.Lambda) else None
+        lambda_ = isinstance(node, ast.Lambda)
+        qualname = self._lambda_name(node) if lambda_ else self._qualname(node.name)
         enclosing = self._frame
-        facts = FunctionFacts(qualname or "<lambda>")
-        if qualname is not None:
-            self.facts.functions[qualname] = facts
+        facts = FunctionFacts(qualname)
+        self.facts.functions[qualname] = facts  # a lambda too: it may be passed on and called
+        if not lambda_:
             enclosing.scope[node.name] = ProjectRef(Ref("", qualname), is_class=False)
         frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None)
         facts.params = tuple(p.arg for p in (*params.posonlyargs, *params.args))
@@ -889,6 +912,9 @@ class ModuleReader(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         for decorator in node.decorator_list:
             self.visit(decorator)
+            value = self.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator)
+            if isinstance(value, TFName) and value.path in catalog.EAGER_NAMES:
+                self.eager = True  # ``@tf.function``
         self._function(node, node.args, node.body)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -1241,8 +1267,10 @@ class ModuleReader(ast.NodeVisitor):
             self._note_tensor_params(node)
         elif isinstance(func_value, Instance):
             self._project_call(func_value.cls.member("__call__"), node, callee, bound=True)  # ``head(x)``
-        elif isinstance(func_value, (Param, CallResult)) and isinstance(node.func, ast.Name):
-            self._deferred_use(func_value, None, node, callee)  # ``score(sess, x)``: a closure or a callable argument
+        elif isinstance(func_value, (Param, CallResult, MethodResult)):
+            # ``score(sess, x)``: a closure or a callable argument; ``self.optimizer([...])`` after
+            # ``self.optimizer = self.optimizer()`` calls what the method returned, not the method.
+            self._deferred_use(func_value, None, node, callee)
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
             bound = _is_class(func_value)
@@ -1254,6 +1282,8 @@ class ModuleReader(ast.NodeVisitor):
             receiver = self.resolve(node.func.value)
             if method in _TRIAL_METHODS:
                 self._use_as_trial(node.func.value)
+            if method == "numpy" and not node.args:
+                self.eager = True  # ``t.numpy()`` exists only in eager execution
             if method in _KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \
                     and frame.loops:
                 # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
@@ -1498,9 +1528,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     for statement in tree.body:
         reader.visit(statement)
     reader._close_frame(reader._frames[0])
-    if reader.graph_mode:
+    if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
-        # with K.gradients, K.function, placeholders or sessions); in TF 2 it runs eagerly.
+        # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as
+        # ``.numpy()`` or ``tf.GradientTape``); in TF 2 it runs eagerly.
         for loops in reader._keras_steps:
             for loop in loops:
                 loop.runs_step = True
