@@ -152,7 +152,7 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         expected = _KEYS.get(key)
         if expected is None:
             raise ConfigError(f"{where}: [tool.graphguard] unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
-        if not isinstance(value, expected):
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{where}: [tool.graphguard] {key}: expected {_TYPE_NAMES[expected]}, got {value!r}")
         if expected is list and not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{where}: [tool.graphguard] {key}: expected a list of strings, got {value!r}")
@@ -163,7 +163,7 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                 if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
                     raise ConfigError(f"{where}: [tool.graphguard] per-file-ignores: {pattern!r}: expected a list of codes")
                 _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
-        if key == "max-bounded-iterations" and (isinstance(value, bool) or value < 0):
+        if key == "max-bounded-iterations" and value < 0:
             raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: [tool.graphguard] output-format: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
