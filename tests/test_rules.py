@@ -314,3 +314,16 @@ def test_values_found_by_a_new_user():
         "import tensorflow as tf\ntarget = tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, 'target')\n"
         "with tf.Session() as sess:\n    while True:\n        for t_var in target:\n"
         "            sess.run(t_var.assign(0.0))\n") == [("GG104", 6)]
+
+
+def test_recursion_and_lambdas_handed_to_drivers_end():
+    # Regressions: a recursive function wrapping its parameter in a list nested values without end
+    # (the value flow never settled on a public repository); a lambda handed to a driver was read as a call.
+    source = (
+        "import tensorflow as tf\nsess = tf.Session()\n"
+        "def nest(x, depth):\n    return nest([x], depth - 1) if depth else x\n"
+        "def walk(items):\n    for item in items:\n        walk([item])\n"
+        "nest(tf.trainable_variables(), 3)\nwalk(tf.trainable_variables())\n"
+        "results = list(map(lambda v: v, tf.trainable_variables()))\n"
+        "for step in range(steps):\n    sess.run(train_op)\n")
+    assert _rows(source) == []

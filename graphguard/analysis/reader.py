@@ -1402,8 +1402,9 @@ class ModuleReader(ast.NodeVisitor):
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
         session_args = []
         # ``node`` is the call, or the function's name where a search driver is given it (no arguments).
-        arguments = [(index, arg) for index, arg in enumerate(getattr(node, "args", ()))]
-        arguments += [(keyword.arg, keyword.value) for keyword in getattr(node, "keywords", ()) if keyword.arg]
+        arguments = []
+        if isinstance(node, ast.Call):
+            arguments = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
         values = []
         for where, arg in arguments:
             value = self.resolve(arg)

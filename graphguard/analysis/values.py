@@ -43,6 +43,8 @@ from graphguard.analysis.facts import Construction, ModuleFacts, ProjectCall
 
 #: The most rounds of "flow values, then turn uses into calls"; real projects settle in two or three.
 MAX_ROUNDS = 6
+#: The most passes of one round's value flow (the public corpus settles in under ten).
+MAX_FLOWS = 100
 SESSION_VALUE = ("session",)
 
 
@@ -96,8 +98,10 @@ class ValueFlow:
             target = self.project.resolve(module, value.ref)
             return set() if target is None else {("function", target[0].path, target[1])}
         if isinstance(value, Elements):
-            # ``("elements", value, setup)``: setup marks one model's fixed collection (its variables)
-            return {("elements", element, value.setup) for element in self.concrete(module, key, value.element)}
+            # ``("elements", value, setup)``: setup marks one model's fixed collection (its variables).
+            # One level only: a recursive ``def f(x): f([x])`` would nest lists without end.
+            return {("elements", element, value.setup) for element in self.concrete(module, key, value.element)
+                    if element[0] != "elements"}
         if isinstance(value, MethodResult) and value.method == "__iter__":
             found = set()
             for container in self.concrete(module, key, value.receiver):
@@ -148,8 +152,11 @@ class ValueFlow:
         """Flow values until nothing changes, turning deferred uses into calls and constructions."""
         passes, returns = self._edges()
         for _ in range(MAX_ROUNDS):
-            while self._flow(passes, returns):
-                pass
+            # The value sets only grow and are drawn from a finite set (no value nests another
+            # without bound), so this ends; the count is a safety net, not the expected exit.
+            for _ in range(MAX_FLOWS):
+                if not self._flow(passes, returns):
+                    break
             made = self._materialise()
             if not made:
                 break
