@@ -11,10 +11,14 @@ The visitor keeps, in source order:
   a guard that runs its body once (``if self._op is None:``) stop the enclosing loops from repeating
   what is under them.
 
+What an expression evaluates to is :mod:`graphguard.analysis.resolution`'s job, and the sweep facts
+(models made, trained and kept in loops; hand-off drivers) are :mod:`graphguard.analysis.sweeps`'s: both
+are mixins of :class:`ModuleReader`, sharing its scopes and frames.
+
 It records, per function (:class:`FunctionFacts`): each graph-building construction with its loops;
 each session step (marking the loops around it as *session loops*); each session opened; each call of
-project code (resolved in phase 2, :mod:`graphguard.analysis.fixpoint`; phase 3, :mod:`graphguard.analysis.findings`, decides which
-constructions are findings). Nothing holds on to the syntax tree afterwards: facts carry positions,
+project code (resolved in phase 2, :mod:`graphguard.analysis.fixpoint`; phase 3,
+:mod:`graphguard.analysis.findings`, decides which constructions are findings). Nothing holds on to the syntax tree afterwards: facts carry positions,
 so a module's tree is freed as soon as it is read.
 
 Why ``ast`` and not libcst: the analysis needs no lossless tree, and CPython's parser is about 12x
@@ -25,10 +29,7 @@ pyflakes, the checker is one visitor with a handler per node type.
 from __future__ import annotations
 
 import ast
-import builtins
-import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from graphguard.analysis import catalog, tf_api
 from graphguard.analysis.bindings import (
@@ -66,10 +67,18 @@ from graphguard.analysis.facts import (
     Retention,
     SessionOpen,
     Site,
-    Trial,
     subject_of,
 )
-from graphguard.analysis.values import param_ref
+from graphguard.analysis.resolution import BUILTINS, STEP_METHODS, TENSOR_KINDS, Resolver, followable, project_class
+from graphguard.analysis.sweeps import (
+    KEEPING_METHODS,
+    KERAS_STEP_METHODS,
+    KERAS_WRAPPERS,
+    SEARCH_DRIVERS,
+    TRIAL_METHODS,
+    SweepReader,
+    inert_call,
+)
 from graphguard.analysis.syntax import (
     assigned_targets,
     callee_text,
@@ -83,74 +92,11 @@ from graphguard.analysis.syntax import (
     short,
 )
 
-_STEP_METHODS = frozenset({"run", "partial_run"})
 _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
-_TENSOR_KINDS = frozenset({"tensor", "variable"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _SEQUENCE_LITERALS = (ast.Tuple, ast.List, ast.ListComp)
-#: Python's builtins: a star import of a TensorFlow module does not take ``print`` or ``range`` here.
-_BUILTINS = frozenset(dir(builtins))
-#: Class names that say "a model" (``TwoLayerNet``, ``ResNet``, ``LinearModel``, ``Solver``): objects
-#: that hold a model's parameters, whether Keras, NumPy or anything else (GG202). A project class so
-#: named must also have a training method (phase 2: ``MODEL_METHODS``), which tells a ``TwoLayerNet``
-#: from a pydantic ``ItemModel``; a class from outside the checked tree counts only with the suffixes
-#: of :data:`_EXTERNAL_MODEL_CLASS` (``gurobipy.Model``, ``lmfit.Model`` are not networks; CS231n's
-#: ``Solver`` is often imported from a package outside the checked tree).
-_MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Model|Solver)$")
-_EXTERNAL_MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:Net|Network|Solver)$")
-#: Methods that use a model as a trial: made and then trained, evaluated or saved in the iteration
-#: (GG201, GG202), Keras' and the usual NumPy ones (CS231n's ``solver.train()``, ``net.loss(X)``). A
-#: model made in a loop and only called on tensors or stored is a block of a larger model.
-_TRIAL_METHODS = frozenset({"compile", "fit", "fit_generator", "evaluate", "evaluate_generator", "predict",
-                            "predict_generator", "predict_on_batch", "train_on_batch", "test_on_batch",
-                            "load_weights", "set_weights", "save", "save_weights", "train", "loss",
-                            "step", "train_step", "partial_fit", "score", "predict_proba"})
-#: Training methods whose result refers to the model trained (Keras' History, scikit-learn's self).
-_FIT_METHODS = frozenset({"fit", "fit_generator"})
-#: Hyperparameter-search drivers that call the objective function they are given once per trial:
-#: Optuna's ``study.optimize``, Hyperopt's ``fmin``, scikit-optimize's ``*_minimize``, and
-#: bayes_opt's ``BayesianOptimization(f=...)``. The call counts as a loop around the objective.
-#: Also what calls a function once per element or per fit: ``map`` (builtin, ``executor.map``,
-#: ``pool.map``), ``executor.submit``, joblib's and dask's ``delayed(f)``, hyperas' ``optim.minimize``,
-#: and the scikit-learn wrappers of Keras (``KerasClassifier(build_fn=...)``, scikeras' ``model=``), whose
-#: every fit in a ``GridSearchCV`` or ``cross_val_score`` builds a new model. Keras Tuner is not one
-#: here: it calls ``clear_session()`` before building each trial's model.
-_SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "best_ensemble", "best_models",
-                             "RandomSearch", "Hyperband", "GridSearch",
-                             "KerasClassifier", "KerasRegressor",
-                             "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
-                             "dummy_minimize", "BayesianOptimization"})
-_KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor"})
-#: Keywords of drivers that say how many trials they run (Hyperopt/hyperas, Optuna, scikit-optimize).
-_TRIAL_COUNT_KEYWORDS = frozenset({"max_evals", "n_trials", "n_calls"})
-#: Keras model methods that run a session step on TF1 graphs (``Model.predict`` calls the backend's
-#: function, which runs ``Session.run``).
-_KERAS_STEP_METHODS = frozenset({"predict", "predict_on_batch", "train_on_batch", "test_on_batch", "evaluate", "fit"})
-#: Keywords of those drivers that take the objective (positional arguments are always looked at).
-_OBJECTIVE_KEYWORDS = frozenset({"fn", "func", "f", "objective", "build_fn", "model", "hypermodel"})
-#: Keras Tuner's tuners (``BayesianOptimization`` too when it has a tuner's keywords, not bayes_opt's ``f=``).
-_TUNERS = frozenset({"RandomSearch", "Hyperband", "GridSearch"})
-_TUNER_KEYWORDS = frozenset({"hypermodel", "objective", "max_trials"})
-#: Container methods that keep their argument: method -> index of the kept argument.
-_KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
-
-
-class _Made(NamedTuple):
-    """A model-like value bound to a name: how to name it, the loops active when it was made, the
-    project calls that decide whether it is a model (see :class:`Retention`), and the :class:`Trial`
-    to record when the iteration uses it (None when it cannot be a Keras model)."""
-
-    subject: str
-    loops: tuple
-    refs: tuple
-    trial: Trial | None = None
-    #: Kept whether or not the iteration uses it: a graph or session, what a project function returns
-    #: (it may have trained it), the result of ``fit``. Otherwise a store counts only if the iteration
-    #: trains, evaluates or hands on the model (sub-blocks collected for one model are not trials).
-    always: bool = False
-
 
 
 @dataclass(eq=False)
@@ -165,12 +111,11 @@ class _Frame:
     params: set = field(default_factory=set)
     pending_param_operators: list = field(default_factory=list)
     bound: dict = field(default_factory=dict)  # dotted name -> loop indices active at its last binding
-    made: dict = field(default_factory=dict)  # dotted name -> _Made, for names bound to model-like values
+    made: dict = field(default_factory=dict)  # dotted name -> Made, for names bound to model-like values
     trial_sites: set = field(default_factory=set)  # sites of the trials recorded
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
     pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
-
 
 
 #: Nodes with nothing below them that the analysis reads.
@@ -178,7 +123,7 @@ _LEAVES = (ast.expr_context, ast.Constant, ast.operator, ast.unaryop, ast.cmpop,
 _DISPATCH: dict = {}
 
 
-class ModuleReader(ast.NodeVisitor):
+class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
     """Reads one module's syntax tree into :class:`ModuleFacts`.
 
     ``source_lines`` is needed only for files with non-ASCII text (``ast`` columns count UTF-8 bytes).
@@ -270,13 +215,13 @@ class ModuleReader(ast.NodeVisitor):
                     # sees whichever binding exists when it runs, so it is unknown here.
                     return None
                 return frame.scope[name]
-        if self._star_modules and name not in _BUILTINS:
+        if self._star_modules and name not in BUILTINS:
             api = tf_api.load()
             for module in self._star_modules:
                 candidate = module.attribute(name)
                 if api.effect(candidate.path) is not None or candidate.path in catalog.MODEL_NAMES:
                     return candidate
-        if self._project_stars and name not in _BUILTINS:
+        if self._project_stars and name not in BUILTINS:
             # A name no statement of this module binds, star-imported from a module of the checked
             # tree (the last star import wins; phase 2 finds which, if any, defines it).
             return ProjectRef(Ref(self._project_stars[0], name))
@@ -319,207 +264,6 @@ class ModuleReader(ast.NodeVisitor):
                 cls = self.facts.classes.get(owner.cls.name)
                 if cls is not None and value is not None:
                     cls.attributes[target.attr] = value
-
-    def resolve(self, node: ast.AST):
-        """What ``node`` evaluates to, as a binding value, or None when unknown.
-
-        Memoised per node: a method chain ``a.b().c().d()`` resolves each receiver once, not once per
-        level (which was exponential in the chain's length). Bindings do not change inside one
-        expression, so a node's value is fixed once computed."""
-        key = id(node)
-        if key in self._memo:
-            return self._memo[key]
-        value = self._resolve(node)
-        self._memo[key] = value
-        return value
-
-    def _resolve(self, node: ast.AST):
-        if isinstance(node, ast.Name):
-            return self._lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            return self._resolve_attribute(node)
-        if isinstance(node, ast.Call):
-            return self._resolve_call(node)
-        if isinstance(node, ast.Subscript):
-            base = self.resolve(node.value)
-            if isinstance(base, TFObject) and base.kind == "pairs":
-                return Elements(TENSOR, 2)  # ``grads_and_vars[0]``: a (gradient, variable) tuple
-            if isinstance(base, TFObject) and (base.kind in _TENSOR_KINDS or base.kind == "sequence"):
-                return TENSOR
-            if isinstance(base, Elements):
-                return base.element if not isinstance(base.element, Parts) else None
-            return None
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            if len(node.elts) > 32:
-                return Elements(None, len(node.elts))  # a data table, not a handful of objects
-            elements = [e for e in node.elts if not isinstance(e, ast.Constant)]
-            if any(isinstance(element, ast.Starred) for element in elements):
-                return Elements(_join(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in elements))
-            # An empty literal is a container to be filled: its length is not the loop's count.
-            return Elements(_join(self.resolve(element) for element in elements), len(node.elts) or None)
-        if isinstance(node, ast.Dict):
-            count = (len(node.keys) or None) if None not in node.keys else None
-            return Elements(_join(self.resolve(value) for value in node.values), count)
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return Elements(self.resolve(node.elt))
-        if isinstance(node, ast.DictComp):
-            return Elements(self.resolve(node.value))
-        if isinstance(node, ast.IfExp):
-            return _join((self.resolve(node.body), self.resolve(node.orelse)))
-        if isinstance(node, ast.Lambda):
-            return ProjectRef(Ref("", self._lambda_name(node)), is_class=False)
-        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
-            return TENSOR if self._tensor_operands(node)[0] else None
-        return None
-
-    def _resolve_attribute(self, node: ast.Attribute):
-        dotted = dotted_name(node)
-        if dotted is not None and dotted in self._attributes:
-            return self._attributes[dotted]
-        base = self.resolve(node.value)
-        if isinstance(base, TFName):
-            return base.attribute(node.attr)
-        if isinstance(base, ProjectRef):
-            return ProjectRef(base.ref.member(node.attr))
-        if isinstance(base, GraphValue) and node.attr == "as_default":
-            return base
-        if isinstance(base, TFObject) and node.attr in ("op", "initializer"):
-            return TFObject("op")  # ``w.initializer.run()`` is a step
-        if isinstance(base, Instance) and base.cls.module == "":
-            cls = self.facts.classes.get(base.cls.name)
-            if cls is not None:
-                return cls.attributes.get(node.attr)
-        return None
-
-    def _resolve_call(self, node: ast.Call):
-        func = self.resolve(node.func)
-        if isinstance(func, TFName):
-            if catalog.lists_variables(func.path):
-                return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
-            if func.path.endswith(".get_collection") or func.path.endswith(".get_collection_ref"):
-                return Elements(TENSOR, setup=True)  # one model's variables, update ops or summaries
-            if func.path in catalog.EAGER_NAMES:
-                self.eager = True
-            if func.path in catalog.GRAPH_MODE_NAMES:
-                self.graph_mode = True
-            if func.path == "tf.keras.backend.function":
-                return STEP_CALLABLE  # ``f = K.function(...)``: calling ``f`` runs a session step (TF1 Keras)
-            effect = catalog.effect_of(func.path)
-            if effect is Effect.SESSION:
-                return SESSION
-            if effect is Effect.GRAPH:
-                return GraphValue(frozenset(loop.index for loop in self._frame.loops))
-            if effect is Effect.NONE and func.path.rsplit(".", 1)[-1][:1].islower():
-                return None  # tf.get_default_graph(), tf.gfile.Glob(): not TF objects
-            return TFObject(catalog.result_kind(func.path, effect))
-        if isinstance(func, GraphValue):  # g.as_default()
-            return func
-        if isinstance(func, ProjectRef):
-            if self._session_factories and self._is_factory(func.ref):
-                return SESSION
-            return Instance(func.ref) if _is_class(func) else CallResult(func.ref)
-        if isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            receiver = self.resolve(node.func.value)
-            if receiver is SESSION and method == "make_callable":
-                return STEP_CALLABLE
-            if isinstance(receiver, TFObject):
-                if method in catalog.SESSION_METHODS.get(receiver.kind, ()):
-                    return SESSION
-                if method in _STEP_METHODS or method == "eval":
-                    return None  # T.eval() and OP.run() return NumPy values
-                if method == "get_tensor_by_name" or method == "get_operation_by_name":
-                    return TENSOR
-                kind = catalog.METHOD_RESULT_KINDS.get((receiver.kind, method))
-                if kind is not None:
-                    return TFObject(kind)
-                effect = catalog.method_effect(receiver.kind, method)
-                if effect is Effect.DATASET:
-                    return TFObject("dataset")
-                return TENSOR if effect is not None else None
-            if method in ("get_tensor_by_name", "get_operation_by_name"):
-                return TENSOR
-            if isinstance(receiver, Instance):
-                return CallResult(receiver.cls.member(method))
-            if method in catalog.DISTINCT_METHODS:
-                return TFObject(catalog.DISTINCT_METHODS[method][1])  # ``ds.make_one_shot_iterator()``
-            if isinstance(receiver, (Param, CallResult, MethodResult)) and method not in _STEP_METHODS:
-                return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
-            if isinstance(receiver, Elements):
-                setup = receiver.setup or receiver.saved  # a dict of saved weights: setup
-                if method == "items":
-                    return Elements(Parts((None, receiver.element)), receiver.count, setup)
-                if method == "values":
-                    return Elements(receiver.element, receiver.count, setup)
-                if method in ("keys", "copy"):
-                    return Elements(None, receiver.count, setup)
-                if method == "item" and receiver.saved:
-                    return Elements(None, setup=True)  # ``np.load(path).item()``: a pickled dict of weights
-        elif func is None and isinstance(node.func, ast.Name) and node.args:
-            # Builtins that pass a container's elements on (when not shadowed: ``func`` is None).
-            name = node.func.id
-            if name in ("list", "tuple", "sorted", "reversed", "set", "iter", "dict") and len(node.args) == 1:
-                value = self.resolve(node.args[0])
-                if isinstance(value, Elements) and value.saved and name == "dict":
-                    return Elements(None, setup=True)  # ``dict(np.load("weights.npz"))``
-                return value if isinstance(value, Elements) else None
-            if name == "enumerate":
-                value = self._elements(node.args[0])
-                return None if value is None else Elements(Parts((None, value.element)), value.count, value.setup)
-            if name == "zip":
-                values = [self._elements(arg) for arg in node.args]
-                counts = [v.count for v in values if v is not None and v.count is not None]
-                return Elements(Parts(tuple(None if v is None else v.element for v in values)),
-                                min(counts) if counts else None,
-                                any(v is not None and v.setup for v in values))
-        last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if last in _LOAD_NAMES and _LOADS_SAVED.search(callee_text(node.func)):
-            return Elements(None, saved=True)  # ``np.load(path)``, ``pickle.load(f)``: maybe saved weights
-        if last == "GraphGuard" and node.args and self.resolve(node.args[0]) is SESSION:
-            return SESSION  # graphguard's own ``GraphGuard(sess)``: its ``run`` is the session's
-        return None
-
-    def _elements(self, node: ast.AST) -> Elements | None:
-        """``node`` as a container: its :class:`Elements`, or None when it is not known to be one. A
-        TensorFlow list (``tf.gradients(...)``, ``tf.get_collection(...)``) holds tensors of one model."""
-        value = self.resolve(node)
-        if isinstance(value, Elements):
-            return value
-        if isinstance(value, TFObject) and value.kind == "sequence":
-            return Elements(TENSOR, setup=True)
-        if isinstance(value, TFObject) and value.kind == "pairs":
-            return Elements(Parts((TENSOR, TFObject("variable"))), setup=True)  # ``for g, v in grads_and_vars``
-        if isinstance(value, (Param, CallResult, MethodResult)):
-            # ``def sync(variables, values): for v, x in zip(variables, values)``: the elements of what
-            # the callers pass (phase 2).
-            return Elements(MethodResult(value, "__iter__"))
-        return None
-
-    def _note_over(self, loop: Loop, iterable: ast.AST) -> None:
-        """Remember that ``loop`` runs over what a parameter or a project call gives (directly, or in
-        ``zip``/``enumerate``), for phase 2 to tell one model's variables from data."""
-        parts = iterable.args if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
-                                  and iterable.func.id in ("zip", "enumerate", "sorted", "list", "reversed")) else (iterable,)
-        symbolic = tuple(value for value in map(self.resolve, parts) if isinstance(value, (Param, CallResult, MethodResult)))
-        if symbolic:
-            loop.over = (self._frame.facts.name, symbolic)
-
-    def _trips(self, iterable: ast.AST) -> int | None:
-        """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
-        ``range`` of constants, ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
-        collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
-            bounds = [_constant_int(arg) for arg in iterable.args]
-            if bounds and None not in bounds and len(bounds) <= 3 and not iterable.keywords:
-                try:
-                    return len(range(*bounds))
-                except ValueError:  # a zero step
-                    return None
-            return None
-        value = self._elements(iterable)
-        if value is None:
-            return None
-        return 1 if value.setup else value.count
 
     def _is_factory(self, ref: Ref) -> bool:
         """Whether ``ref`` is one of the configured ``session-factories`` (dotted names, matched by suffix)."""
@@ -614,198 +358,6 @@ class ModuleReader(ast.NodeVisitor):
         self._bind(node.target, self.resolve(node.value))
         self._note_made((node.target,), node.value)
 
-    # ------------------------------------------------------------------ models kept across iterations
-
-    def _model_value(self, node: ast.AST) -> _Made | None:
-        """Whether ``node`` evaluates to a model-like object, made where: a Keras model, a ``tf.Graph``
-        or session, an object of a class named like a model (``TwoLayerNet``, ``Solver``), what a
-        project function returns or a project class makes (decided in phase 2), or a name bound to one."""
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            dotted = dotted_name(node)
-            return None if dotted is None else self._frame.made.get(dotted)
-        if not isinstance(node, ast.Call):
-            return None
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "track" and len(node.args) == 1:
-            return self._model_value(node.args[0])  # SweepGuard's ``trial.track(obj)`` returns ``obj``
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _FIT_METHODS:
-            # Keras' ``fit`` returns a History whose ``.model`` is the model (measured, Keras 3.15: a
-            # History kept alive keeps its model alive after clear_session()); scikit-learn's returns
-            # the estimator itself. Either holds the model, made where the model was made.
-            trained = self._model_value(node.func.value)
-            if trained is not None:
-                return _Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}, which refers to "
-                             f"{trained.subject}", trained.loops, trained.refs, always=True)
-            return None
-        func = self.resolve(node.func)
-        keras = None  # refs deciding whether it is a Keras model; None: it cannot be one
-        if isinstance(func, TFName):
-            effect = catalog.effect_of(func.path)
-            if effect not in (Effect.MODEL, Effect.GRAPH, Effect.SESSION):
-                return None
-            refs = ()
-            keras = () if effect is Effect.MODEL else None
-            always = effect is not Effect.MODEL
-        elif isinstance(func, ProjectRef):
-            if not _is_class(func):
-                refs = ((func.ref, "returns"),)
-                keras = ((func.ref, "builds"),)
-                always = True
-            else:
-                always = False
-                init = (func.ref.member("__init__"), "builds")
-                keras = (init,)
-                if _MODEL_CLASS.match(func.ref.name.rsplit(".", 1)[-1]):
-                    refs = ((func.ref, "class"), init)
-                else:
-                    refs = (init,)
-        elif (func is None and isinstance(node.func, ast.Attribute)
-              and isinstance(owner := self.resolve(node.func.value), Instance)):
-            # ``self.build(cfg)``: what a method of a project class returns (decided in phase 2).
-            method = owner.cls.member(node.func.attr)
-            refs = ((method, "returns"),)
-            keras = ((method, "builds"),)
-            always = True
-        elif isinstance(func, Param) and isinstance(node.func, ast.Name):
-            # ``model = get_model_func()``: a builder handed in as a parameter; what the callers pass
-            # decides (phase 2, :func:`graphguard.analysis.values.param_ref`).
-            ref = param_ref(self._frame.facts.name, func.name)
-            refs = ((ref, "returns"),)
-            keras = ((ref, "builds"),)
-            always = True
-        elif isinstance(func, GraphValue):
-            if not is_as_default(node):
-                return None
-            refs = ()  # ``g.as_default()``, ``tf.Graph().as_default()``: the graph itself
-            always = True
-        elif func is None or func is OTHER:
-            # A class from outside the checked tree, named like a network.
-            last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if not _EXTERNAL_MODEL_CLASS.match(last):
-                return None
-            refs = ()
-            always = False
-        else:
-            return None
-        text = callee_text(node.func)
-        loops = tuple(loop.index for loop in self._frame.loops)
-        trial = None
-        if keras is not None:
-            frame = self._frame
-            exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-            trial = Trial(self._site(node), f"`{text}(...)`", loops, exempt, keras)
-        return _Made(f"`{text}(...)` from line {node.lineno}", loops, refs, trial, always)
-
-    def _use_as_trial(self, node: ast.AST) -> None:
-        """``node`` (a name, or a call that makes a model) is trained, evaluated, saved or handed to
-        project code here: the Keras model it holds is a trial of the loop it was made in."""
-        made = self._model_value(node)
-        if made is None:
-            return
-        frame = self._frame
-        frame.used.add(made.subject)
-        if made.trial is not None and made.trial.site not in frame.trial_sites:
-            frame.trial_sites.add(made.trial.site)
-            facts = frame.facts
-            facts.trials = [*facts.trials, made.trial]
-
-    def _close_frame(self, frame: _Frame) -> None:
-        """At the end of a body: keep the stores of models that the body uses as trials."""
-        for retention, subject in frame.pending_retentions:
-            if subject is None or subject in frame.used:
-                frame.facts.retentions = [*frame.facts.retentions, retention]
-
-    def _note_made(self, targets, value: ast.AST) -> None:
-        """After ``targets = value``: remember which targets now hold a model-like value."""
-        made = None
-        for target in targets:
-            if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
-                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                    for element, part in zip(target.elts, value.elts):  # ``model, n = Sequential(), 3``
-                        self._note_made((element,), part)
-                elif isinstance(value, ast.Call) and isinstance(func := self.resolve(value.func), ProjectRef) \
-                        and func.is_class is not True:
-                    # ``model, history = train(config)``: decided by what ``train`` returns at each position.
-                    subject = f"`{callee_text(value.func)}(...)` from line {value.lineno}"
-                    loops = tuple(loop.index for loop in self._frame.loops)
-                    frame = self._frame
-                    exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-                    # If the builder makes a Keras model, the element trained here is a trial (GG201).
-                    trial = Trial(self._site(value), f"`{callee_text(value.func)}(...)`", loops, exempt,
-                                  ((func.ref, "builds"),))
-                    for index, element in enumerate(target.elts):
-                        dotted = dotted_name(element)
-                        if dotted is not None:
-                            frame.made[dotted] = _Made(subject, loops, ((func.ref, f"returns:{index}"),), trial,
-                                                       always=True)
-                continue
-            if isinstance(target, (ast.Name, ast.Attribute)):
-                dotted = dotted_name(target)
-                if dotted is None:
-                    continue
-                if made is None:
-                    made = self._model_value(value) or False
-                if made:
-                    self._frame.made[dotted] = made
-
-    def _retention(self, container: ast.AST, values, node: ast.AST) -> None:
-        """Record ``node`` when it keeps, in ``container``, a model-like value made on each iteration of
-        a loop that ``container`` outlives (it was not bound again inside that loop)."""
-        while True:
-            if isinstance(container, ast.Subscript):
-                container = container.value  # ``solvers[rule].append(solver)``: kept as long as ``solvers`` is
-            elif (isinstance(container, ast.Call) and isinstance(container.func, ast.Attribute)
-                  and container.func.attr in ("setdefault", "get")):
-                container = container.func.value  # ``by_fold.setdefault(fold, []).append(model)``
-            else:
-                break
-        owner = dotted_name(container)
-        if owner is None:
-            return
-        frame = self._frame
-        if not frame.loops and not self._outlives_call(owner):
-            return
-        owner_loops = frame.bound.get(owner, ())
-        stack = list(values)
-        while stack:
-            value = stack.pop()
-            if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
-                stack.extend(value.elts)
-                continue
-            if isinstance(value, ast.Dict):
-                stack.extend(value.values)
-                continue
-            if isinstance(value, ast.Starred):
-                stack.append(value.value)
-                continue
-            made = self._model_value(value)
-            if made is None:
-                continue
-            if not frame.loops:
-                if not made.loops:
-                    # ``BUILT.append(model)`` at function level, into a global or an attribute: every
-                    # call keeps its model (reported at the calls in loops, phase 3).
-                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject))
-                return
-            for loop in reversed(frame.loops):
-                if loop.index in made.loops and loop.index not in owner_loops:
-                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
-                                          made.refs)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject))
-                    return
-
-    def _may_retain(self) -> bool:
-        """Whether a store here may keep a model across iterations: inside a loop, or in a function
-        body (whose every call may store into a container that outlives it)."""
-        frame = self._frame
-        return bool(frame.loops) or (not frame.is_class and len(self._frames) > 1)
-
-    def _outlives_call(self, owner: str) -> bool:
-        """Whether the container ``owner`` (a dotted name) outlives every call of the current function:
-        a module-level name the function does not bind itself (``BUILT_MODELS``). An attribute of
-        ``self`` lives as long as its object, which a loop may drop each iteration."""
-        return "." not in owner and owner not in self._frame.scope and owner in self._frames[0].scope
-
     def _visit_target(self, target: ast.AST) -> None:
         # Subscripts and attributes being assigned evaluate their bases, not a new op on the target.
         if isinstance(target, ast.Subscript):
@@ -830,11 +382,11 @@ class ModuleReader(ast.NodeVisitor):
                     facts.model_positions = {*facts.model_positions, position}
         if value is SESSION:
             facts.returns_session = True
-        elif isinstance(value, TFObject) and value.kind in _TENSOR_KINDS:
+        elif isinstance(value, TFObject) and value.kind in TENSOR_KINDS:
             facts.returns_tensor = True
         elif isinstance(value, CallResult):
             facts.returns.append(value.ref)
-        followed = _followed(value)
+        followed = followable(value)
         if followed is not None and not isinstance(followed, CallResult) and followed is not SESSION:
             facts.return_values = [*facts.return_values, followed]
 
@@ -1137,7 +689,7 @@ class ModuleReader(ast.NodeVisitor):
         refs, params = [], set()
         for operand in operands:
             value = self.resolve(operand)
-            if isinstance(value, TFObject) and value.kind in _TENSOR_KINDS:
+            if isinstance(value, TFObject) and value.kind in TENSOR_KINDS:
                 return True, [], set()
             if isinstance(value, CallResult):
                 refs.append(value.ref)
@@ -1215,7 +767,7 @@ class ModuleReader(ast.NodeVisitor):
             return False  # tf.app.run(), a module's run()
         if any(keyword.arg in _STEP_KEYWORDS for keyword in node.keywords):
             return True
-        if method in _STEP_METHODS and not isinstance(receiver, Instance):
+        if method in STEP_METHODS and not isinstance(receiver, Instance):
             dotted = dotted_name(func.value)
             if dotted is not None:
                 last = dotted.rsplit(".", 1)[-1]
@@ -1241,7 +793,7 @@ class ModuleReader(ast.NodeVisitor):
         frame = self._frame
         func_value = self.resolve(node.func)
         if (frame.made and (node.args or node.keywords) and not isinstance(func_value, (TFName, TFObject))
-                and not _inert_call(node.func)):
+                and not inert_call(node.func)):
             # ``train(model, data)``, ``Solver(model, data)``: handed on to code that uses it. Not a
             # Keras call (``Sequential([block])``) nor a container method (``blocks.append(block)``).
             for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
@@ -1250,7 +802,7 @@ class ModuleReader(ast.NodeVisitor):
         effect = Effect.NONE
         callee = callee_text(node.func)
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if name in _SEARCH_DRIVERS and (name in _KERAS_WRAPPERS or not (
+        if name in SEARCH_DRIVERS and (name in KERAS_WRAPPERS or not (
                 isinstance(func_value, (TFName, TFObject))
                 or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
             self._search_driver(node)
@@ -1273,22 +825,22 @@ class ModuleReader(ast.NodeVisitor):
             self._deferred_use(func_value, None, node, callee)
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
-            bound = _is_class(func_value)
+            bound = project_class(func_value)
             if bound:
                 ref = ref.member("__init__")
             self._project_call(ref, node, callee, bound)
         elif isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
-            if method in _TRIAL_METHODS:
+            if method in TRIAL_METHODS:
                 self._use_as_trial(node.func.value)
             if method == "numpy" and not node.args:
                 self.eager = True  # ``t.numpy()`` exists only in eager execution
-            if method in _KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \
+            if method in KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \
                     and frame.loops:
                 # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
                 self._keras_steps.append(tuple(frame.loops))
-            keep = _KEEPING_METHODS.get(method)
+            keep = KEEPING_METHODS.get(method)
             if (keep is not None or method in ("update", "setdefault")) and isinstance(receiver, Elements) \
                     and receiver.count is not None and isinstance(node.func.value, ast.Name):
                 # ``configs.append(c)``: the literal's length no longer says how many there are.
@@ -1300,7 +852,7 @@ class ModuleReader(ast.NodeVisitor):
                         self._retention(node.func.value, kept.elts, node)
                 else:
                     self._retention(node.func.value, (kept,), node)
-            if method in _STEP_METHODS and isinstance(receiver, CallResult):
+            if method in STEP_METHODS and isinstance(receiver, CallResult):
                 # ``s = make_session(); s.run(...)``: a step if the factory returns a session (phase 2),
                 # or if the name says so (a factory outside the checked tree).
                 dotted = dotted_name(node.func.value)
@@ -1308,9 +860,9 @@ class ModuleReader(ast.NodeVisitor):
                     self._mark_step()
                 else:
                     frame.facts.deferred_steps.append(DeferredStep(receiver.ref, tuple(l.index for l in frame.loops)))
-            elif (method in _STEP_METHODS or method == "eval") and self._is_step(node, receiver):
+            elif (method in STEP_METHODS or method == "eval") and self._is_step(node, receiver):
                 self._mark_step()
-            elif method in _STEP_METHODS and isinstance(receiver, Param):
+            elif method in STEP_METHODS and isinstance(receiver, Param):
                 # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
                 frame.facts.param_steps.append((receiver.name, tuple(l.index for l in frame.loops)))
             elif method in catalog.DISTINCT_METHODS and not isinstance(receiver, (TFName, Instance)):
@@ -1328,7 +880,7 @@ class ModuleReader(ast.NodeVisitor):
                 for value in receiver.values:  # ``for head in [ClsHead(), BoxHead()]: head.update(sess)``
                     if isinstance(value, Instance):
                         self._project_call(value.cls.member(method), node, callee, bound=True)
-            elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in _STEP_METHODS:
+            elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
                 self._deferred_use(receiver, method, node, callee)  # ``model.save(...)``, ``it.get_next()``
             elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
                   and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
@@ -1363,40 +915,6 @@ class ModuleReader(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
-    def _search_driver(self, node: ast.Call) -> None:
-        """``study.optimize(objective, n_trials=50)``, ``fmin(fn=objective, ...)``: the driver calls the
-        project function it is given once per trial, so the call counts as a loop (at the driver's
-        line) that calls that function (GG201, GG111 through its summary)."""
-        objectives = []  # (where, ref, bound)
-        for arg in (*node.args, *(keyword.value for keyword in node.keywords if keyword.arg in _OBJECTIVE_KEYWORDS)):
-            target = arg
-            if isinstance(arg, ast.Lambda) and isinstance(arg.body, ast.Call):
-                target = arg.body.func  # ``lambda t: objective(t, x, y)``
-            elif (isinstance(arg, ast.Call) and callee_text(arg.func).rsplit(".", 1)[-1] == "partial"
-                  and arg.args):
-                target = arg.args[0]  # ``functools.partial(objective, x=x)``
-            value = self.resolve(target)
-            if isinstance(value, ProjectRef) and not _is_class(value):
-                objectives.append((target, value.ref, False))
-            elif isinstance(value, Instance):
-                # A callable object: ``study.optimize(Objective(x, y))`` or a name bound to one; a
-                # Keras Tuner ``HyperModel`` is called through its ``build(hp)``.
-                objectives.append((arg, value.cls.member("build" if _is_tuner(node) else "__call__"), True))
-        if not objectives:
-            return
-        loop = self._new_loop(node)
-        if _is_tuner(node):
-            # Keras Tuner calls clear_session() before building each trial's model (Tuner._try_build in
-            # keras_tuner/src/engine/tuner.py): a release per trial. What build() keeps is still kept.
-            loop.resets_graph = True
-        for keyword in node.keywords:
-            if keyword.arg in _TRIAL_COUNT_KEYWORDS and _constant_int(keyword.value) is not None:
-                loop.trips = _constant_int(keyword.value)  # ``max_evals=20``, ``n_trials=1``
-        self._frame.loops.append(loop)
-        for where, ref, bound in objectives:
-            self._project_call(ref, where, callee_text(where), bound)
-        self._frame.loops.pop()
-
     def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
@@ -1412,7 +930,7 @@ class ModuleReader(ast.NodeVisitor):
                 session_args.append((where, None))
             elif isinstance(value, Param):
                 session_args.append((where, value.name))
-            followed = _followed(value)
+            followed = followable(value)
             if followed is not None:
                 values.append((where, followed))
         frame.facts.calls.append(
@@ -1428,18 +946,12 @@ class ModuleReader(ast.NodeVisitor):
         values = []
         arguments = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
         for where, arg in arguments:
-            followed = _followed(self.resolve(arg))
+            followed = followable(self.resolve(arg))
             if followed is not None:
                 values.append((where, followed))
         use = DeferredUse(receiver, method, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
                           tuple(values))
         frame.facts.deferred_uses = [*frame.facts.deferred_uses, use]
-
-
-
-#: Calls that read saved weights or arrays from a file: a loop over what they return is one-shot setup.
-_LOAD_NAMES = frozenset({"load", "File", "loadmat"})
-_LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
 
 
 #: Framework base classes whose methods run on every step, by their last name, and those methods.
@@ -1450,71 +962,6 @@ _PER_STEP_METHODS = {
                            "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
                            "on_predict_batch_end", "on_epoch_begin", "on_epoch_end"}),
 }
-
-
-def _is_tuner(node: ast.Call) -> bool:
-    """Whether ``node`` makes a Keras Tuner tuner (``kt.RandomSearch(build_model, objective=...)``)."""
-    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    return name in _TUNERS or (name == "BayesianOptimization"
-                               and any(keyword.arg in _TUNER_KEYWORDS for keyword in node.keywords))
-
-
-def _followed(value):
-    """``value`` when phase 2 can follow it across calls (a session, a TensorFlow object, a project
-    instance or function, a parameter, a project call's result, one of several instances), else None."""
-    if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult)):
-        return value
-    if isinstance(value, ProjectRef) and value.is_class is False:
-        return value
-    if isinstance(value, Choice) and all(isinstance(v, Instance) for v in value.values):
-        return value
-    if isinstance(value, Elements) and _followed(value.element) is not None:
-        return value  # ``sync(tf.trainable_variables(), values)``: a list of variables
-    return None
-
-
-def _join(values):
-    """The value of a container whose elements are ``values``: the one value they share, a
-    :class:`Choice` of several, or None when none is known."""
-    known = {value for value in values if value is not None and value is not OTHER}
-    if not known:
-        return None
-    if len(known) == 1:
-        return known.pop()
-    return Choice(frozenset(known))
-
-
-def _constant_int(node: ast.AST) -> int | None:
-    """An integer constant (``8``, ``-1``), or None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _constant_int(node.operand)
-        return None if value is None else -value
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
-
-
-def _is_class(value: ProjectRef) -> bool:
-    """Whether calling ``value`` makes an instance (and runs ``__init__``): known for names defined in
-    the module; for imported ones, by PEP 8's convention that classes are CamelCase."""
-    if value.is_class is not None:
-        return value.is_class
-    last = value.ref.name.rsplit(".", 1)[-1]
-    return last[:1].isupper()
-
-
-#: Calls that only look at a value: logging methods (``log.info("loaded %s", model)``) and builtins.
-_LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
-                              "write", "format"})
-
-
-def _inert_call(func: ast.AST) -> bool:
-    """Whether a call of ``func`` neither trains nor keeps its arguments as a model's user would: a
-    container method (``blocks.append(block)``: GG202 looks at those itself), a logging or
-    formatting method, or a Python builtin (``print``, ``len``, ``isinstance``)."""
-    if isinstance(func, ast.Attribute):
-        return func.attr in _KEEPING_METHODS or func.attr in _LOGGING_METHODS
-    return isinstance(func, ast.Name) and func.id in _BUILTINS
 
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,

@@ -1,0 +1,299 @@
+"""Phase 1, the reader's values: what an expression evaluates to, as far as one module tells.
+
+A mixin of :class:`graphguard.analysis.reader.ModuleReader` (it uses the reader's scopes, frames and
+attributes). :meth:`Resolver.resolve` answers with a value of :mod:`graphguard.analysis.bindings`: a
+TensorFlow name or object, a session, a graph, a project function, class, instance or call result, a
+parameter, or a Python container of such values (:class:`~graphguard.analysis.bindings.Elements`:
+literals, comprehensions, ``zip``/``enumerate``/``dict.items()``). Where one module cannot know more
+(a parameter, what a project call returns), the value stays symbolic and phase 2
+(:mod:`graphguard.analysis.values`) follows it across the project. It also says how many times a loop
+over a container runs (:meth:`Resolver._trips`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+from graphguard.analysis import catalog
+from graphguard.analysis.bindings import (
+    OTHER,
+    SESSION,
+    STEP_CALLABLE,
+    TENSOR,
+    CallResult,
+    Choice,
+    Elements,
+    GraphValue,
+    Instance,
+    MethodResult,
+    Param,
+    Parts,
+    ProjectRef,
+    Ref,
+    TFName,
+    TFObject,
+)
+from graphguard.analysis.catalog import Effect
+from graphguard.analysis.facts import Loop
+from graphguard.analysis.syntax import callee_text, dotted_name
+
+STEP_METHODS = frozenset({"run", "partial_run"})
+TENSOR_KINDS = frozenset({"tensor", "variable"})
+#: Python's builtins: a star import of a TensorFlow module does not take ``print`` or ``range`` here.
+BUILTINS = frozenset(dir(builtins))
+
+
+#: Calls that read saved weights or arrays from a file: a loop over what they return is one-shot setup.
+_LOAD_NAMES = frozenset({"load", "File", "loadmat"})
+_LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
+
+
+class Resolver:
+    """What expressions evaluate to (mixed into the reader)."""
+
+    def resolve(self, node: ast.AST):
+        """What ``node`` evaluates to, as a binding value, or None when unknown.
+
+        Memoised per node: a method chain ``a.b().c().d()`` resolves each receiver once, not once per
+        level (which was exponential in the chain's length). Bindings do not change inside one
+        expression, so a node's value is fixed once computed."""
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        value = self._resolve(node)
+        self._memo[key] = value
+        return value
+
+    def _resolve(self, node: ast.AST):
+        if isinstance(node, ast.Name):
+            return self._lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._resolve_attribute(node)
+        if isinstance(node, ast.Call):
+            return self._resolve_call(node)
+        if isinstance(node, ast.Subscript):
+            base = self.resolve(node.value)
+            if isinstance(base, TFObject) and base.kind == "pairs":
+                return Elements(TENSOR, 2)  # ``grads_and_vars[0]``: a (gradient, variable) tuple
+            if isinstance(base, TFObject) and (base.kind in TENSOR_KINDS or base.kind == "sequence"):
+                return TENSOR
+            if isinstance(base, Elements):
+                return base.element if not isinstance(base.element, Parts) else None
+            return None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            if len(node.elts) > 32:
+                return Elements(None, len(node.elts))  # a data table, not a handful of objects
+            elements = [e for e in node.elts if not isinstance(e, ast.Constant)]
+            if any(isinstance(element, ast.Starred) for element in elements):
+                return Elements(join_values(self.resolve(e.value if isinstance(e, ast.Starred) else e) for e in elements))
+            # An empty literal is a container to be filled: its length is not the loop's count.
+            return Elements(join_values(self.resolve(element) for element in elements), len(node.elts) or None)
+        if isinstance(node, ast.Dict):
+            count = (len(node.keys) or None) if None not in node.keys else None
+            return Elements(join_values(self.resolve(value) for value in node.values), count)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return Elements(self.resolve(node.elt))
+        if isinstance(node, ast.DictComp):
+            return Elements(self.resolve(node.value))
+        if isinstance(node, ast.IfExp):
+            return join_values((self.resolve(node.body), self.resolve(node.orelse)))
+        if isinstance(node, ast.Lambda):
+            return ProjectRef(Ref("", self._lambda_name(node)), is_class=False)
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            return TENSOR if self._tensor_operands(node)[0] else None
+        return None
+
+    def _resolve_attribute(self, node: ast.Attribute):
+        dotted = dotted_name(node)
+        if dotted is not None and dotted in self._attributes:
+            return self._attributes[dotted]
+        base = self.resolve(node.value)
+        if isinstance(base, TFName):
+            return base.attribute(node.attr)
+        if isinstance(base, ProjectRef):
+            return ProjectRef(base.ref.member(node.attr))
+        if isinstance(base, GraphValue) and node.attr == "as_default":
+            return base
+        if isinstance(base, TFObject) and node.attr in ("op", "initializer"):
+            return TFObject("op")  # ``w.initializer.run()`` is a step
+        if isinstance(base, Instance) and base.cls.module == "":
+            cls = self.facts.classes.get(base.cls.name)
+            if cls is not None:
+                return cls.attributes.get(node.attr)
+        return None
+
+    def _resolve_call(self, node: ast.Call):
+        func = self.resolve(node.func)
+        if isinstance(func, TFName):
+            if catalog.lists_variables(func.path):
+                return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
+            if func.path.endswith(".get_collection") or func.path.endswith(".get_collection_ref"):
+                return Elements(TENSOR, setup=True)  # one model's variables, update ops or summaries
+            if func.path in catalog.EAGER_NAMES:
+                self.eager = True
+            if func.path in catalog.GRAPH_MODE_NAMES:
+                self.graph_mode = True
+            if func.path == "tf.keras.backend.function":
+                return STEP_CALLABLE  # ``f = K.function(...)``: calling ``f`` runs a session step (TF1 Keras)
+            effect = catalog.effect_of(func.path)
+            if effect is Effect.SESSION:
+                return SESSION
+            if effect is Effect.GRAPH:
+                return GraphValue(frozenset(loop.index for loop in self._frame.loops))
+            if effect is Effect.NONE and func.path.rsplit(".", 1)[-1][:1].islower():
+                return None  # tf.get_default_graph(), tf.gfile.Glob(): not TF objects
+            return TFObject(catalog.result_kind(func.path, effect))
+        if isinstance(func, GraphValue):  # g.as_default()
+            return func
+        if isinstance(func, ProjectRef):
+            if self._session_factories and self._is_factory(func.ref):
+                return SESSION
+            return Instance(func.ref) if project_class(func) else CallResult(func.ref)
+        if isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            receiver = self.resolve(node.func.value)
+            if receiver is SESSION and method == "make_callable":
+                return STEP_CALLABLE
+            if isinstance(receiver, TFObject):
+                if method in catalog.SESSION_METHODS.get(receiver.kind, ()):
+                    return SESSION
+                if method in STEP_METHODS or method == "eval":
+                    return None  # T.eval() and OP.run() return NumPy values
+                if method == "get_tensor_by_name" or method == "get_operation_by_name":
+                    return TENSOR
+                kind = catalog.METHOD_RESULT_KINDS.get((receiver.kind, method))
+                if kind is not None:
+                    return TFObject(kind)
+                effect = catalog.method_effect(receiver.kind, method)
+                if effect is Effect.DATASET:
+                    return TFObject("dataset")
+                return TENSOR if effect is not None else None
+            if method in ("get_tensor_by_name", "get_operation_by_name"):
+                return TENSOR
+            if isinstance(receiver, Instance):
+                return CallResult(receiver.cls.member(method))
+            if method in catalog.DISTINCT_METHODS:
+                return TFObject(catalog.DISTINCT_METHODS[method][1])  # ``ds.make_one_shot_iterator()``
+            if isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
+                return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
+            if isinstance(receiver, Elements):
+                setup = receiver.setup or receiver.saved  # a dict of saved weights: setup
+                if method == "items":
+                    return Elements(Parts((None, receiver.element)), receiver.count, setup)
+                if method == "values":
+                    return Elements(receiver.element, receiver.count, setup)
+                if method in ("keys", "copy"):
+                    return Elements(None, receiver.count, setup)
+                if method == "item" and receiver.saved:
+                    return Elements(None, setup=True)  # ``np.load(path).item()``: a pickled dict of weights
+        elif func is None and isinstance(node.func, ast.Name) and node.args:
+            # Builtins that pass a container's elements on (when not shadowed: ``func`` is None).
+            name = node.func.id
+            if name in ("list", "tuple", "sorted", "reversed", "set", "iter", "dict") and len(node.args) == 1:
+                value = self.resolve(node.args[0])
+                if isinstance(value, Elements) and value.saved and name == "dict":
+                    return Elements(None, setup=True)  # ``dict(np.load("weights.npz"))``
+                return value if isinstance(value, Elements) else None
+            if name == "enumerate":
+                value = self._elements(node.args[0])
+                return None if value is None else Elements(Parts((None, value.element)), value.count, value.setup)
+            if name == "zip":
+                values = [self._elements(arg) for arg in node.args]
+                counts = [v.count for v in values if v is not None and v.count is not None]
+                return Elements(Parts(tuple(None if v is None else v.element for v in values)),
+                                min(counts) if counts else None,
+                                any(v is not None and v.setup for v in values))
+        last = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if last in _LOAD_NAMES and _LOADS_SAVED.search(callee_text(node.func)):
+            return Elements(None, saved=True)  # ``np.load(path)``, ``pickle.load(f)``: maybe saved weights
+        if last == "GraphGuard" and node.args and self.resolve(node.args[0]) is SESSION:
+            return SESSION  # graphguard's own ``GraphGuard(sess)``: its ``run`` is the session's
+        return None
+
+    def _elements(self, node: ast.AST) -> Elements | None:
+        """``node`` as a container: its :class:`Elements`, or None when it is not known to be one. A
+        TensorFlow list (``tf.gradients(...)``, ``tf.get_collection(...)``) holds tensors of one model."""
+        value = self.resolve(node)
+        if isinstance(value, Elements):
+            return value
+        if isinstance(value, TFObject) and value.kind == "sequence":
+            return Elements(TENSOR, setup=True)
+        if isinstance(value, TFObject) and value.kind == "pairs":
+            return Elements(Parts((TENSOR, TFObject("variable"))), setup=True)  # ``for g, v in grads_and_vars``
+        if isinstance(value, (Param, CallResult, MethodResult)):
+            # ``def sync(variables, values): for v, x in zip(variables, values)``: the elements of what
+            # the callers pass (phase 2).
+            return Elements(MethodResult(value, "__iter__"))
+        return None
+
+    def _note_over(self, loop: Loop, iterable: ast.AST) -> None:
+        """Remember that ``loop`` runs over what a parameter or a project call gives (directly, or in
+        ``zip``/``enumerate``), for phase 2 to tell one model's variables from data."""
+        parts = iterable.args if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                                  and iterable.func.id in ("zip", "enumerate", "sorted", "list", "reversed")) else (iterable,)
+        symbolic = tuple(value for value in map(self.resolve, parts) if isinstance(value, (Param, CallResult, MethodResult)))
+        if symbolic:
+            loop.over = (self._frame.facts.name, symbolic)
+
+    def _trips(self, iterable: ast.AST) -> int | None:
+        """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
+        ``range`` of constants, ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
+        collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            bounds = [constant_int(arg) for arg in iterable.args]
+            if bounds and None not in bounds and len(bounds) <= 3 and not iterable.keywords:
+                try:
+                    return len(range(*bounds))
+                except ValueError:  # a zero step
+                    return None
+            return None
+        value = self._elements(iterable)
+        if value is None:
+            return None
+        return 1 if value.setup else value.count
+
+
+def followable(value):
+    """``value`` when phase 2 can follow it across calls (a session, a TensorFlow object, a project
+    instance or function, a parameter, a project call's result, one of several instances), else None."""
+    if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult)):
+        return value
+    if isinstance(value, ProjectRef) and value.is_class is False:
+        return value
+    if isinstance(value, Choice) and all(isinstance(v, Instance) for v in value.values):
+        return value
+    if isinstance(value, Elements) and followable(value.element) is not None:
+        return value  # ``sync(tf.trainable_variables(), values)``: a list of variables
+    return None
+
+
+def join_values(values):
+    """The value of a container whose elements are ``values``: the one value they share, a
+    :class:`Choice` of several, or None when none is known."""
+    known = {value for value in values if value is not None and value is not OTHER}
+    if not known:
+        return None
+    if len(known) == 1:
+        return known.pop()
+    return Choice(frozenset(known))
+
+
+def constant_int(node: ast.AST) -> int | None:
+    """An integer constant (``8``, ``-1``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = constant_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def project_class(value: ProjectRef) -> bool:
+    """Whether calling ``value`` makes an instance (and runs ``__init__``): known for names defined in
+    the module; for imported ones, by PEP 8's convention that classes are CamelCase."""
+    if value.is_class is not None:
+        return value.is_class
+    last = value.ref.name.rsplit(".", 1)[-1]
+    return last[:1].isupper()
