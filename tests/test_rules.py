@@ -327,3 +327,10 @@ def test_recursion_and_lambdas_handed_to_drivers_end():
         "results = list(map(lambda v: v, tf.trainable_variables()))\n"
         "for step in range(steps):\n    sess.run(train_op)\n")
     assert _rows(source) == []
+
+
+def test_zip_runs_as_often_as_its_shortest_known_part():
+    # A new user's case: zip(range(3), batches) runs at most 3 times.
+    assert _rows("import tensorflow as tf\nsess = tf.Session()\nfor i, b in zip(range(3), batches):\n"
+                 "    sess.run(tf.argmax(b, 1))\nfor i, b in zip(range(30), batches):\n"
+                 "    sess.run(tf.argmax(b, 1))\n") == [("GG101", 6)]

@@ -201,7 +201,8 @@ class Resolver:
                 return None if value is None else Elements(Parts((None, value.element)), value.count, value.setup)
             if name == "zip":
                 values = [self._elements(arg) for arg in node.args]
-                counts = [v.count for v in values if v is not None and v.count is not None]
+                # ``zip(range(3), batches)`` runs at most 3 times: the shortest known length wins.
+                counts = [count for count in map(self._trips, node.args) if count is not None]
                 return Elements(Parts(tuple(None if v is None else v.element for v in values)),
                                 min(counts) if counts else None,
                                 any(v is not None and v.setup for v in values))
