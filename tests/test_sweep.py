@@ -734,3 +734,29 @@ def test_raise_surfaces_at_the_end_of_the_next_trial_and_never_over_its_exceptio
             raise KeyError("d")
     with pytest.raises(SweepLeakError, match="trial 'c'"):
         sweep.finish()
+
+
+def test_track_takes_several_objects_and_checks_its_arguments_at_the_call():
+    # Regression (issue 12): trial.track(model, solver) took `solver` as the name and crashed the
+    # report one trial later, even with on_leak="ignore".
+    sweep = quiet()
+    kept = []
+    for index in range(2):
+        with sweep.trial(f"t{index}") as trial:
+            model, solver = trial.track(Net(), Box())
+            kept.append((model, solver))
+            assert trial.track(Net(), "model") is not None  # a label as the second argument still works
+            with pytest.raises(TypeError, match="name must be a str"):
+                trial.track(Net(), name=Box())
+            with pytest.raises(TypeError, match="a label goes in name="):
+                trial.track(Net(), Box(), "solver")
+    report = str(sweep.report())
+    assert "2 objects alive (Net, Box)" in report
+
+
+@pytest.mark.parametrize(("option", "value"), [("max_retained_bytes", "32MB"), ("max_retained_bytes", True),
+                                                ("clear_session", "yes"), ("warmup", 1.5), ("track_models", 1),
+                                                ("chain_depth", "12"), ("chain_seconds", "5")])
+def test_sweepguard_rejects_an_argument_of_the_wrong_type_at_the_call(option, value):
+    with pytest.raises(TypeError, match=f"SweepGuard\\(\\): {option} must be"):
+        SweepGuard(**{option: value})

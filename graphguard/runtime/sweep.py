@@ -965,27 +965,41 @@ class Trial:
         """This trial's :class:`TrialRecord` as it stands (provisional until judged), or ``None``."""
         return None if self._slot is None else self._guard._records[self._slot]
 
-    def track(self, obj: Any, name: Optional[str] = None) -> Any:
-        """Watch ``obj`` (a model, a solver, a session...) with a weak reference; returns ``obj``.
+    def track(self, obj: Any, *others: Any, name: Optional[str] = None) -> Any:
+        """Watch ``obj`` (a model, a solver, a session...), and any ``others``, with weak references;
+        returns ``obj``, or the tuple ``(obj, *others)`` when several are given
+        (``model, solver = trial.track(model, solver)``).
 
-        If it is still alive one trial later (at the end of the next trial, or when the sweep is
+        If one is still alive one trial later (at the end of the next trial, or when the sweep is
         finished, after a garbage collection) and held by something the next trial does not replace, the
-        trial is reported with the chain of references that keeps it alive. ``name`` labels it in the
-        report (default: its type name). Raises ``TypeError`` for objects that cannot be weakly
-        referenced (``list``, ``dict``, ``int``...: track the object that holds them instead) and
-        ``RuntimeError`` outside the ``with`` block.
+        trial is reported with the chain of references that keeps it alive. ``name`` labels a single
+        object in the report (default: its type name); ``trial.track(model, "model")`` also gives it
+        as the second argument. Raises ``TypeError`` at the call for objects that cannot be weakly
+        referenced (``list``, ``dict``, ``int``...: track the object that holds them instead), for a
+        ``name`` that is not a ``str``, and ``RuntimeError`` outside the ``with`` block.
         """
         if not self._entered or self._done:
             raise RuntimeError("Trial.track() is for use inside `with sweep.trial(...) as trial:`")
-        try:
-            ref = weakref.ref(obj)
-        except TypeError:
-            raise TypeError(
-                f"cannot track an object of type {_type_name(obj)}: it does not support weak references; "
-                f"track the object that holds it (a model, a solver) instead"
-            ) from None
-        self._tracked.append((ref, name or _type_name(obj), "track"))
-        return obj
+        if len(others) == 1 and isinstance(others[0], str) and name is None:
+            others, name = (), others[0]  # ``trial.track(model, "model")``
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Trial.track(): name must be a str, not {_type_name(name)}; "
+                            f"to track several objects pass them all positionally: trial.track(model, solver)")
+        if others and name is not None:
+            raise TypeError("Trial.track(): name= labels one object; several objects are labelled by their types")
+        refs = []
+        for item in (obj, *others):
+            if isinstance(item, str):
+                raise TypeError(f"Trial.track(): cannot track the str {item!r}; a label goes in name=")
+            try:
+                refs.append((weakref.ref(item), name or _type_name(item), "track"))
+            except TypeError:
+                raise TypeError(
+                    f"cannot track an object of type {_type_name(item)}: it does not support weak references; "
+                    f"track the object that holds it (a model, a solver) instead"
+                ) from None
+        self._tracked.extend(refs)
+        return (obj, *others) if others else obj
 
     def __enter__(self) -> "Trial":
         if self._entered:
@@ -1135,6 +1149,15 @@ def _weakrefable(obj: Any) -> bool:
 OnLeak = Union[str, Callable[[TrialRecord], Any]]
 
 
+def _check_type(name: str, value: Any, kinds, expected: str, optional: bool = False) -> None:
+    """Raise ``TypeError`` at the call when ``value`` is not of ``kinds`` (``bool`` is not a number here)."""
+    if optional and value is None:
+        return
+    number = kinds is int or (isinstance(kinds, tuple) and int in kinds)
+    if not isinstance(value, kinds) or (number and isinstance(value, bool)):
+        raise TypeError(f"SweepGuard(): {name} must be {expected}, not {value!r}")
+
+
 class SweepGuard:
     """Measure each trial of a sweep and report what it leaves behind (see the module docstring).
 
@@ -1164,7 +1187,9 @@ class SweepGuard:
         chain_depth: levels of referrers searched per object (default 12).
         chain_seconds: wall-time budget of the reference search per judgement (seconds, default 5).
 
-    Raises ``ValueError`` for a bad ``on_leak``, a negative ``warmup`` or ``max_retained_bytes``.
+    Raises ``ValueError`` for a bad ``on_leak``, a negative ``warmup`` or ``max_retained_bytes``, and
+    ``TypeError`` for an argument of the wrong type (``max_retained_bytes="32MB"``,
+    ``clear_session="yes"``), at the call.
     """
 
     def __init__(
@@ -1180,6 +1205,13 @@ class SweepGuard:
     ) -> None:
         if not callable(on_leak) and on_leak not in ("warn", "raise", "ignore"):
             raise ValueError(f"on_leak must be 'warn', 'raise', 'ignore' or a callable, not {on_leak!r}")
+        _check_type("max_retained_bytes", max_retained_bytes, int, "a number of bytes (an int) or None",
+                    optional=True)
+        _check_type("warmup", warmup, int, "a number of trials (an int)")
+        _check_type("clear_session", clear_session, bool, "True or False")
+        _check_type("track_models", track_models, bool, "True or False")
+        _check_type("chain_depth", chain_depth, int, "a number of levels (an int)")
+        _check_type("chain_seconds", chain_seconds, (int, float), "a number of seconds")
         if warmup < 0:
             raise ValueError(f"warmup must be >= 0, not {warmup}")
         if max_retained_bytes is not None and max_retained_bytes < 0:
