@@ -23,6 +23,7 @@ import hashlib
 import io
 import os
 import pickle
+import re
 import tempfile
 
 from graphguard import __version__
@@ -160,8 +161,10 @@ class FactsCache:
     def save(self) -> None:
         """Write the cache atomically; a cache that cannot be written is skipped silently (it is only a cache)."""
         try:
+            if unusable(self.folder) is not None:
+                return  # never write into a folder that is not graphguard's (the CLI says so once)
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by graphguard.\n*\n")):
+            for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", _GITIGNORE)):
                 marker = os.path.join(self.folder, name)
                 if not os.path.exists(marker):
                     with open(marker, "w", encoding="utf-8") as handle:
@@ -188,38 +191,80 @@ def _write_atomically(path: str, value) -> None:
         raise
 
 
-def clean(folder: str) -> bool:
-    """Remove graphguard's cache files from ``folder``: its ``CACHEDIR.TAG`` and ``.gitignore`` (when
-    graphguard wrote them) and the ``<version>/facts-*.pickle`` and ``run-*.pickle`` files, then the
-    folders left empty. Nothing else is touched, so ``--cache-dir .`` cannot cost a user a file.
-    Raises ``ValueError`` for a folder that holds no graphguard cache. True if anything was removed."""
-    tag = os.path.join(folder, "CACHEDIR.TAG")
+_GITIGNORE = "# Created by graphguard.\n*\n"
+#: The names graphguard writes in its cache folder: the markers and one folder per version.
+_VERSION_FOLDER = re.compile(r"^\d+(?:\.\d+)+(?:[.+-][\w.+-]*)?$")
+#: The names graphguard writes in a version folder: the caches and the temporary files of atomic writes.
+_CACHE_FILE = re.compile(r"^(?:(?:facts|run)-[0-9a-f]{16}\.pickle|\.graphguard-\w+)$")
+
+
+def _is_ours(folder: str) -> bool:
+    """Whether ``folder`` holds graphguard's own marker and nothing but graphguard's names."""
     try:
-        with open(tag, encoding="utf-8") as handle:
-            if "created by graphguard" not in handle.read():
-                raise ValueError(f"{folder} is not a graphguard cache")
-    except OSError:
-        raise ValueError(f"{folder} is not a graphguard cache (no CACHEDIR.TAG)") from None
-    removed = False
+        with open(os.path.join(folder, "CACHEDIR.TAG"), encoding="utf-8") as handle:
+            if handle.read() != CACHEDIR_TAG:
+                return False
+        for entry in os.listdir(folder):
+            path = os.path.join(folder, entry)
+            if entry in ("CACHEDIR.TAG", ".gitignore") and os.path.isfile(path) and not os.path.islink(path):
+                continue
+            if not (_VERSION_FOLDER.match(entry) and os.path.isdir(path) and not os.path.islink(path)):
+                return False
+            if not all(_CACHE_FILE.match(name) for name in os.listdir(path)):
+                return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def unusable(folder: str) -> str | None:
+    """Why ``folder`` cannot be graphguard's cache folder, or None when it can: it is a symbolic link
+    (it would be followed outside the project), not a folder, or a folder that already holds files that
+    are not graphguard's (``--cache-dir .``: graphguard never writes its markers there)."""
+    if os.path.islink(folder):
+        return "is a symbolic link"
+    if not os.path.exists(folder):
+        return None
+    if not os.path.isdir(folder):
+        return "is not a folder"
+    try:
+        if not os.listdir(folder):
+            return None
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    return None if _is_ours(folder) else "holds files that are not graphguard's"
+
+
+def clean(folder: str) -> bool:
+    """Remove graphguard's cache from ``folder``: its ``CACHEDIR.TAG`` and ``.gitignore`` and the
+    ``<version>/facts-*.pickle`` and ``run-*.pickle`` files, then the folders left empty. Only a folder
+    that is graphguard's (its marker and only graphguard's names in it, not a symbolic link) is
+    touched, so ``--cache-dir .`` cannot cost a user a file. Raises ``ValueError`` for any other
+    folder. Returns False when there is nothing to remove (no such folder)."""
+    if not os.path.lexists(folder):
+        return False
+    reason = unusable(folder)
+    if reason is None and not os.listdir(folder):
+        reason = "holds no graphguard cache"
+    if reason is not None:
+        raise ValueError(f"{folder} is not a graphguard cache: it {reason}; nothing removed")
     for entry in sorted(os.listdir(folder)):
         path = os.path.join(folder, entry)
-        if os.path.isdir(path) and not os.path.islink(path):
-            for name in os.listdir(path):
-                if (name.startswith(("facts-", "run-", ".graphguard-")) and name.endswith(".pickle")) or name.startswith(".graphguard-"):
-                    os.unlink(os.path.join(path, name))
-                    removed = True
-            if not os.listdir(path):
-                os.rmdir(path)
-    os.unlink(tag)
+        if entry in ("CACHEDIR.TAG", ".gitignore"):
+            continue
+        for name in os.listdir(path):
+            os.unlink(os.path.join(path, name))
+        os.rmdir(path)
+    os.unlink(os.path.join(folder, "CACHEDIR.TAG"))
     ignore = os.path.join(folder, ".gitignore")
     try:
         with open(ignore, encoding="utf-8") as handle:
-            if handle.read() == "# Created by graphguard.\n*\n":
+            if handle.read() == _GITIGNORE:
                 os.unlink(ignore)
     except OSError:
         pass
     try:
         os.rmdir(folder)
     except OSError:
-        pass  # not empty (it held other files) or the current folder: leave it
+        pass  # the current folder, or a .gitignore the user edited: leave it
     return True

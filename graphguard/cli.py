@@ -177,9 +177,14 @@ def _run_check(args) -> int:
                       max_bounded_iterations=config.max_bounded_iterations)
     cache = None
     if not args.no_cache and not stdin:
-        from graphguard.cache import FactsCache
+        from graphguard.cache import FactsCache, unusable
 
-        cache = FactsCache(args.cache_dir or _default_cache_dir(config), checker.settings_key)
+        folder = args.cache_dir or _default_cache_dir(config)
+        reason = unusable(folder)
+        if reason is None:
+            cache = FactsCache(folder, checker.settings_key)
+        else:
+            print(f"graphguard: the cache folder {folder} {reason}; checking without a cache", file=sys.stderr)
     jobs = min(args.jobs or os.cpu_count() or 1, 4 * (os.cpu_count() or 1))  # more processes than that only cost
     explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
     report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit)

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from graphguard.cache import FactsCache
+from graphguard.cache import CACHEDIR_TAG, FactsCache
 from graphguard.checker import Checker, _project_names, project_digest
 from graphguard.discovery import find_python_files
 
@@ -113,6 +113,7 @@ def test_a_planted_cache_cannot_run_code(tmp_path):
     cache = FactsCache(str(tmp_path / "cache"), Checker().settings_key)  # the file the CLI reads:
     cache.select(project_digest(_project_names(["./train.py"])))
     os.makedirs(os.path.dirname(cache.path))
+    (tmp_path / "cache" / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)  # planted with graphguard's marker
     with open(cache.path, "wb") as handle:
         pickle.dump({"x": _Exploit()}, handle)
     (tmp_path / "train.py").write_text(TRAIN)
@@ -140,14 +141,14 @@ def test_dotted_global_names_are_refused():
         _SafeUnpickler(io.BytesIO(payload)).load()
 
 
-def test_clean_with_the_project_folder_as_cache_dir_removes_only_cache_files(tmp_path):
-    # Regression: `graphguard clean --cache-dir .` deleted the project's files.
+def test_the_project_folder_as_cache_dir_is_never_written_or_cleaned(tmp_path):
+    # Regression: `graphguard clean --cache-dir .` deleted the project's files; then (issue 12) the
+    # check wrote CACHEDIR.TAG and a `*` .gitignore into the project root.
     (tmp_path / "train.py").write_text(TRAIN)
     (tmp_path / "notes.txt").write_text("keep me\n")
     assert graphguard("check", "--cache-dir", ".", "train.py", cwd=tmp_path).returncode == 0
-    assert (tmp_path / "CACHEDIR.TAG").exists()
-    cleaned = graphguard("clean", "--cache-dir", ".", cwd=tmp_path)
-    assert cleaned.returncode == 0, cleaned.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "train.py"]
+    assert graphguard("clean", "--cache-dir", ".", cwd=tmp_path).returncode == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "train.py"]
 
 
@@ -162,3 +163,31 @@ def test_a_change_to_graphguards_own_code_starts_a_new_cache(tmp_path, monkeypat
     assert after.path != before.path and after.run_path != before.run_path
     monkeypatch.setattr(cache, "_STAMP", [])
     assert cache._code_stamp() == cache._code_stamp() != "another-build-of-graphguard"
+
+
+def test_a_folder_that_is_not_graphguards_is_never_written_or_cleaned(tmp_path):
+    # Regressions (issue 12, item 2): `clean --cache-dir .` deleted data/run-001.pickle and empty
+    # folders; `check --cache-dir .` wrote .gitignore (`*`) and CACHEDIR.TAG into the project root; a
+    # .graphguard_cache that is a symbolic link was followed outside the project and cleaned there.
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "run-001.pickle").write_bytes(b"user data")
+    (tmp_path / "empty").mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    checked = graphguard("check", "--cache-dir", ".", ".", cwd=tmp_path)
+    assert checked.returncode == 0 and "checking without a cache" in checked.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    refused = graphguard("clean", "--cache-dir", ".", cwd=tmp_path)
+    assert refused.returncode == 2 and "holds files that are not graphguard's" in refused.stderr
+    assert (tmp_path / "data" / "run-001.pickle").read_bytes() == b"user data" and (tmp_path / "empty").is_dir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "CACHEDIR.TAG").write_text("not ours\n")
+    os.symlink(outside, tmp_path / ".graphguard_cache")
+    linked = graphguard("check", ".", cwd=tmp_path)
+    assert linked.returncode == 0 and "is a symbolic link" in linked.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["CACHEDIR.TAG"]
+    assert graphguard("clean", cwd=tmp_path).returncode == 2
+    assert (outside / "CACHEDIR.TAG").exists()
+    (tmp_path / ".graphguard_cache").unlink()
+    assert graphguard("clean", cwd=tmp_path).returncode == 0  # nothing to clean: exit 0
