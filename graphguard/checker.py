@@ -37,6 +37,8 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
@@ -285,8 +287,24 @@ class Checker:
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))
-        with context.Pool(jobs, initializer=_worker_init, initargs=(self._settings, project, prefilter)) as pool:
-            return pool.map(_worker_read, paths, chunksize=chunk)
+        initargs = (self._settings, project, prefilter)
+        results: list[FileResult] = []
+        try:
+            # concurrent.futures, not multiprocessing.Pool: a worker that dies (the OOM killer on a huge
+            # file, ``kill -9``) breaks the pool with an error instead of hanging the run forever.
+            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=initargs) as pool:
+                for result in pool.map(_worker_read, paths, chunksize=chunk):
+                    results.append(result)
+        except BrokenProcessPool:
+            # Read what is left one file per process, to name the file whose reader dies.
+            for path in paths[len(results):]:
+                try:
+                    with ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init,
+                                             initargs=initargs) as pool:
+                        results.append(pool.submit(_worker_read, path).result())
+                except BrokenProcessPool:
+                    results.append(FileResult(error=f"{path}: the process reading it died (killed, or out of memory)"))
+        return results
 
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
         if not self._by_effect or not modules:

@@ -191,3 +191,34 @@ def test_a_folder_that_is_not_graphguards_is_never_written_or_cleaned(tmp_path):
     assert (outside / "CACHEDIR.TAG").exists()
     (tmp_path / ".graphguard_cache").unlink()
     assert graphguard("clean", cwd=tmp_path).returncode == 0  # nothing to clean: exit 0
+
+
+_VICTIM: list = []
+
+
+def _dying_reader(path):
+    """A worker's reader that dies on one file, as the OOM killer would kill it."""
+    import graphguard.checker as checker_module
+
+    if path in _VICTIM:
+        os._exit(9)
+    return checker_module._read_file(path, checker_module._WORKER["settings"], checker_module._WORKER["project"],
+                                     checker_module._WORKER["prefilter"])
+
+
+def test_a_worker_that_dies_is_reported_not_waited_for(tmp_path, monkeypatch):
+    # Regression (issue 12, item 3): a worker process killed while reading (the OOM killer, kill -9)
+    # hung the whole run forever. Now the file whose reader dies is named as an internal error and
+    # the other files are still checked.
+    import graphguard.checker as checker_module
+
+    for index in range(8):
+        (tmp_path / f"m{index}.py").write_text(MODEL_LEAKY + "\nsess = tf.Session()\nfor step in range(steps):\n"
+                                                 "    sess.run(tf.argmax(y, 1))\n")
+    victim = str(tmp_path / "m3.py")
+    monkeypatch.setattr(checker_module, "_worker_read", _dying_reader)
+    monkeypatch.setattr(sys.modules[__name__], "_VICTIM", [victim])
+    paths = sorted(str(p) for p in tmp_path.glob("*.py"))
+    report = Checker().check_paths(paths, jobs=2)
+    assert report.errors == [f"{victim}: the process reading it died (killed, or out of memory)"]
+    assert sorted({d.filename for d in report.diagnostics}) == [p for p in paths if p != victim]
