@@ -109,7 +109,8 @@ class FactsCache:
     def select(self, extra: str) -> None:
         """Use the cache files for ``extra`` too (the checker passes a digest of the run's module names,
         which decide which imports are project code)."""
-        digest = hashlib.sha256(f"{__version__}\0{_code_stamp()}\0{self._settings}\0{extra}".encode()).hexdigest()[:16]
+        text = f"{__version__}\0{_code_stamp()}\0{self._settings}\0{extra}"
+        digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.path = os.path.join(self.folder, __version__, f"facts-{digest}.pickle")
         self.run_path = os.path.join(self.folder, __version__, f"run-{digest}.pickle")
         self._entries: dict | None = None
@@ -121,7 +122,8 @@ class FactsCache:
         try:
             with open(path, "rb") as handle:
                 return _SafeUnpickler(io.BytesIO(handle.read())).load()
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError,
+                KeyError, IndexError, MemoryError, OverflowError, RecursionError):
             return None  # no cache, or one from another version: start afresh
 
     @staticmethod

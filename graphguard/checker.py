@@ -201,7 +201,15 @@ class Checker:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._check_paths(paths, sources, jobs=jobs, cache=cache, prefilter=prefilter, explicit=explicit)
+            try:
+                return self._check_paths(paths, sources, jobs=jobs, cache=cache, prefilter=prefilter,
+                                         explicit=explicit)
+            except Exception:
+                if cache is None:
+                    raise
+                # Facts from a damaged cache (valid pickles of the wrong shape inside): read afresh.
+                return self._check_paths(paths, sources, jobs=jobs, cache=None, prefilter=prefilter,
+                                         explicit=explicit)
         finally:
             if collecting:
                 gc.enable()
@@ -216,9 +224,9 @@ class Checker:
             cache.select(project_digest(project))
             keys = {path: cache.key(path) for path in paths}
             run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
-                                           sorted(explicit))).encode()).hexdigest()
+                                           sorted(explicit))).encode("utf-8", "surrogateescape")).hexdigest()
             stored = cache.run_result(run_key)
-            if stored is not None:  # nothing changed since the last run with these settings
+            if _valid_run(stored):  # nothing changed since the last run with these settings
                 report.diagnostics, report.errors, report.skipped, with_suppressions = stored
                 report.sources = {path: _read_bytes(path) for path in with_suppressions}
                 return report
@@ -230,7 +238,7 @@ class Checker:
                 continue
             if cache is not None and run_key is not None:
                 hit = cache.get(path, keys[path]) if keys[path] is not None else None
-                if hit is not None:
+                if _valid_result(hit):  # a cache written by hand or damaged is read afresh
                     results[path] = hit
                     continue
             todo.append(path)
@@ -357,9 +365,23 @@ class Checker:
         return [Diagnostic(filename, row, column, code, name, message, row, column)]
 
 
+def _valid_result(value) -> bool:
+    """Whether a cached per-file value has the shape this version writes."""
+    return (isinstance(value, FileResult) and (value.facts is None or isinstance(value.facts, ModuleFacts))
+            and isinstance(value.diagnostics, list) and all(isinstance(d, Diagnostic) for d in value.diagnostics)
+            and (value.error is None or isinstance(value.error, str)))
+
+
+def _valid_run(value) -> bool:
+    """Whether a cached run result has the shape this version writes."""
+    return (isinstance(value, tuple) and len(value) == 4 and isinstance(value[0], list)
+            and all(isinstance(d, Diagnostic) for d in value[0]) and isinstance(value[1], list)
+            and isinstance(value[3], (list, tuple, set, frozenset)))
+
+
 def project_digest(project: frozenset) -> str:
     """The cache selector for a run: which imports are project code depends on the run's modules."""
-    return hashlib.sha256("\0".join(sorted(project)).encode()).hexdigest()
+    return hashlib.sha256("\0".join(sorted(project)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _project_names(paths: list[str]) -> frozenset:

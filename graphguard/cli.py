@@ -365,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # the script's arguments must reach it as given, so argparse stays out
         return _run_run(argv[1:])
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not valid UTF-8 (kept by Python as surrogate escapes) is printed with
+        # backslash escapes, not a UnicodeEncodeError traceback.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

@@ -114,11 +114,13 @@ def find_config(start: str) -> str | None:
             try:
                 with open(candidate, "rb") as handle:
                     raw = handle.read()
-                if "graphguard" in tomllib.loads(raw.decode("utf-8")).get("tool", {}):
+                tool = tomllib.loads(raw.decode("utf-8")).get("tool", {})
+                if isinstance(tool, dict) and "graphguard" in tool:
                     return candidate
             except OSError:
                 pass
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+                # Not valid TOML (or nested beyond Python's recursion limit): ours only if it names us.
                 if b"tool.graphguard" in raw:
                     return candidate  # ours and broken: load_config reports it
 
@@ -142,9 +144,12 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         raise ConfigError(f"{where}: cannot read configuration: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: invalid TOML: nested too deeply to read") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{where}: invalid TOML: not UTF-8 text") from None
-    table = data.get("tool", {}).get("graphguard", {})
+    tool = data.get("tool", {})
+    table = tool.get("graphguard", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.graphguard] must be a table")
     config = Config(root=os.path.dirname(os.path.abspath(path)), path=path)
@@ -189,11 +194,12 @@ def gitignored(paths: list[str]) -> set[str]:
         return set()
     absolute = {os.path.abspath(p): p for p in paths}
     try:
+        # Bytes, not text: a file name that is not valid UTF-8 (kept by Python as surrogate escapes)
+        # goes to git as the bytes it has on disk.
         result = subprocess.run(
             ["git", "check-ignore", "--stdin", "-z"],
-            input="\0".join(absolute) + "\0",
+            input=b"\0".join(map(os.fsencode, absolute)) + b"\0",
             capture_output=True,
-            text=True,
             timeout=60,
             cwd=os.path.dirname(next(iter(absolute))),
         )
@@ -201,4 +207,4 @@ def gitignored(paths: list[str]) -> set[str]:
         return set()
     if result.returncode not in (0, 1):  # 128: not a git repository
         return set()
-    return {absolute[p] for p in result.stdout.split("\0") if p in absolute}
+    return {absolute[p] for p in map(os.fsdecode, result.stdout.split(b"\0")) if p in absolute}

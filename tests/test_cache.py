@@ -222,3 +222,40 @@ def test_a_worker_that_dies_is_reported_not_waited_for(tmp_path, monkeypatch):
     report = Checker().check_paths(paths, jobs=2)
     assert report.errors == [f"{victim}: the process reading it died (killed, or out of memory)"]
     assert sorted({d.filename for d in report.diagnostics}) == [p for p in paths if p != victim]
+
+
+def test_a_file_name_that_is_not_utf8_is_checked_and_printed(tmp_path):
+    # Regression (issue 12, item 4): a non-UTF-8 file name in a walked folder was a traceback (in the
+    # gitignore call, the cache digest and the concise/full/github/junit output).
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.py")
+    with open(name, "wb") as handle:
+        handle.write(MODEL_LEAKY.encode() + b"\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.argmax(y, 1))\n")
+    for output in ("concise", "full", "github", "junit", "json", "sarif"):
+        result = graphguard("check", "--output-format", output, ".", cwd=tmp_path)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, (output, result.stderr)
+    assert graphguard("check", ".", cwd=tmp_path).stdout.startswith("caf\\udce9.py:9:")
+
+
+def test_a_damaged_cache_is_read_afresh(tmp_path):
+    # Regression (issue 12, item 4): a cache holding valid pickles of the wrong shape crashed every run
+    # until `graphguard clean`.
+    from graphguard.analysis.facts import Loop
+
+    (tmp_path / "train.py").write_text(MODEL_LEAKY + "\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.argmax(y, 1))\n")
+    assert graphguard("check", ".", cwd=tmp_path).returncode == 1
+    folder = tmp_path / ".graphguard_cache"
+    (facts,) = folder.glob("*/facts-*.pickle")
+    from graphguard.cache import _SafeUnpickler
+    import io
+
+    entries = _SafeUnpickler(io.BytesIO(facts.read_bytes())).load()
+    for damage in ((lambda key, value: (key, Loop(1, 2, 3))),
+                   (lambda key, value: (key, value) if setattr(value.facts, "functions", 5) is None else None)):
+        entries = {path: damage(*entry) for path, entry in entries.items()}
+        facts.write_bytes(pickle.dumps(entries))
+        for run in folder.glob("*/run-*.pickle"):
+            run.unlink()
+        result = graphguard("check", ".", cwd=tmp_path)
+        assert result.returncode == 1 and "Traceback" not in result.stderr and "GG101" in result.stdout
+        entries = _SafeUnpickler(io.BytesIO(facts.read_bytes())).load()

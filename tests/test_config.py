@@ -164,3 +164,18 @@ def test_max_bounded_iterations(project):
 def test_missing_config_file_is_exit_2(project):
     result = graphguard("check", "--config", "nope.toml", ".", cwd=project)
     assert (result.returncode, result.stderr.strip()) == (2, "graphguard: error: --config: nope.toml: no such file")
+
+
+def test_a_pyproject_that_is_not_ours_never_breaks_the_run(tmp_path):
+    # Regressions (issue 12, item 4): `tool = 1` in any pyproject.toml up the tree, and TOML nested 500
+    # deep (RecursionError in tomllib), were tracebacks.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(LEAKY)
+    for body in ("tool = 1\n", "[tool]\nx = " + "[" * 500 + "]" * 500 + "\n"):
+        (tmp_path / "pyproject.toml").write_text(body)
+        result = graphguard("check", "--no-cache", "train.py", cwd=tmp_path / "src")
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nx = " + "[" * 500 + "]" * 500 + "\n")
+    result = graphguard("check", "--no-cache", "train.py", cwd=tmp_path / "src")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert "invalid TOML: nested too deeply to read" in result.stderr
