@@ -120,8 +120,9 @@ class FactsCache:
     @staticmethod
     def _load(path: str):
         try:
-            with open(path, "rb") as handle:
-                return _SafeUnpickler(io.BytesIO(handle.read())).load()
+            from graphguard.checker import read_regular  # only a regular file: a FIFO planted here would hang
+
+            return _SafeUnpickler(io.BytesIO(read_regular(path, limit=1 << 31))).load()
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError,
                 KeyError, IndexError, MemoryError, OverflowError, RecursionError):
             return None  # no cache, or one from another version: start afresh

@@ -259,3 +259,33 @@ def test_a_damaged_cache_is_read_afresh(tmp_path):
         result = graphguard("check", ".", cwd=tmp_path)
         assert result.returncode == 1 and "Traceback" not in result.stderr and "GG101" in result.stdout
         entries = _SafeUnpickler(io.BytesIO(facts.read_bytes())).load()
+
+
+def test_only_regular_files_are_read_and_never_too_much(tmp_path):
+    # Regressions (issue 12, item 5): a named FIFO hung the run; a named symlink to /dev/zero read GBs
+    # into memory; a FIFO planted as the cache file hung every run.
+    os.mkfifo(tmp_path / "pipe.py")
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    (tmp_path / "big.py").write_text("x = 1\n" * 3_000_000)
+    for name, message in (("pipe.py", "not a regular file"), ("zero.py", "not a regular file"), ("big.py", "file too large")):
+        result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", name], capture_output=True,
+                                text=True, cwd=tmp_path, timeout=60)
+        assert result.returncode == 1 and f"GG002 io-error: cannot read file: {message}" in result.stdout
+    (tmp_path / "big.py").unlink()
+    (tmp_path / "train.py").write_text(TRAIN)
+    assert graphguard("check", "train.py", cwd=tmp_path).returncode == 0
+    (run,) = (tmp_path / ".graphguard_cache").glob("*/run-*.pickle")
+    run.unlink()
+    os.mkfifo(run)
+    assert subprocess.run([sys.executable, "-m", "graphguard", "check", "train.py"], capture_output=True,
+                          cwd=tmp_path, timeout=60).returncode == 0
+
+
+def test_columns_on_a_long_non_ascii_line_are_right_and_fast():
+    # Regression (issue 12, item 5): columns were computed by decoding the line's prefix per finding
+    # (quadratic on a long non-ASCII line with many findings).
+    source = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(['é' * 3, tf.argmax(y, 1), 'ü€😀', tf.reduce_sum(z)])\n"
+    assert [(d.code, d.column) for d in Checker().check_source(source.encode(), "t.py")] == [("GG101", 24), ("GG101", 48)]
+    line = "    sess.run([" + ", ".join(f"'é' + tf.argmax(y{i}, 1)" for i in range(3000)) + "])\n"
+    found = Checker().check_source(("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n" + line).encode(), "t.py")
+    assert len(found) == 3000 and found[-1].column == line.rindex("tf.argmax") + 1

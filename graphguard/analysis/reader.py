@@ -143,6 +143,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
         self._nested_depth = 0  # > 0 inside a recorded construction: nested generic ones are not recorded
         self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
+        self._offsets: dict[int, list] = {}  # row -> characters before each byte (non-ASCII lines)
         self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
         self._synthetic: list = []
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
@@ -186,7 +187,17 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         if self._lines is None:
             return byte_column + 1
         line = self._lines[row - 1] if 0 < row <= len(self._lines) else b""
-        return len(line[:byte_column].decode("utf-8", "replace")) + 1
+        if line.isascii():
+            return byte_column + 1
+        # Characters before each byte offset, computed once per line: decoding the prefix per site was
+        # quadratic on a long line of non-ASCII text with many findings.
+        offsets = self._offsets.get(row)
+        if offsets is None:
+            offsets = self._offsets[row] = []
+            for count, char in enumerate(line.decode("utf-8", "replace")):
+                offsets.extend([count] * max(1, len(char.encode("utf-8", "replace"))))
+            offsets.append(len(offsets) and offsets[-1] + 1)
+        return (offsets[byte_column] if byte_column < len(offsets) else offsets[-1] + byte_column - len(offsets) + 1) + 1
 
     def _site(self, node: ast.AST) -> Site:
         end_row = node.end_lineno or node.lineno
