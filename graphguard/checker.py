@@ -102,30 +102,36 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     if (prefilter and project is not None and not RELEVANT.search(source)
             and not _imports_project(source, project)):
         return result
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
-            tree = ast.parse(source, filename=path)
-    except SyntaxError as error:
-        result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
-                                   max(1, error.offset or 1)))
-        return result
-    except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
-        result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
-        return result
-    except (RecursionError, MemoryError):
-        # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.
-        result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
-        return result
     limit = sys.getrecursionlimit()
     try:
         # Deeply nested code (a 250-term ``a + b + ...``) needs more Python frames than the default
-        # 1,000; CPython's own parser accepted it, so the visitor must too.
+        # 1,000, in the parser's conversion to Python objects and in the visitor. The limit is raised
+        # for both, so a worker (whose stack starts deeper) and the main process (``--jobs 1``) agree.
         sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
+                tree = ast.parse(source, filename=path)
+        except SyntaxError as error:
+            result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
+                                       max(1, error.offset or 1)))
+            return result
+        except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
+            result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
+            return result
+        except RecursionError:
+            # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.
+            result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
+            return result
+        except MemoryError:
+            result.error = f"{path}: out of memory while parsing it"
+            return result
         lines = None if source.isascii() else source.splitlines()
         result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
     except RecursionError:
         result.error = f"{path}: too deeply nested to analyse"
+    except MemoryError:
+        result.error = f"{path}: out of memory while analysing it"
     except Exception as error:  # a bug in graphguard: reported, the other files still checked
         result.error = f"{path}: {type(error).__name__}: {error}"
     finally:

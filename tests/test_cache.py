@@ -289,3 +289,16 @@ def test_columns_on_a_long_non_ascii_line_are_right_and_fast():
     line = "    sess.run([" + ", ".join(f"'é' + tf.argmax(y{i}, 1)" for i in range(3000)) + "])\n"
     found = Checker().check_source(("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n" + line).encode(), "t.py")
     assert len(found) == 3000 and found[-1].column == line.rindex("'é' + tf.argmax") + 1
+
+
+def test_jobs_1_and_jobs_n_agree_on_deeply_nested_code(tmp_path):
+    # Regression (issue 12, item 8): workers parsed with the default recursion limit from a deeper
+    # stack than the main process, so --jobs 1 and --jobs N disagreed on long operator chains.
+    for n in (500, 3000, 8000):
+        (tmp_path / f"chain{n}.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+                                               "    sess.run(tf.argmax(y, 1) + " + " + ".join(["x"] * n) + ")\n")
+    for index in range(8):
+        (tmp_path / f"pad{index}.py").write_text("import tensorflow as tf\n")
+    runs = [graphguard("check", "--no-cache", "--jobs", jobs, ".", cwd=tmp_path) for jobs in ("1", "2")]
+    assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr and runs[0].returncode == runs[1].returncode
+    assert "chain3000.py:4:14: GG106" in runs[0].stdout
