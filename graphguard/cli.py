@@ -144,6 +144,8 @@ def _run_check(args) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     if stdin and args.add_noqa:
         raise UsageError("--add-noqa cannot write to stdin")
+    if args.stdin_filename and not stdin:
+        raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
     start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
     try:
         config_path = args.config if args.config else find_config(start)
@@ -249,9 +251,9 @@ def _run_check(args) -> int:
         flagged = len({d.filename for d in diagnostics})
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
-            print(f"Found {len(diagnostics)} {noun} in {flagged} of {len(files)} files checked.", file=sys.stderr)
+            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked.", file=sys.stderr)
         else:
-            print(f"All checks passed ({len(files)} files checked).", file=sys.stderr)
+            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -358,6 +360,11 @@ def _run_run(argv: list[str]) -> int:
     from graphguard.runtime.launcher import main as run_guarded
 
     return run_guarded(argv)
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 file``, ``3 files``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,7 +63,7 @@ def test_clean_file_exits_0(tree):
     result = graphguard("check", str(tree / "clean.py"))
     assert result.returncode == 0
     assert result.stdout == ""
-    assert "All checks passed (1 files checked)." in result.stderr
+    assert "All checks passed (1 file checked)." in result.stderr
 
 
 def test_json_output_has_ruff_keys(tree):
@@ -180,3 +180,14 @@ def test_force_exclude_applies_to_named_files(tree):
     assert graphguard("check", named, cwd=tree).returncode == 1
     forced = graphguard("check", "--force-exclude", named, cwd=tree)
     assert (forced.returncode, forced.stdout) == (0, "")
+
+
+def test_counts_are_singular_and_stdin_filename_needs_stdin(tmp_path):
+    # Regressions (issue 12, item 11): "1 files checked"; --stdin-filename without '-' was ignored.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "a.py"], capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert result.stderr == "All checks passed (1 file checked).\n"
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--stdin-filename", "a.py", "a.py"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2 and "pass '-' as the path" in result.stderr and len(result.stderr.splitlines()) == 1

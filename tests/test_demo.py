@@ -275,7 +275,7 @@ def fake_sweep_runs(monkeypatch, fixed_leaks: bool = False) -> list[list[str]]:
     def fake_run(args, timeout, on_line=None):
         calls.append(args)
         if "check" in args:
-            return demo._Result(0, 0.1, False, stdout=["All checks passed (1 files checked)."])
+            return demo._Result(0, 0.1, False, stdout=["All checks passed (1 file checked)."])
         script = Path(args[1]).name
         path = args[args.index("--json") + 1]
         names = ["fold 1", "fold 2"] if "kfold" in script else ["lr=0.1", "lr=0.01"]
