@@ -168,6 +168,9 @@ def _run_check(args) -> int:
             files = find_python_files(paths, config, force_exclude=args.force_exclude)
         except FileNotFoundError as missing:
             raise UsageError(f"{missing.args[0]}: no such file or directory") from None
+        if not args.quiet:
+            for note in _excluded_notes(paths, files, config):
+                print(note, file=sys.stderr)
     if args.show_files:
         for file in files:
             print(file)
@@ -360,6 +363,34 @@ def _run_run(argv: list[str]) -> int:
     from graphguard.runtime.launcher import main as run_guarded
 
     return run_guarded(argv)
+
+
+def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:
+    """One line per folder named on the command line that holds Python files none of which is
+    checked, saying why (``exclude`` or ``.gitignore``): "All checks passed (0 files)" must not
+    pass silently in CI."""
+    from graphguard.config import gitignored
+
+    notes = []
+    checked = [os.path.abspath(f) for f in files]
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        root = os.path.abspath(path)
+        if any(f.startswith(root + os.sep) for f in checked):
+            continue
+        everything = [os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
+                      if name.endswith((".py", ".pyi"))][:1000]
+        if not everything:
+            continue
+        if config.is_excluded(path) or any(config.is_excluded(f) for f in everything[:50]):
+            reason = "excluded by `exclude`/`extend-exclude` (or the defaults: build, dist, caches, virtual environments)"
+        elif config.respect_gitignore and gitignored(everything[:50]):
+            reason = "ignored by .gitignore (respect-gitignore = false in the configuration checks them)"
+        else:
+            reason = "excluded"
+        notes.append(f"graphguard: {path}: 0 of its Python files checked: {reason}; name the files to check them")
+    return notes
 
 
 def _count(number: int, noun: str) -> str:

@@ -191,3 +191,14 @@ def test_counts_are_singular_and_stdin_filename_needs_stdin(tmp_path):
     result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--stdin-filename", "a.py", "a.py"],
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and "pass '-' as the path" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_named_folder_with_nothing_checked_says_why(tmp_path):
+    # Regression (issue 12, item 6): a folder named on the command line inside an excluded or
+    # git-ignored parent checked 0 files and said only "All checks passed".
+    (tmp_path / "build" / "sub").mkdir(parents=True)
+    (tmp_path / "build" / "sub" / "t.py").write_text("import tensorflow as tf\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "build/sub"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0
+    assert "build/sub: 0 of its Python files checked: excluded by `exclude`" in result.stderr
