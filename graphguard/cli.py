@@ -40,7 +40,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _codes(text: str) -> list[str]:
-    return [part.strip().upper() for part in text.split(",") if part.strip()]
+    """Comma-separated rule codes or prefixes; an empty one (``--select ''``, ``GG1,,GG2``) is an
+    error, as in the configuration, not "every code" or "none"."""
+    parts = [part.strip().upper() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"an empty rule code in {text!r} (codes or prefixes such as GG1, GG102, ALL)")
+    return parts
 
 
 def _known_codes() -> list[str]:

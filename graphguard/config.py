@@ -120,8 +120,9 @@ def find_config(start: str) -> str | None:
             except OSError:
                 pass
             except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
-                # Not valid TOML (or nested beyond Python's recursion limit): ours only if it names us.
-                if b"tool.graphguard" in raw:
+                # Not valid TOML (or nested beyond Python's recursion limit, or not UTF-8): ours only if
+                # it names us, also in UTF-16 (NUL bytes between the letters).
+                if b"tool.graphguard" in raw or b"tool.graphguard" in raw.replace(b"\0", b""):
                     return candidate  # ours and broken: load_config reports it
 
         parent = os.path.dirname(folder)
@@ -181,6 +182,8 @@ _TYPE_NAMES = {list: "a list", dict: "a table", bool: "true or false", str: "a s
 
 def _check_codes(where: str, key: str, codes: list, known: list[str]) -> None:
     for code in codes:
+        if not code.strip():
+            raise ConfigError(f"{where}: [tool.graphguard] {key}: an empty rule code (codes or prefixes such as GG1, GG102, ALL)")
         if code.upper() != "ALL" and not any(k.startswith(code.upper()) for k in known):
             raise ConfigError(f"{where}: [tool.graphguard] {key}: unknown rule code or prefix {code!r}")
 

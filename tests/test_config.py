@@ -137,6 +137,8 @@ def test_closest_config_wins_and_config_flag_overrides(project):
         ('[tool.graphguard.per-file-ignores]\n"a.py" = ["XX1"]\n', "per-file-ignores 'a.py': unknown rule code"),
         ("select = [\n", "pyproject.toml: invalid TOML"),
         ("max-bounded-iterations = -1\n", "max-bounded-iterations: expected a whole number >= 0"),
+        ('select = [""]\n', "select: an empty rule code"),
+        ('[tool.graphguard.per-file-ignores]\n"*.py" = [""]\n', "per-file-ignores '*.py': an empty rule code"),
         ('max-bounded-iterations = "5"\n', "max-bounded-iterations: expected a whole number"),
         ("max-bounded-iterations = true\n", "max-bounded-iterations: expected a whole number"),
     ],
@@ -179,3 +181,13 @@ def test_a_pyproject_that_is_not_ours_never_breaks_the_run(tmp_path):
     result = graphguard("check", "--no-cache", "train.py", cwd=tmp_path / "src")
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
     assert "invalid TOML: nested too deeply to read" in result.stderr
+
+
+def test_empty_codes_and_a_utf16_configuration_are_errors(project):
+    # Regressions (issue 12, item 6): `--select ''` selected nothing while `select = [""]` selected
+    # everything; a UTF-16 pyproject.toml with [tool.graphguard] was ignored silently.
+    result = graphguard("check", "--select", "", ".", cwd=project)
+    assert result.returncode == 2 and "an empty rule code" in result.stderr
+    (project / "pyproject.toml").write_bytes("[tool.graphguard]\nselect = [\"GG1\"]\n".encode("utf-16"))
+    result = graphguard("check", ".", cwd=project)
+    assert result.returncode == 2 and "pyproject.toml: invalid TOML: not UTF-8 text" in result.stderr
