@@ -12,6 +12,7 @@ import json
 import linecache
 import os
 from typing import TextIO
+from urllib.parse import quote
 from xml.etree import ElementTree
 
 from graphguard import __version__
@@ -20,16 +21,25 @@ from graphguard.diagnostics import Diagnostic
 FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
 
+def shown(filename: str) -> str:
+    """``filename`` as one line of text: control characters (a newline in a file name would forge an
+    output line) as backslash escapes."""
+    if filename.isprintable():
+        return filename
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in filename)
+
+
 def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """One line a finding, ``path:row:col: CODE name: message``: clickable in editors and terminals."""
     for d in diagnostics:
-        out.write(f"{d.filename}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
+        out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
 
 
 def write_full(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """Each finding with the source line it points at, underlined, and the line of its loop."""
     for d in diagnostics:
-        out.write(f"{d.filename}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
+        out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
         line = linecache.getline(d.filename, d.row).rstrip("\r\n")
         if line:
             width = len(str(max(d.row, d.loop_row or 0)))
@@ -140,7 +150,8 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
     root = os.path.abspath(os.getcwd())
     results = []
     for d in diagnostics:
-        uri = os.path.relpath(os.path.abspath(d.filename), root).replace(os.sep, "/")
+        uri = quote(os.path.relpath(os.path.abspath(d.filename), root).replace(os.sep, "/"), safe="/",
+                    errors="surrogateescape")  # a URI reference: spaces, '#', '%', non-ASCII percent-encoded
         location = {"physicalLocation": {
             "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": d.row, "startColumn": d.column, "endLine": d.end_row, "endColumn": d.end_column},

@@ -122,3 +122,22 @@ def test_version():
 
     result = subprocess.run([sys.executable, "-m", "graphguard", "--version"], capture_output=True, text=True)
     assert result.stdout.strip() == f"graphguard {__version__}"
+
+
+def test_file_names_cannot_forge_lines_and_sarif_uris_are_encoded(tmp_path):
+    # Regressions (issue 12, item 10): a newline in a file name forged an output line; SARIF's
+    # artifactLocation.uri was not percent-encoded.
+    import json as json_module
+    import subprocess
+    import sys
+
+    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.argmax(y, 1))\n"
+    (tmp_path / "a\nb.py").write_text(body)
+    (tmp_path / "x #1 é.py").write_text(body)
+    run = lambda *extra: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *extra, "."],
+                                        capture_output=True, text=True, cwd=tmp_path)
+    assert run().stdout.splitlines()[0].startswith("a\\nb.py:4:14: GG101")
+    assert len(run("--output-format", "full").stdout.split("a\\nb.py")) == 2
+    sarif = json_module.loads(run("--output-format", "sarif").stdout)
+    uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"])
+    assert uris == ["a%0Ab.py", "x%20%231%20%C3%A9.py"]
