@@ -155,7 +155,8 @@ def _run_check(args) -> int:
     try:
         config_path = args.config if args.config else find_config(start)
         if args.config and not os.path.isfile(args.config):
-            what = "is a folder, not a file" if os.path.isdir(args.config) else "no such file"
+            what = ("is a folder, not a file" if os.path.isdir(args.config)
+                    else "is not a regular file" if os.path.exists(args.config) else "no such file")
             raise UsageError(f"--config: {args.config}: {what}")
         config = load_config(config_path, _known_codes())
     except ConfigError as error:
@@ -337,6 +338,12 @@ def _run_rule(args) -> int:
         print(f"GG900  {'unused-suppression':<32} A suppression comment that suppressed nothing (off unless selected).")
         return EXIT_CLEAN
     code = args.code.upper()
+    if code in RULES and args.output_format == "json":
+        rule = RULES[code]
+        json.dump({"code": code, "name": rule.NAME, "summary": rule.summary(), "url": f"docs/rules/{code}.md",
+                   "explanation": render(rule)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
     if code in RULES:
         sys.stdout.write(render(RULES[code]))
         return EXIT_CLEAN
@@ -415,7 +422,10 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said by the command's own parser, so the hint names its --help
+            where = f"graphguard {args.command}" if args.command else "graphguard"
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{where} --help')")
         if args.command is None:
             parser.print_help()
             return EXIT_ERROR

@@ -202,3 +202,22 @@ def test_a_named_folder_with_nothing_checked_says_why(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0
     assert "build/sub: 0 of its Python files checked: excluded by `exclude`" in result.stderr
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["check", "--bogus"], "unrecognized arguments: --bogus (see 'graphguard check --help')"),
+    (["check", "--config", "/dev/null", "."], "--config: /dev/null: is not a regular file"),
+    (["run", "/tmp"], "/tmp: is a folder, not a script"),
+    (["run"], "a script to run is required"),
+])
+def test_usage_errors_say_what_is_wrong(tmp_path, argv, message):
+    # Regressions (issue 12, item 11).
+    result = subprocess.run([sys.executable, "-m", "graphguard", *argv], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_rule_in_json_is_json():
+    result = subprocess.run([sys.executable, "-m", "graphguard", "rule", "GG102", "--output-format", "json"],
+                            capture_output=True, text=True)
+    rule = json.loads(result.stdout)
+    assert (rule["code"], rule["name"]) == ("GG102", "saver-in-session-loop") and rule["explanation"].startswith("# GG102")

@@ -193,13 +193,16 @@ def _bytes(text: str) -> int:
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The launcher's options; raises ``SystemExit(2)`` after a one-line error on a bad command line."""
     parser = _parser()
+    if not argv:
+        parser.error("a script to run is required: graphguard run [OPTIONS] SCRIPT [ARGS...]")
     args = parser.parse_args(list(argv))
     if args.warmup_steps < 0 or args.max_new_ops_per_step < 0:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
         parser.error("--min-growth-steps must be >= 1")
     if not os.path.isfile(args.script):
-        parser.error(f"{args.script}: no such file")
+        parser.error(f"{args.script}: " + ("is a folder, not a script" if os.path.isdir(args.script)
+                                           else "is not a regular file" if os.path.exists(args.script) else "no such file"))
     return args
 
 
