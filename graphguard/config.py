@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -171,12 +172,18 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                 _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
         if key == "max-bounded-iterations" and value < 0:
             raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
+        if key == "session-factories":
+            for name in value:
+                if not _DOTTED.match(name):
+                    raise ConfigError(f"{where}: [tool.graphguard] session-factories: {name!r} is not a dotted name "
+                                      f"of a project function (module.function, e.g. utils.session.make_session)")
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: [tool.graphguard] output-format: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
         setattr(config, key.replace("-", "_"), tuple(value) if key == "exclude" else value)
     return config
 
 
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _TYPE_NAMES = {list: "a list", dict: "a table", bool: "true or false", str: "a string", int: "a whole number"}
 
 

@@ -138,6 +138,7 @@ def test_closest_config_wins_and_config_flag_overrides(project):
         ("select = [\n", "pyproject.toml: invalid TOML"),
         ("max-bounded-iterations = -1\n", "max-bounded-iterations: expected a whole number >= 0"),
         ('select = [""]\n', "select: an empty rule code"),
+        ('session-factories = ["make_session"]\n', "session-factories: 'make_session' is not a dotted name"),
         ('[tool.graphguard.per-file-ignores]\n"*.py" = [""]\n', "per-file-ignores '*.py': an empty rule code"),
         ('max-bounded-iterations = "5"\n', "max-bounded-iterations: expected a whole number"),
         ("max-bounded-iterations = true\n", "max-bounded-iterations: expected a whole number"),
