@@ -334,3 +334,13 @@ def test_zip_runs_as_often_as_its_shortest_known_part():
     assert _rows("import tensorflow as tf\nsess = tf.Session()\nfor i, b in zip(range(3), batches):\n"
                  "    sess.run(tf.argmax(b, 1))\nfor i, b in zip(range(30), batches):\n"
                  "    sess.run(tf.argmax(b, 1))\n") == [("GG101", 6)]
+
+
+def test_strategy_run_and_predicates_are_not_steps_or_ops():
+    # Regressions (issue 12, item 12): in site-packages, a NumPy array indexed in a loop that calls
+    # strategy.run was GG106 (strategy.run taken for a session step); ragged_tensor.is_ragged (an
+    # isinstance check) was taken for an op builder.
+    assert _rows(
+        "import numpy as np\nimport tensorflow as tf\nfrom tensorflow.python.ops.ragged import ragged_tensor\n"
+        "strategy = tf.distribute.MirroredStrategy()\ndata = np.zeros((10, 3))\nfor step in range(steps):\n"
+        "    strategy.run(train_step, args=(data[step] * 2,))\n    if ragged_tensor.is_ragged(x):\n        pass\n") == []

@@ -311,6 +311,8 @@ def _layout_effect(name: str) -> Effect:
     known = _tf1_effect(name)
     if known is not None:
         return known
+    if name.rsplit(".", 1)[-1].startswith(("is_", "has_")):
+        return Effect.NONE  # predicates (``ragged_tensor.is_ragged``: an isinstance check)
     if name.startswith("tf.python."):
         # TensorFlow's internal modules: only tensorflow.python.ops (and its gen_*_ops) builds ops;
         # platform, framework, lib.io, eager... are host-side (tf_logging.info, file_io, dtypes).

@@ -93,6 +93,9 @@ from graphguard.analysis.syntax import (
 )
 
 _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
+#: Kinds of TensorFlow objects whose ``run()``/``eval()`` runs a session step (``train_op.run()``,
+#: ``accuracy.eval()``); other objects' ``run`` (a ``tf.distribute`` strategy's) is not one.
+_RUNNABLE_KINDS = frozenset({"tensor", "variable", "op", "sequence"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
@@ -772,8 +775,10 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
     def _is_step(self, node: ast.Call, receiver) -> bool:
         func = node.func
         method = func.attr
-        if receiver is SESSION or (isinstance(receiver, TFObject) and receiver.kind != "optimizer"):
+        if receiver is SESSION or (isinstance(receiver, TFObject) and receiver.kind in _RUNNABLE_KINDS):
             return True
+        if isinstance(receiver, TFObject):
+            return False  # ``strategy.run(fn)`` (a tf.distribute strategy), ``opt.run``: not a session step
         if isinstance(receiver, (TFName, GraphValue, ProjectRef)):
             return False  # tf.app.run(), a module's run()
         if any(keyword.arg in _STEP_KEYWORDS for keyword in node.keywords):
