@@ -57,5 +57,18 @@ def find_python_files(paths: list[str], config: Config | None = None, force_excl
     if config.respect_gitignore and walked:
         for ignored in gitignored(list(walked)):
             walked.pop(ignored, None)
-    found = {**walked, **explicit}
-    return sorted(found, key=lambda p: p.split(os.sep))
+    found = sorted({**walked, **explicit}, key=lambda p: p.split(os.sep))
+    # One file reached under two names (a symbolic or hard link) is checked once, under the first
+    # name: twice, every finding was reported twice and --add-noqa commented each line twice.
+    seen: set = set()
+    unique = []
+    for path in found:
+        try:
+            info = os.stat(path)
+            identity = (info.st_dev, info.st_ino)
+        except OSError:
+            identity = path
+        if identity not in seen:
+            seen.add(identity)
+            unique.append(path)
+    return unique

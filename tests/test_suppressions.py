@@ -139,3 +139,22 @@ def test_add_noqa_refuses_a_read_only_file_and_keeps_symlinks(tmp_path):
     assert "locked.py: the file is read-only; left unchanged" in result.stderr
     assert locked.read_text() == body
     assert link.is_symlink() and "# noqa: GG101" in target.read_text()
+
+
+def test_one_file_under_two_names_is_checked_and_commented_once(tmp_path):
+    # Regression (issue 12, item 9): a file named twice (a symbolic or hard link) was checked twice,
+    # every finding reported twice, and --add-noqa commented its lines twice.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+                                   "    sess.run(tf.argmax(y, 1))\n")
+    os.symlink("a.py", tmp_path / "b.py")
+    os.link(tmp_path / "a.py", tmp_path / "c.py")
+    run = lambda *args: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *args],
+                                       capture_output=True, text=True, cwd=tmp_path)
+    assert len(run("a.py", "b.py", "c.py").stdout.splitlines()) == 1
+    assert len(run(".").stdout.splitlines()) == 1
+    run("--add-noqa", "c.py", "b.py", "a.py")
+    assert (tmp_path / "a.py").read_text().count("noqa") == 1
