@@ -60,8 +60,8 @@ class ProjectCall(NamedTuple):
     """A call of project code (``build_head(x)``, ``self.evaluate()``, ``model.Model()``).
 
     ``bound`` is true when the callee's first parameter is bound implicitly (``obj.method()``,
-    ``Class()``); ``session_args`` lists the arguments that are sessions, as (position or keyword,
-    None for a known session or the caller's parameter name that may be one)."""
+    ``Class()``). Which parameters receive a session is decided by the value flow over ``values``
+    (:mod:`graphguard.analysis.values`)."""
 
     ref: Ref
     site: Site
@@ -69,7 +69,6 @@ class ProjectCall(NamedTuple):
     loops: tuple
     exempt: frozenset
     bound: bool = False
-    session_args: tuple = ()
     #: (position or keyword, value) of the arguments whose values the analysis knows or can follow:
     #: a session, a TensorFlow object, an instance or function of the project, the caller's own
     #: parameter or the result of a project call (see :mod:`graphguard.analysis.values`)

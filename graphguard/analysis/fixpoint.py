@@ -244,29 +244,6 @@ class Project:
         target = self.resolve(importer, ref)
         return None if target is None else self.summaries.get((target[0].path, target[1]))
 
-    def _pass_sessions(self, module: ModuleFacts, call, caller: Summary) -> bool:
-        """Mark the callee's parameters that ``call`` passes a session to; True if anything changed."""
-        target = self.resolve(module, call.ref)
-        if target is None:
-            return False
-        callee_facts = target[0].functions[target[1]]
-        callee = self.summaries[(target[0].path, target[1])]
-        changed = False
-        for where, source in call.session_args:
-            if source is not None and source not in caller.session_params:
-                continue
-            if isinstance(where, int):
-                index = where + (1 if call.bound else 0)
-                if index >= len(callee_facts.params):
-                    continue
-                where = callee_facts.params[index]
-            if where not in callee.session_params:
-                callee.session_params.add(where)
-                changed = True
-        if changed and any(p in callee.session_params for p, _ in callee_facts.param_steps):
-            callee.runs_step = True
-        return changed
-
     # ------------------------------------------------------------------ phase 2
 
     def _summarise(self) -> None:
@@ -321,7 +298,7 @@ class Project:
             calls = []
             for call in self.flow.calls(module, facts.name, facts):
                 callee = self.summary(module, call.ref)
-                if callee is not None or call.session_args:
+                if callee is not None:
                     repeats = self._repeats_for_caller(module, call)
                     calls.append((call, callee, repeats, repeats and not call.loops))
             returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
@@ -340,9 +317,7 @@ class Project:
             rounds += 1
             for module, summary, calls, returns, model_returns, trials in edges:
                 for call, callee, repeats, repeats_model in calls:
-                    if call.session_args and self._pass_sessions(module, call, summary):
-                        changed = True
-                    if callee is None or callee is summary:
+                    if callee is summary:
                         continue
                     if callee.runs_step and not summary.runs_step:
                         summary.runs_step = changed = True

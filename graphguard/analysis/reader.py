@@ -934,24 +934,9 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
     def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-        session_args = []
-        # ``node`` is the call, or the function's name where a search driver is given it (no arguments).
-        arguments = []
-        if isinstance(node, ast.Call):
-            arguments = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
-        values = []
-        for where, arg in arguments:
-            value = self.resolve(arg)
-            if value is SESSION:
-                session_args.append((where, None))
-            elif isinstance(value, Param):
-                session_args.append((where, value.name))
-            followed = followable(value)
-            if followed is not None:
-                values.append((where, followed))
         frame.facts.calls.append(
             ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-                        tuple(session_args), tuple(values))
+                        self._argument_values(node))
         )
 
     def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
@@ -959,15 +944,21 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         decides what it does once it knows the values that reach ``X``)."""
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
+        use = DeferredUse(receiver, method, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
+                          self._argument_values(node))
+        frame.facts.deferred_uses = [*frame.facts.deferred_uses, use]
+
+    def _argument_values(self, node) -> tuple:
+        """(position or keyword, value) of the arguments of call ``node`` whose values phase 2 can
+        follow; empty when ``node`` is not a call (a function's name handed to a search driver)."""
+        if not isinstance(node, ast.Call):
+            return ()
         values = []
-        arguments = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
-        for where, arg in arguments:
+        for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)):
             followed = followable(self.resolve(arg))
             if followed is not None:
                 values.append((where, followed))
-        use = DeferredUse(receiver, method, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
-                          tuple(values))
-        frame.facts.deferred_uses = [*frame.facts.deferred_uses, use]
+        return tuple(values)
 
 
 #: Framework base classes whose methods run on every step, by their last name, and those methods.

@@ -264,8 +264,6 @@ class ValueFlow:
             bound = False
         else:
             return None
-        session_args = tuple((where, None) for where, v in use.values if v is SESSION)
-        session_args += tuple((where, v.name) for where, v in use.values if isinstance(v, Param))
-        call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, session_args, use.values)
+        call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, use.values)
         self.extra_calls.setdefault(key, []).append(call)
         return call
