@@ -162,7 +162,6 @@ class FunctionFacts:
     runs_step: bool = False
     resets_graph: bool = False  #: resets the default graph at function level (not only inside a loop)
     returns_session: bool = False
-    returns_tensor: bool = False
     returns: list = field(default_factory=list)  #: refs whose results it returns
     #: Values it returns that phase 2 follows (an object, a local function, a parameter); rare, so a
     #: shared empty tuple until the first one

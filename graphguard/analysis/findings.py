@@ -95,7 +95,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
     key = (module.path, facts.name)
     constructions = [*facts.constructions, *(c for c in project.flow.extra_constructions.get(key, ()) if c.loops)]
     for deferred in facts.deferred_operators:
-        if any((s := project.summary(module, ref)) is not None and s.returns_tensor for ref in deferred.refs):
+        if any(project.flow.returns_tensor(module, ref) for ref in deferred.refs):
             constructions.append(deferred.construction)
 
     calls = []

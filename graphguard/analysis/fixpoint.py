@@ -41,7 +41,6 @@ class Summary:
     builds: dict = field(default_factory=dict)  #: Effect -> Origin of the first such construction
     runs_step: bool = False
     returns_session: bool = False
-    returns_tensor: bool = False
     resets_graph: bool = False
     opens_session: bool = False
     model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
@@ -254,7 +253,6 @@ class Project:
                 summary = Summary(
                     runs_step=facts.runs_step,
                     returns_session=facts.returns_session,
-                    returns_tensor=facts.returns_tensor,
                     resets_graph=facts.resets_graph,
                     opens_session=facts.opens_session,
                     model_positions=frozenset(facts.model_positions),
@@ -342,8 +340,6 @@ class Project:
                 for callee in returns:
                     if callee.returns_session and not summary.returns_session:
                         summary.returns_session = changed = True
-                    if callee.returns_tensor and not summary.returns_tensor:
-                        summary.returns_tensor = changed = True
                 if summary.trains_model is None and not summary.resets_graph:
                     for callee in trials:  # ``model = build(); model.fit(...)`` at function level
                         if Effect.MODEL in callee.builds:

@@ -396,8 +396,6 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
                     facts.model_positions = {*facts.model_positions, position}
         if value is SESSION:
             facts.returns_session = True
-        elif isinstance(value, TFObject) and value.kind in TENSOR_KINDS:
-            facts.returns_tensor = True
         elif isinstance(value, CallResult):
             facts.returns.append(value.ref)
         followed = followable(value)

@@ -46,6 +46,7 @@ MAX_ROUNDS = 6
 #: The most passes of one round's value flow (the public corpus settles in under ten).
 MAX_FLOWS = 100
 SESSION_VALUE = ("session",)
+TENSOR_VALUES = frozenset({("tf", "tensor"), ("tf", "variable")})
 
 
 def absolute_ref(path: str, qualname: str) -> Ref:
@@ -164,6 +165,12 @@ class ValueFlow:
                 edge = self._pass_edge(module, key, call)
                 if edge is not None:
                     passes.append(edge)
+
+    def returns_tensor(self, module: ModuleFacts, ref: Ref) -> bool:
+        """Whether the project function ``ref`` (read in ``module``) may return a tensor or variable:
+        an operator on its result builds an op."""
+        target = self.project.resolve(module, ref)
+        return target is not None and not TENSOR_VALUES.isdisjoint(self.returns.get((target[0].path, target[1]), ()))
 
     def calls(self, module: ModuleFacts, name: str, facts) -> list:
         """The project calls of function ``name``: those written, and those its deferred uses became."""
