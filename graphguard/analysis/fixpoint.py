@@ -4,7 +4,7 @@
 ``model.predict_proba(...)``, ``utils.session.make_session()``) to the function it names, in the same
 module or another module of the checked tree, and computes a :class:`Summary` per function by a
 fixpoint over the call graph: what it builds when called (ops, Savers, initializers, ...), whether it
-runs session steps, returns a session or a tensor, resets the default graph, opens a session.
+runs session steps, returns a session, resets the default graph, opens a session.
 Phase 3 (:mod:`graphguard.analysis.findings`) then decides the findings.
 
 Module names come from file paths: ``pkg/utils/session.py`` answers to ``pkg.utils.session``,
