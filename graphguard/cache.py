@@ -27,6 +27,7 @@ import re
 import tempfile
 
 from graphguard import __version__
+from graphguard.discovery import read_regular
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -120,8 +121,7 @@ class FactsCache:
     @staticmethod
     def _load(path: str):
         try:
-            from graphguard.checker import read_regular  # only a regular file: a FIFO planted here would hang
-
+            # Only a regular file: a FIFO planted here would hang every run.
             return _SafeUnpickler(io.BytesIO(read_regular(path, limit=1 << 31))).load()
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError,
                 KeyError, IndexError, MemoryError, OverflowError, RecursionError):

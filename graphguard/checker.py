@@ -34,7 +34,6 @@ import hashlib
 import multiprocessing
 import os  # noqa: F401  (tests/test_cache.py reaches os.system through this module to prove the cache refuses it)
 import re
-import stat
 import sys
 import warnings
 from collections.abc import Iterable
@@ -48,6 +47,7 @@ from graphguard.analysis.findings import Finding
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
+from graphguard.discovery import read_regular
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
 
@@ -137,29 +137,6 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     finally:
         sys.setrecursionlimit(limit)
     return result
-
-
-#: The largest file read (bytes): anything larger is a GG002 finding ("file too large"), not a
-#: gigabyte read into memory (a named ``/dev/zero``, a generated table).
-MAX_FILE_BYTES = 16 * 1024 * 1024
-
-
-def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file ``path``. Raises ``OSError`` with a one-line ``strerror`` for
-    anything else: a FIFO or device (opened without blocking, never read: it would hang or never
-    end), a folder, or a file over ``limit`` bytes."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file (a pipe, a device or a folder)")
-        if info.st_size > limit:
-            raise OSError(0, f"file too large ({info.st_size / 2**20:.1f} MiB; graphguard reads up to "
-                             f"{limit / 2**20:.0f} MiB)")
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(limit + 1)
-    finally:
-        os.close(descriptor)
 
 
 def _read_file(path: str, settings: tuple, project: frozenset | None, prefilter: bool = True) -> FileResult:

@@ -1,8 +1,9 @@
-"""Which files ``graphguard check PATH ...`` reads."""
+"""Which files ``graphguard check PATH ...`` reads, and how a file is read safely."""
 
 from __future__ import annotations
 
 import os
+import stat
 
 from graphguard.config import Config, gitignored
 
@@ -72,3 +73,26 @@ def find_python_files(paths: list[str], config: Config | None = None, force_excl
             seen.add(identity)
             unique.append(path)
     return unique
+
+
+#: The largest file read (bytes): anything larger is a GG002 finding ("file too large"), not a
+#: gigabyte read into memory (a named ``/dev/zero``, a generated table).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``. Raises ``OSError`` with a one-line ``strerror`` for
+    anything else: a FIFO or device (opened without blocking, never read: it would hang or never
+    end), a folder, or a file over ``limit`` bytes."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file (a pipe, a device or a folder)")
+        if info.st_size > limit:
+            raise OSError(0, f"file too large ({info.st_size / 2**20:.1f} MiB; graphguard reads up to "
+                             f"{limit / 2**20:.0f} MiB)")
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(limit + 1)
+    finally:
+        os.close(descriptor)
