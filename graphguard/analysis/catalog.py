@@ -366,7 +366,8 @@ def _unbound_method_effect(name: str) -> Effect | None:
 #: Functions that return a Python list or tuple of tensors: indexing the result adds no op.
 SEQUENCE_RESULTS = frozenset({"gradients", "split", "unstack", "meshgrid", "dynamic_partition", "moments",
                               "top_k", "while_loop", "tuple", "unique", "batch", "shuffle_batch", "tensor_array",
-                              "split_v", "svd", "get_collection", "compute_gradients", "import_graph_def"})
+                              "split_v", "svd", "get_collection", "get_collection_ref", "compute_gradients",
+                              "import_graph_def"})
 
 
 def method_effect(kind: str, method: str) -> Effect | None:

@@ -129,8 +129,6 @@ class Resolver:
         if isinstance(func, TFName):
             if catalog.lists_variables(func.path):
                 return Elements(TFObject("variable"), setup=True)  # ``tf.trainable_variables()``
-            if func.path.endswith(".get_collection") or func.path.endswith(".get_collection_ref"):
-                return Elements(TENSOR, setup=True)  # one model's variables, update ops or summaries
             if func.path in catalog.EAGER_NAMES:
                 self.eager = True
             if func.path in catalog.GRAPH_MODE_NAMES:
@@ -142,7 +140,10 @@ class Resolver:
                 return SESSION
             if effect is Effect.GRAPH:
                 return GraphValue(frozenset(loop.index for loop in self._frame.loops))
-            if effect is Effect.NONE and func.path.rsplit(".", 1)[-1][:1].islower():
+            last = func.path.rsplit(".", 1)[-1]
+            if effect is Effect.NONE and last in catalog.SEQUENCE_RESULTS:
+                return TFObject("sequence")  # ``tf.get_collection(...)``: a Python list of one model's tensors
+            if effect is Effect.NONE and last[:1].islower():
                 return None  # tf.get_default_graph(), tf.gfile.Glob(): not TF objects
             return TFObject(catalog.result_kind(func.path, effect))
         if isinstance(func, GraphValue):  # g.as_default()
