@@ -76,7 +76,9 @@ class ValueFlow:
         self.extra_calls: dict[tuple, list] = {}  #: (path, function) -> ProjectCall made from uses
         self.extra_constructions: dict[tuple, list] = {}  #: (path, function) -> Construction made from uses
         self._made: set = set()  # (function key, index of the use, value): uses already turned into facts
-        self._uses: list | None = None  # (module, function key, deferred uses), listed on first use
+        #: (module, function key, deferred uses) of the functions that have any
+        self._uses = [(module, (module.path, name), facts.deferred_uses) for module in project.modules
+                      for name, facts in module.functions.items() if facts.deferred_uses]
 
     # ------------------------------------------------------------------ values
 
@@ -238,10 +240,6 @@ class ValueFlow:
         """Turn deferred uses whose receivers now have values into calls and constructions; the new
         calls, as ``(module, key, call)``."""
         made = []
-        if self._uses is None:  # the functions that have deferred uses, listed once
-            self._uses = [(module, (module.path, name), facts.deferred_uses)
-                          for module in self.project.modules for name, facts in module.functions.items()
-                          if facts.deferred_uses]
         for module, key, uses in self._uses:
             for index, use in enumerate(uses):
                 for value in self.concrete(module, key, use.receiver):
