@@ -393,6 +393,15 @@ _LAYER_MODULES = ("tf.keras.layers.", "tf.layers.", "tf.keras.Model", "tf.keras.
                   "tf.keras.applications.", "tf.contrib.rnn.", "tf.nn.rnn_cell.")
 
 
+#: Functions that return a tuple of Python lists (or of a list and a state tuple): the static RNNs and
+#: the TF 1.x seq2seq builders (``outputs, losses = tf.nn.seq2seq.model_with_buckets(...)``). Indexing
+#: a part (``losses[bucket]``) adds no op.
+LISTS_RESULTS = frozenset({"model_with_buckets", "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn",
+                           "rnn", "bidirectional_rnn", "basic_rnn_seq2seq", "tied_rnn_seq2seq", "embedding_rnn_seq2seq",
+                           "embedding_tied_rnn_seq2seq", "embedding_attention_seq2seq", "one2many_rnn_seq2seq",
+                           "rnn_decoder", "attention_decoder", "embedding_rnn_decoder", "embedding_attention_decoder"})
+
+
 def result_kind(name: str, effect: Effect) -> str:
     """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``,
     ``"sequence"`` for ``tf.gradients``)."""
@@ -400,6 +409,8 @@ def result_kind(name: str, effect: Effect) -> str:
         return "model"  # calling it builds its layers' ops, like a layer (``model(x)``)
     if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:
         return "sequence"
+    if name.rsplit(".", 1)[-1] in LISTS_RESULTS:
+        return "lists"
     last = name.rsplit(".", 1)[-1]
     if last[:1].isupper() and name.startswith(_LAYER_MODULES):
         return "layer"  # calling a layer or model object builds its ops

@@ -265,7 +265,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
                     self._bind(element, value.element)  # ``a, b = heads``
                 else:
                     # ``a, b = tf.split(x, 2)``: every part of a TF result is a TF object too.
-                    self._bind(element, TENSOR if isinstance(value, TFObject) else None)
+                    self._bind(element, _part_of(value))
         elif isinstance(target, ast.Attribute):
             self._frame.assigned.add(dotted_name(target))
             if isinstance(value, (Param, MethodResult)):
@@ -997,3 +997,12 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
                 facts.builds.setdefault(construction.effect, (construction.site.row, subject_of(construction)))
         facts.constructions = kept
     return reader.facts
+
+
+def _part_of(value):
+    """What one target of ``a, b = value`` holds when ``value`` is a TensorFlow result: Python lists
+    (of lists) of tensors for the parts of a tuple of lists (``outputs, losses =
+    model_with_buckets(...)``), a tensor otherwise (``a, b = tf.split(x, 2)``)."""
+    if not isinstance(value, TFObject):
+        return None
+    return value if value.kind == "lists" else TENSOR

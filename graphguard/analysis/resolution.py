@@ -77,9 +77,15 @@ class Resolver:
             base = self.resolve(node.value)
             if isinstance(base, TFObject) and base.kind == "pairs":
                 return Elements(TENSOR, 2)  # ``grads_and_vars[0]``: a (gradient, variable) tuple
+            if isinstance(base, TFObject) and base.kind == "lists":
+                # ``losses[bucket]``, ``outputs[bucket][step]``: Python lists all the way down (nesting
+                # is not tracked; an operator on such an element is not taken for an op).
+                return base
             if isinstance(base, TFObject) and (base.kind in TENSOR_KINDS or base.kind == "sequence"):
                 return TENSOR
             if isinstance(base, Elements):
+                if base.element is None and (base.setup or base.saved):
+                    return Elements(None, setup=True)  # ``weights[layer]``: saved weights hold saved weights
                 return base.element if not isinstance(base.element, Parts) else None
             return None
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -181,11 +187,11 @@ class Resolver:
                 return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
             if isinstance(receiver, Elements):
                 setup = receiver.setup or receiver.saved  # a dict of saved weights: setup
-                if method == "items":
+                if method in ("items", "iteritems"):  # Python 2's spellings too
                     return Elements(Parts((None, receiver.element)), receiver.count, setup)
-                if method == "values":
+                if method in ("values", "itervalues"):
                     return Elements(receiver.element, receiver.count, setup)
-                if method in ("keys", "copy"):
+                if method in ("keys", "iterkeys", "copy"):
                     return Elements(None, receiver.count, setup)
                 if method == "item" and receiver.saved:
                     return Elements(None, setup=True)  # ``np.load(path).item()``: a pickled dict of weights
@@ -222,6 +228,8 @@ class Resolver:
             return value
         if isinstance(value, TFObject) and value.kind == "sequence":
             return Elements(TENSOR, setup=True)
+        if isinstance(value, TFObject) and value.kind == "lists":
+            return Elements(value, setup=True)
         if isinstance(value, TFObject) and value.kind == "pairs":
             return Elements(Parts((TENSOR, TFObject("variable"))), setup=True)  # ``for g, v in grads_and_vars``
         if isinstance(value, (Param, CallResult, MethodResult)):
