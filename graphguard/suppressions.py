@@ -95,7 +95,7 @@ def read_suppressions(source: bytes) -> FileSuppressions:
     if not MARKER.search(source):
         return result
     try:
-        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+        tokens = list(tokenize.tokenize(io.BytesIO(_universal(source)).readline))
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return result
     previous_row = 0
@@ -127,13 +127,16 @@ def read_suppressions(source: bytes) -> FileSuppressions:
 def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
     """Suppress each of ``diagnostics`` (all in ``path``) with a ``# noqa: CODES`` comment.
 
-    The comment goes at the end of the finding's line (merged with an existing ``# noqa: ...``), or,
-    where that line ends inside a multi-line string or with a backslash continuation, alone on a new
-    line above it. The result must parse to the same syntax tree as before (comments only), or
-    nothing is written. Writes atomically (a temporary file, then ``os.replace``) through symlinks,
-    in place for a file with hard links, keeps the encoding and line endings, and refuses a
-    read-only file. Returns (lines changed, rows that could not be suppressed safely).
-    Raises ``ValueError`` (one line) when the file is left unchanged as a whole."""
+    The comment goes at the end of the finding's line (merged with the line's existing ``# noqa: ...``
+    comment, never with text inside a string), or, where that line ends inside a multi-line string or
+    with a backslash continuation, alone on a new line above it. Lines are the tokenizer's (``\\n``,
+    ``\\r\\n`` or ``\\r``; a form feed or U+2028 does not end one). The result must parse to the same
+    syntax tree as before (comments only), or nothing is written. Nothing but the comments changes:
+    encoding, line endings, a missing final newline, permissions and owner are kept. Writes atomically
+    (a temporary file, then ``os.replace``) through symlinks, and in place for a file with hard links
+    or one whose owner cannot be kept; refuses a read-only file. Returns (lines changed, rows that
+    could not be suppressed safely). Raises ``ValueError`` (one line) when the file is left unchanged
+    as a whole."""
     real = os.path.realpath(path)
     info = os.stat(real)
     if not info.st_mode & 0o222:
@@ -142,8 +145,11 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
         source = handle.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     text = source.decode(encoding)
-    lines = text.splitlines(keepends=True)
-    ends_inside, starts_inside = _string_rows(source)
+    lines = _LINE.findall(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    newline = next((line[len(line.rstrip("\r\n")):] for line in lines if line.endswith(("\n", "\r"))), "\n")
+    ends_inside, starts_inside, comments = _string_rows(source)
     by_row: dict[int, set] = {}
     for d in diagnostics:
         by_row.setdefault(d.row, set()).add(d.code)
@@ -153,9 +159,10 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
             continue
         line = lines[row - 1]
         body = line.rstrip("\r\n")
-        ending = line[len(body):] or "\n"
+        ending = line[len(body):]
         if row not in ends_inside and not body.endswith("\\"):
-            match = _NOQA.search(body)
+            column = comments.get(row)
+            match = _NOQA.search(body, column) if column is not None else None
             if match and match["codes"] is None:
                 continue  # a bare noqa already suppresses everything
             if match:
@@ -167,7 +174,7 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
             changed += 1
         elif row not in starts_inside and not (row > 1 and lines[row - 2].rstrip("\r\n").endswith("\\")):
             indent = body[: len(body) - len(body.lstrip())]
-            lines.insert(row - 1, f"{indent}# noqa: {', '.join(sorted(codes))}{ending}")
+            lines.insert(row - 1, f"{indent}# noqa: {', '.join(sorted(codes))}{newline}")
             changed += 1
         else:
             skipped.append(row)
@@ -180,34 +187,57 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
         same = False
     if not same:
         raise ValueError("adding the comments would change the code; left unchanged")
-    data = new_text.encode(encoding)
-    if info.st_nlink > 1:  # keep hard links: write in place
-        with open(real, "r+b") as out:
-            out.write(data)
-            out.truncate()
-        return changed, sorted(skipped)
-    handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=os.path.dirname(real))
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, info.st_mode & 0o7777)
-        os.replace(temporary, real)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    _write_keeping(real, info, new_text.encode(encoding))
     return changed, sorted(skipped)
 
 
-def _string_rows(source: bytes) -> tuple[set, set]:
-    """(rows whose end lies inside a string literal, rows that begin inside one), from tokenize."""
-    ends_inside, starts_inside = set(), set()
+#: One physical line as the tokenizer and the compiler count them, with its ending.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _universal(source: bytes) -> bytes:
+    """``source`` with ``\\r\\n`` and lone ``\\r`` line endings as ``\\n``: rows then agree with
+    :func:`ast.parse` (which accepts all three), while :mod:`tokenize` on 3.11 splits lines on ``\\n``
+    only. Columns are unchanged."""
+    return source.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in source else source
+
+
+def _write_keeping(real: str, info: os.stat_result, data: bytes) -> None:
+    """Replace the file ``real`` (stat ``info``) by ``data``, keeping its mode, owner and hard links."""
+    if info.st_nlink == 1:
+        handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=os.path.dirname(real))
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.chmod(temporary, info.st_mode & 0o7777)
+            made = os.stat(temporary)
+            if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid):
+                os.chown(temporary, info.st_uid, info.st_gid)
+            os.replace(temporary, real)
+            return
+        except PermissionError:
+            os.unlink(temporary)  # the owner cannot be kept: write in place below
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+    with open(real, "r+b") as out:
+        out.write(data)
+        out.truncate()
+
+
+def _string_rows(source: bytes) -> tuple[set, set, dict]:
+    """(rows whose end lies inside a string literal, rows that begin inside one, row -> column of the
+    row's comment), from tokenize."""
+    ends_inside, starts_inside, comments = set(), set(), {}
     try:
-        for token in tokenize.tokenize(io.BytesIO(source).readline):
+        for token in tokenize.tokenize(io.BytesIO(_universal(source)).readline):
             if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
                 first, last = token.start[0], token.end[0]
                 ends_inside.update(range(first, last))
                 starts_inside.update(range(first + 1, last + 1))
+            elif token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.start[1]
     except (tokenize.TokenError, SyntaxError):
         pass
-    return ends_inside, starts_inside
+    return ends_inside, starts_inside, comments

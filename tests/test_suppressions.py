@@ -158,3 +158,49 @@ def test_one_file_under_two_names_is_checked_and_commented_once(tmp_path):
     assert len(run(".").stdout.splitlines()) == 1
     run("--add-noqa", "c.py", "b.py", "a.py")
     assert (tmp_path / "a.py").read_text().count("noqa") == 1
+
+
+@pytest.mark.parametrize(
+    "name, source, expected",
+    [
+        # A form feed or U+2028 inside a line is not a line break for the tokenizer or the compiler.
+        ("formfeed.py", b"import tensorflow as tf\nx = 1  # a\x0cb\ny = '\xe2\x80\xa8'\nsess = tf.Session()\n"
+                        b"for s in range(steps):\n    sess.run(tf.argmax(y, 1))\n",
+         b"import tensorflow as tf\nx = 1  # a\x0cb\ny = '\xe2\x80\xa8'\nsess = tf.Session()\n"
+         b"for s in range(steps):\n    sess.run(tf.argmax(y, 1))  # noqa: GG101\n"),
+        # Old Mac line endings: rows were counted differently by tokenize and nothing was added.
+        ("cr.py", b"import tensorflow as tf\rsess = tf.Session()\rfor s in range(steps):\r    sess.run(tf.argmax(y, 1))\r",
+         b"import tensorflow as tf\rsess = tf.Session()\rfor s in range(steps):\r"
+         b"    sess.run(tf.argmax(y, 1))  # noqa: GG101\r"),
+        # "# noqa" inside a string is not a suppression, and no final newline is added.
+        ("string.py", b"import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+                      b"    m = '# noqa'; sess.run(tf.argmax(y, 1))",
+         b"import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+         b"    m = '# noqa'; sess.run(tf.argmax(y, 1))  # noqa: GG101"),
+    ],
+)
+def test_add_noqa_counts_lines_as_the_tokenizer_does_and_changes_nothing_else(tmp_path, name, source, expected):
+    # Regression (issue 12, item 9).
+    path = tmp_path / name
+    path.write_bytes(source)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *a, str(path)],
+                                    capture_output=True, text=True, timeout=60)
+    assert run("--add-noqa").returncode == 0
+    assert path.read_bytes() == expected
+    assert run().returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
+                    reason="needs root to give the file another owner")
+def test_add_noqa_keeps_the_owner(tmp_path):
+    # Regression (issue 12, item 9): the atomic replace gave the file to the user running graphguard.
+    import os
+
+    path = tmp_path / "owned.py"
+    path.write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n    sess.run(tf.argmax(y, 1))\n")
+    os.chown(path, 4321, 4322)
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--add-noqa", str(path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "# noqa: GG101" in path.read_text()
+    assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322)
