@@ -79,6 +79,20 @@ class Report:
     skipped: int = 0  #: files the prefilter skipped unparsed
 
 
+def _utf8_lines(source: bytes) -> list[bytes]:
+    """The lines of ``source`` as :mod:`ast` counts column offsets in them: UTF-8 bytes of the decoded
+    text (a coding cookie such as ``latin-1`` honoured), without a UTF-8 byte-order mark."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    if encoding == "utf-8-sig":
+        return source[3:].splitlines() if source.startswith(b"\xef\xbb\xbf") else source.splitlines()
+    if encoding == "utf-8":
+        return source.splitlines()
+    return source.decode(encoding, "replace").encode("utf-8").splitlines()
+
+
 def _imports_project(source: bytes, project: frozenset) -> bool:
     for match in _IMPORTS.finditer(source):
         if match[1] is not None:
@@ -126,7 +140,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         except MemoryError:
             result.error = f"{path}: out of memory while parsing it"
             return result
-        lines = None if source.isascii() else source.splitlines()
+        lines = None if source.isascii() else _utf8_lines(source)
         result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
     except RecursionError:
         result.error = f"{path}: too deeply nested to analyse"

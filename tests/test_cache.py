@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from graphguard.cache import CACHEDIR_TAG, FactsCache
 from graphguard.checker import Checker, _project_names, project_digest
 from graphguard.discovery import find_python_files
@@ -302,3 +304,18 @@ def test_jobs_1_and_jobs_n_agree_on_deeply_nested_code(tmp_path):
     runs = [graphguard("check", "--no-cache", "--jobs", jobs, ".", cwd=tmp_path) for jobs in ("1", "2")]
     assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr and runs[0].returncode == runs[1].returncode
     assert "chain3000.py:4:14: GG106" in runs[0].stdout
+
+
+@pytest.mark.parametrize(
+    "source, column",
+    [
+        # A coding cookie: ast counts UTF-8 bytes of the decoded text, not the file's latin-1 bytes.
+        (b'# -*- coding: latin-1 -*-\nimport tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n'
+         b'    x = "\xe9\xe9\xe9"; sess.run(tf.argmax(y, 1))\n', 25),
+        # Line 1 of a file with a UTF-8 byte-order mark: ast does not count the mark.
+        (b'\xef\xbb\xbfimport tensorflow as tf; sess = tf.Session(); [sess.run(tf.argmax(y, 1)) for s in range(steps)]\n', 57),
+    ],
+)
+def test_columns_in_latin1_files_and_after_a_byte_order_mark(source, column):
+    # Regression (issue 12, item 10).
+    assert [(d.code, d.column) for d in Checker().check_source(source, "t.py")] == [("GG101", column)]
