@@ -321,7 +321,7 @@ def _run_rule(args) -> int:
 
     if args.all or args.code is None:
         if args.output_format == "json":
-            items = [{"code": code, "name": rule.NAME, "summary": rule.summary(), "url": f"docs/rules/{code}.md",
+            items = [{"code": code, "name": rule.NAME, "summary": rule.summary(), "url": None,
                       "explanation": render(rule)} for code, rule in RULES.items()]
             items += [{"code": code, "name": name, "summary": summary, "url": None, "explanation": summary}
                       for code, (name, summary) in CHECKER_CODES.items()]
@@ -340,7 +340,7 @@ def _run_rule(args) -> int:
     code = args.code.upper()
     if code in RULES and args.output_format == "json":
         rule = RULES[code]
-        json.dump({"code": code, "name": rule.NAME, "summary": rule.summary(), "url": f"docs/rules/{code}.md",
+        json.dump({"code": code, "name": rule.NAME, "summary": rule.summary(), "url": None,
                    "explanation": render(rule)}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN

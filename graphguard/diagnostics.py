@@ -26,6 +26,7 @@ class Diagnostic:
 
     @property
     def url(self) -> str | None:
-        """Where the rule's documentation page lives, relative to the repository root (None for the
-        checker's own codes, which have no page)."""
-        return None if self.code in ("GG001", "GG002", "GG900") else f"docs/rules/{self.code}.md"
+        """A link to the rule's documentation: None, since graphguard has no published documentation
+        site yet (a path relative to a repository the user does not have would mislead; ``graphguard
+        rule CODE`` prints the page, and SARIF carries it in ``help``)."""
+        return None

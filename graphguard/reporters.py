@@ -139,7 +139,6 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
             "name": rule.NAME,
             "shortDescription": {"text": rule.summary()},
             "fullDescription": {"text": rule.summary()},
-            "helpUri": f"docs/rules/{code}.md",
             "help": {"text": rule.summary(), "markdown": render(rule)},
             "defaultConfiguration": {"level": "error"},
         })

@@ -78,8 +78,8 @@ def test_json_output_has_ruff_keys(tree):
     assert saver["end_location"] == {"row": 6, "column": 29}
     assert saver["loop"] == {"row": 4, "column": 1}
     assert saver["fix"] is None
-    assert saver["url"] == "docs/rules/GG102.md"
-    assert (ROOT / saver["url"]).exists()
+    # Regression (issue 12, item 10): the url was a path relative to graphguard's own repository.
+    assert saver["url"] is None
 
 
 def test_json_output_for_clean_tree_is_an_empty_array(tree):
