@@ -32,7 +32,7 @@ import ast
 import gc
 import hashlib
 import multiprocessing
-import os  # noqa: F401  (tests/test_cache.py reaches os.system through this module to prove the cache refuses it)
+import os
 import re
 import sys
 import warnings
@@ -157,7 +157,8 @@ def _read_file(path: str, settings: tuple, project: frozenset | None, prefilter:
     try:
         source = read_regular(path)
     except OSError as error:
-        return FileResult(diagnostics=[("GG002", f"cannot read file: {error.strerror}", 1, 1)])
+        what = "folder" if os.path.isdir(path) else "file"
+        return FileResult(diagnostics=[("GG002", f"cannot read {what}: {error.strerror}", 1, 1)])
     return read_source(source, path, settings, project, prefilter)
 
 
@@ -270,7 +271,10 @@ class Checker:
             results[path] = _read_file(path, self._settings, project, prefilter=False)
         for path, result in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
-            if run_key is not None and keys.get(path) is not None and result.error is None:
+            # Not cached: an internal error, or a file that could not be read (made readable again
+            # by chmod, it keeps its modification time).
+            if (run_key is not None and keys.get(path) is not None and result.error is None
+                    and not any(d[0] == "GG002" for d in result.diagnostics)):
                 cache.put(path, keys[path], result)
 
         modules = []
@@ -289,7 +293,7 @@ class Checker:
         self._report(modules, report)
         report.diagnostics = _unique(report.diagnostics)
         if run_key is not None:
-            if not report.errors:
+            if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
                 cache.put_run_result(run_key, (report.diagnostics, report.errors, report.skipped,
                                                sorted(report.sources)))
             cache.save()

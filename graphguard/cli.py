@@ -153,7 +153,10 @@ def _run_check(args) -> int:
         raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
     start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
     try:
-        config_path = args.config if args.config else find_config(start)
+        notes: list[str] = []
+        config_path = args.config if args.config else find_config(start, notes)
+        for note in notes:
+            print(note, file=sys.stderr)
         if args.config and not os.path.isfile(args.config):
             what = ("is a folder, not a file" if os.path.isdir(args.config)
                     else "is not a regular file" if os.path.exists(args.config) else "no such file")

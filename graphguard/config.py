@@ -106,8 +106,9 @@ _KEYS = {
 }
 
 
-def find_config(start: str) -> str | None:
-    """The closest ``pyproject.toml`` with a ``[tool.graphguard]`` table at or above ``start``."""
+def find_config(start: str, notes: list[str] | None = None) -> str | None:
+    """The closest ``pyproject.toml`` with a ``[tool.graphguard]`` table at or above ``start``. One
+    that cannot be read is passed over with a line appended to ``notes`` (it may or may not be ours)."""
     folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
@@ -118,8 +119,10 @@ def find_config(start: str) -> str | None:
                 tool = tomllib.loads(raw.decode("utf-8")).get("tool", {})
                 if isinstance(tool, dict) and "graphguard" in tool:
                     return candidate
-            except OSError:
-                pass
+            except OSError as error:
+                if notes is not None:
+                    notes.append(f"graphguard: warning: cannot read {candidate} ({error.strerror}); "
+                                 "looking for the configuration further up")
             except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
                 # Not valid TOML (or nested beyond Python's recursion limit, or not UTF-8): ours only if
                 # it names us, also in UTF-16 (NUL bytes between the letters).

@@ -15,6 +15,7 @@ def _walk(root: str, config: Config):
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
+            yield folder  # checked as a file: a GG002 finding says it could not be read, not a silent pass
             continue
         subdirs = []
         for entry in entries:
@@ -83,7 +84,11 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of the regular file ``path``. Raises ``OSError`` with a one-line ``strerror`` for
     anything else: a FIFO or device (opened without blocking, never read: it would hang or never
-    end), a folder, or a file over ``limit`` bytes."""
+    end), a folder (with the error that listing it gives: a walk yields a folder it cannot list), or a
+    file over ``limit`` bytes."""
+    if os.path.isdir(path):  # a folder a walk could not list
+        os.scandir(path).close()
+        raise OSError(0, "a folder, not a file")
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         info = os.fstat(descriptor)

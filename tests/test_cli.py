@@ -221,3 +221,57 @@ def test_rule_in_json_is_json():
                             capture_output=True, text=True)
     rule = json.loads(result.stdout)
     assert (rule["code"], rule["name"]) == ("GG102", "saver-in-session-loop") and rule["explanation"].startswith("# GG102")
+
+
+_UNREADABLE = """
+import builtins, errno, os, sys
+blocked = os.path.abspath(sys.argv[1])
+real_scandir, real_open, real_os_open = os.scandir, builtins.open, os.open
+def scandir(path="."):  # as chmod 000 would, also for root (which chmod does not stop)
+    if os.path.abspath(path) == blocked:
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    return real_scandir(path)
+def open_(file, *args, **kwargs):
+    if isinstance(file, str) and os.path.abspath(file) == blocked:
+        raise PermissionError(errno.EACCES, "Permission denied", file)
+    return real_open(file, *args, **kwargs)
+def os_open(path, *args, **kwargs):
+    if os.path.abspath(path) == blocked:
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    return real_os_open(path, *args, **kwargs)
+os.scandir, builtins.open, os.open = scandir, open_, os_open
+from graphguard.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_an_unreadable_folder_is_a_gg002_finding_not_a_silent_pass(tmp_path):
+    # Regression (issue 12, item 6): a folder the walk could not list was skipped without a word.
+    (tmp_path / "src" / "private").mkdir(parents=True)
+    (tmp_path / "src" / "ok.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-c", _UNREADABLE, str(tmp_path / "src" / "private"), "check",
+                             "--jobs", "1", "src"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "src/private:1:1: GG002 io-error: cannot read folder: Permission denied\n"
+
+
+def test_an_unreadable_pyproject_up_the_tree_is_named(tmp_path):
+    # Regression (issue 12, item 6): it was passed over silently.
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nselect = ['GG102']\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-c", _UNREADABLE, str(tmp_path / "pyproject.toml"), "check",
+                             "--no-cache", "pkg"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0
+    assert f"graphguard: warning: cannot read {tmp_path / 'pyproject.toml'} (Permission denied)" in result.stderr
+
+
+def test_a_file_that_could_not_be_read_is_read_again_next_time(tmp_path):
+    # Regression: its GG002 was cached under the file's modification time, which chmod does not change.
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+                                       "    sess.run(tf.argmax(y, 1))\n")
+    blocked = subprocess.run([sys.executable, "-c", _UNREADABLE, str(tmp_path / "train.py"), "check", "--jobs", "1",
+                              "."], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert "GG002" in blocked.stdout
+    readable = graphguard("check", ".", cwd=tmp_path)
+    assert "GG101" in readable.stdout and "GG002" not in readable.stdout
