@@ -47,7 +47,7 @@ from graphguard.analysis.findings import Finding
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
-from graphguard.discovery import read_regular
+from graphguard.discovery import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
 
@@ -155,10 +155,11 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
 
 def _read_file(path: str, settings: tuple, project: frozenset | None, prefilter: bool = True) -> FileResult:
     try:
-        source = read_regular(path)
+        source = read_regular(path, settings[2])
     except OSError as error:
         what = "folder" if os.path.isdir(path) else "file"
-        return FileResult(diagnostics=[("GG002", f"cannot read {what}: {error.strerror}", 1, 1)])
+        message = error.strerror if isinstance(error, FileTooLarge) else f"cannot read {what}: {error.strerror}"
+        return FileResult(diagnostics=[("GG002", message, 1, 1)])
     return read_source(source, path, settings, project, prefilter)
 
 
@@ -178,20 +179,23 @@ class Checker:
     """Checks source files against a fixed selection of rules.
 
     ``codes`` are the selected codes (rule codes and checker codes such as ``GG001``); the default is
-    every code. ``session_names``, ``session_factories`` and ``max_bounded_iterations`` (an ``int``
+    every code. ``session_names``, ``session_factories``, ``max_bounded_iterations`` (an ``int``
     >= 0: constructions whose loops run at most this many times in all are not GG101-GG110 findings)
-    come from the configuration.
+    and ``max_file_bytes`` (an ``int`` >= 1: larger files are a GG002 finding, not read) come from the
+    configuration. Raises ``ValueError`` for a bound of the wrong type or range.
     """
 
     def __init__(self, codes: Iterable[str] | None = None, *, session_names: Iterable[str] = (),
-                 session_factories: Iterable[str] = (), max_bounded_iterations: int = 5) -> None:
-        if isinstance(max_bounded_iterations, bool) or not isinstance(max_bounded_iterations, int) \
-                or max_bounded_iterations < 0:
-            raise ValueError(f"max_bounded_iterations: expected an int >= 0, got {max_bounded_iterations!r}")
+                 session_factories: Iterable[str] = (), max_bounded_iterations: int = 5,
+                 max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        for name, value, least in (("max_bounded_iterations", max_bounded_iterations, 0),
+                                   ("max_file_bytes", max_file_bytes, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name}: expected an int >= {least}, got {value!r}")
         self._bound = max_bounded_iterations
         selected = set(RULES) | set(CHECKER_CODES) if codes is None else set(codes)
         self.codes = frozenset(selected)
-        self._settings = (frozenset(session_names), frozenset(session_factories))
+        self._settings = (frozenset(session_names), frozenset(session_factories), max_file_bytes)
         self._by_effect: dict = {}
         for code, rule in RULES.items():
             if code in selected:
@@ -203,7 +207,7 @@ class Checker:
         """What a cache of phase-1 facts depends on besides graphguard's version."""
         api = tf_api.load()
         return repr((sorted(self._settings[0]), sorted(self._settings[1]), api.tensorflow_version, api.keras_version,
-                     self._bound))
+                     self._bound, self._settings[2]))
 
     # ------------------------------------------------------------------ entry points
 
@@ -255,7 +259,10 @@ class Checker:
         todo = []
         for path in paths:
             if sources and path in sources:
-                results[path] = read_source(sources[path], path, self._settings, project, prefilter)
+                if len(sources[path]) > self._settings[2]:
+                    results[path] = FileResult(diagnostics=[("GG002", too_large(len(sources[path]), self._settings[2]), 1, 1)])
+                else:
+                    results[path] = read_source(sources[path], path, self._settings, project, prefilter)
                 continue
             if cache is not None and run_key is not None:
                 hit = cache.get(path, keys[path]) if keys[path] is not None else None
@@ -420,7 +427,7 @@ def _project_names(paths: list[str]) -> frozenset:
 
 def _read_bytes(path: str) -> bytes:
     try:
-        return read_regular(path)
+        return read_regular(path, limit=1 << 31)  # already read once within the configured limit
     except OSError:
         return b""
 

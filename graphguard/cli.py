@@ -171,7 +171,7 @@ def _run_check(args) -> int:
     if stdin:
         name = args.stdin_filename or "-"
         files = [name]
-        sources = {name: sys.stdin.buffer.read()}
+        sources = {name: sys.stdin.buffer.read(config.max_file_bytes + 1)}  # more: GG002, not GBs in memory
     else:
         try:
             files = find_python_files(paths, config, force_exclude=args.force_exclude)
@@ -188,7 +188,8 @@ def _run_check(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories,
-                      max_bounded_iterations=config.max_bounded_iterations)
+                      max_bounded_iterations=config.max_bounded_iterations,
+                      max_file_bytes=config.max_file_bytes)
     cache = None
     if not args.no_cache and not stdin:
         from graphguard.cache import FactsCache, unusable

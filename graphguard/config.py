@@ -16,6 +16,7 @@ the meaning is the same::
     session-factories = ["utils.session.make_session"]   # project functions that return a session
     session-names = ["runner"]        # extra names always taken as sessions
     max-bounded-iterations = 5        # GG101-GG110 stay silent when a construction repeats at most this often
+    max-file-bytes = 16777216         # larger files are not read: a GG002 finding (default 16 MiB)
 
 Patterns are shell globs (``fnmatch``), matched against the path relative to the folder of the
 configuration file and against each folder or file name on it, as ruff does. An unknown key, a value of
@@ -69,6 +70,9 @@ class Config:
     #: GG101-GG110 are not reported when the loops around a construction run at most this many times in
     #: all (the product of their known trip counts: ``for case in (a, b, c)``, ``range(4)``), 0 to turn off
     max_bounded_iterations: int = 5
+    #: Files larger than this many bytes are a GG002 finding instead of being read (a generated table,
+    #: a named ``/dev/zero``); default :data:`graphguard.discovery.MAX_FILE_BYTES`, 16 MiB
+    max_file_bytes: int = 16 * 1024 * 1024
 
     # ------------------------------------------------------------------ paths
 
@@ -103,6 +107,7 @@ _KEYS = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "exclude": list,
     "extend-exclude": list, "respect-gitignore": bool, "output-format": str, "session-factories": list,
     "session-names": list, "max-bounded-iterations": int,
+    "max-file-bytes": int,
 }
 
 
@@ -173,6 +178,8 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                 if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
                     raise ConfigError(f"{where}: [tool.graphguard] per-file-ignores: {pattern!r}: expected a list of codes")
                 _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
+        if key == "max-file-bytes" and value < 1:
+            raise ConfigError(f"{where}: [tool.graphguard] max-file-bytes: expected a whole number of bytes >= 1, got {value!r}")
         if key == "max-bounded-iterations" and value < 0:
             raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
         if key == "session-factories":

@@ -269,10 +269,11 @@ def test_only_regular_files_are_read_and_never_too_much(tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     os.symlink("/dev/zero", tmp_path / "zero.py")
     (tmp_path / "big.py").write_text("x = 1\n" * 3_000_000)
-    for name, message in (("pipe.py", "not a regular file"), ("zero.py", "not a regular file"), ("big.py", "file too large")):
+    for name, message in (("pipe.py", "cannot read file: not a regular file"), ("zero.py", "cannot read file: not a regular file"),
+                          ("big.py", "file too large (17.2 MiB; graphguard reads up to 16.0 MiB: max-file-bytes)")):
         result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", name], capture_output=True,
                                 text=True, cwd=tmp_path, timeout=60)
-        assert result.returncode == 1 and f"GG002 io-error: cannot read file: {message}" in result.stdout
+        assert result.returncode == 1 and f"GG002 io-error: {message}" in result.stdout
     (tmp_path / "big.py").unlink()
     (tmp_path / "train.py").write_text(TRAIN)
     assert graphguard("check", "train.py", cwd=tmp_path).returncode == 0

@@ -275,3 +275,20 @@ def test_a_file_that_could_not_be_read_is_read_again_next_time(tmp_path):
     assert "GG002" in blocked.stdout
     readable = graphguard("check", ".", cwd=tmp_path)
     assert "GG101" in readable.stdout and "GG002" not in readable.stdout
+
+
+def test_max_file_bytes_is_configurable_and_applies_to_stdin(tmp_path):
+    # Issue 12, item 5: the size limit is a configuration key, and stdin is read only up to it.
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 1000\n")
+    (tmp_path / "big.py").write_text("import tensorflow as tf\n" + "x = 1\n" * 300)
+    (tmp_path / "small.py").write_text("import tensorflow as tf\n")
+    result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ("big.py:1:1: GG002 io-error: file too large (1,824 bytes; graphguard reads up to "
+                             "1,000 bytes: max-file-bytes)\n")
+    piped = subprocess.run([sys.executable, "-m", "graphguard", "check", "-"], input=b"x = 1\n" * 100_000,
+                           capture_output=True, cwd=tmp_path, timeout=60)
+    assert piped.returncode == 1 and b"GG002 io-error: file too large (1,001 bytes" in piped.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 0\n")
+    bad = graphguard("check", ".", cwd=tmp_path)
+    assert bad.returncode == 2 and "max-file-bytes: expected a whole number of bytes >= 1, got 0" in bad.stderr
