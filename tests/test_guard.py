@@ -454,7 +454,7 @@ def test_checkpoint_saved_before_raising(model, tmp_path, mode):
     graph, sess, x, w, loss = model
     increment = tf.assign_add(w, 1.0)
     saver = tf.train.Saver([w])
-    prefix = str(tmp_path / "stopped.ckpt")
+    prefix = str(tmp_path / "ckpt" / "stopped.ckpt")  # regression: a missing parent folder lost the checkpoint
     with pytest.raises(GraphGrowthError) as info:
         with GraphGuard(sess, mode, saver=saver, checkpoint_path=prefix) as guarded:
             for step in range(5):
@@ -464,7 +464,7 @@ def test_checkpoint_saved_before_raising(model, tmp_path, mode):
     err = info.value
     assert err.checkpoint == prefix and err.report.checkpoint == prefix
     assert f"Saved a checkpoint of the variables at step 3 before stopping: {prefix}" in str(err)
-    assert (tmp_path / "stopped.ckpt.index").is_file()
+    assert (tmp_path / "ckpt" / "stopped.ckpt.index").is_file()
     assert _restored_w(graph, saver, prefix, w) == pytest.approx(5.0)  # 2.0 + 3 steps
     assert f"checkpoint saved before stopping: {prefix}" in str(guarded.report())
 

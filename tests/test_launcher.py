@@ -43,6 +43,16 @@ def test_run_without_a_script_is_a_one_line_error():
     assert "graphguard: error:" in result.stderr
 
 
+def test_a_script_with_a_syntax_error_is_reported_as_such(tmp_path):
+    # Regression (issue 12, item 7): a traceback through the launcher, then "no graph growth".
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\nfor x in :\n    pass\n")
+    result = graphguard("run", str(tmp_path / "broken.py"))
+    assert result.returncode == 1
+    assert "launcher.py" not in result.stderr and "no graph growth" not in result.stderr
+    assert result.stderr.splitlines()[-2:] == ["SyntaxError: invalid syntax",
+                                               f"graphguard run: {tmp_path / 'broken.py'} did not run: it has a syntax error"]
+
+
 # -- the demo pair, through the command line ---------------------------------------------------------
 
 tf = pytest.importorskip("tensorflow.compat.v1")
@@ -225,3 +235,40 @@ def test_the_scripts_own_exit_status_and_errors_pass_through(tmp_path, capsys):
     assert 'fails.py", line 1, in <module>' in err and "ValueError: boom" in err
     assert "launcher.py" not in err and "runpy" not in err
     assert "graphguard run: 0 sessions guarded" in err and err.rstrip().endswith("graphguard run: no graph growth")
+
+
+SAVER_AND_ASSIGN = """\
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        w = tf.Variable(tf.zeros([3]))
+        y = tf.reduce_sum(w)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for step in range(20):
+                sess.run(y)
+                saver = tf.train.Saver()
+                sess.run(tf.assign(w, tf.ones([3])))
+"""
+
+
+@pytest.mark.parametrize("mode", ["count", "finalize", "warn"])
+def test_a_stopped_or_warned_run_names_each_construct_with_its_own_fix(tmp_path, capsys, mode):
+    # Regression (issue 12, items 7 and 11): one generic fix for every construct; finalize mode printed
+    # warm-up steps it does not use, and its traceback ran 20 frames deep into TensorFlow.
+    script = _script(tmp_path, SAVER_AND_ASSIGN)
+    options = {"count": [], "finalize": ["--mode", "finalize"], "warn": ["--on-growth", "warn"]}[mode]
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        assert launcher.main([*options, str(script)]) == 1
+    err = capsys.readouterr().err
+    saver_fix = f"fix for {where(str(script), 10)} (Saver, GG102): build one Saver before the loop and call its save() in the loop"
+    assert saver_fix in err
+    if mode != "finalize":  # finalize stops at the Saver, before the assign is built
+        assert (f"fix for {where(str(script), 11)} (assign, GG104): build one placeholder-fed assign op "
+                "before the loop, or use variable.load(value, sess)") in err
+    assert "one-off" not in err
+    if mode == "finalize":
+        assert "finalize mode: each session's graph finalized at its first run" in err
+        assert "graphguard: 2 guarded steps in finalize mode; graph has" in err  # no unused warm-up steps
+        assert "site-packages" not in err and "tensorflow/python" not in err

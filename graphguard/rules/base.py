@@ -41,6 +41,12 @@ class Rule:
         return cls.MESSAGE.format(subject=subject, loop_row=loop_row)
 
     @classmethod
+    def fix(cls) -> str:
+        """The advice of the message (what follows its ``; ``), for a reader who already knows what
+        repeats: the runtime guard prints it under the lines that built ops of this rule's kind."""
+        return cls.MESSAGE.split("; ", 1)[-1]
+
+    @classmethod
     def summary(cls) -> str:
         """The first paragraph of the docstring's "What it does" section, on one line."""
         doc = (cls.__doc__ or "").strip()

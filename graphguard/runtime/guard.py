@@ -307,11 +307,19 @@ def _finalized_error(
     message = (
         f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), at {line}\n"
         f"{text}\n"
-        f"The graph was finalized {finalized_by}, so nothing was added. {_WHY}\n{_FIX}"
+        f"The graph was finalized {finalized_by}, so nothing was added. {_WHY}\n"
+        f"{_fix_text((growth,)) if growth is not None and growth.groups else _FIX}"
     )
     return GraphGrowthError(
         message, op_type=op_type, filename=line.filename, lineno=line.lineno, step=step, growth=growth
     )
+
+
+def _fix_text(growths: tuple) -> str:
+    """``Fix:`` and one line per creating line, with the linter's advice for what it builds."""
+    from graphguard.runtime.fixes import fix_lines
+
+    return "Fix:\n" + fix_lines((g for growth in growths for g in growth.groups), label="")
 
 
 def _warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:
@@ -534,7 +542,7 @@ class _Monitor:
             f"({bytes_text(self._max_rss_growth)}), at step {step}. Stopped before the machine swaps or the OOM "
             f"killer ends the process.\n"
             + (
-                f"The graph grew by {added} ops since guarding started: see the growth lines in the report.\n{_FIX}"
+                f"The graph grew by {added} ops since guarding started: the report names the lines and the fix for each."
                 if added > self._warmup_ops + self._tolerated_ops + self._one_off_ops
                 else "The graph did not grow: the memory is held elsewhere (Python objects kept per step, "
                 "data loaded per step, fetched arrays appended to a list)."
@@ -578,7 +586,7 @@ class _Monitor:
     def _slowdown_message(self, slowdown: Slowdown) -> str:
         text = f"{slowdown}."
         if slowdown.ops_added:
-            text += f" Graph growth is the likely cause: see guarded.report(). {_FIX}"
+            text += " Graph growth is the likely cause: guarded.report() names the lines and the fix for each."
         else:
             try:
                 load = os.getloadavg()[0]
@@ -643,7 +651,7 @@ class _Monitor:
                 f"came again; min_growth_steps={self._min_growth_steps}):\n"
                 + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
             )
-        message += f"{_WHY}\n{_FIX}"
+        message += f"{_WHY}\n{_fix_text(earlier + (growth,))}"
         on_growth = self._on_growth
         if on_growth == "warn":
             lines = {(line.filename, line.lineno) for e in earlier + (growth,) for g in e.groups for line in g.lines}
@@ -707,6 +715,11 @@ class _Monitor:
         if self._saver is not None and self._checkpoint_path is not None:
             try:
                 sess = self._session_for_saver()
+                # Saver.save refuses a missing parent folder; the user asked for this path, and the
+                # run is about to stop: an error then would lose the weights it exists to keep.
+                parent = os.path.dirname(self._checkpoint_path)
+                if parent and "://" not in self._checkpoint_path:
+                    os.makedirs(parent, exist_ok=True)
                 with self._graph.as_default():
                     path = self._saver.save(sess, self._checkpoint_path, write_meta_graph=False)
                 note = (

@@ -163,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=("count", "finalize"), default="count",
                         help="count (default): compare Graph.version per run; finalize: refuse new ops from the first run")
     parser.add_argument("--warmup-steps", type=int, default=2, metavar="N",
-                        help="runs per session during which new ops are tolerated (default: 2)")
+                        help="count mode: runs per session during which new ops are tolerated (default: 2)")
     parser.add_argument("--max-new-ops-per-step", type=int, default=0, metavar="N",
                         help="ops a step may add after warm-up (default: 0)")
     parser.add_argument("--min-growth-steps", type=int, default=2, metavar="N",
@@ -241,6 +241,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         status = _exit_status(stop.code)
     except KeyboardInterrupt:
         status = 130
+    except SyntaxError as error:
+        if os.path.abspath(error.filename or "") != script:  # an imported module's: the script ran
+            _print_script_error(error, script)
+            status = 1
+        else:  # as python prints it; the script never ran, so there is nothing to report on
+            traceback.print_exception(type(error), error, None, file=sys.stderr)
+            print(f"graphguard run: {args.script} did not run: it has a syntax error", file=sys.stderr)
+            return 1
     except BaseException as error:  # the script's own failure: print it as python would
         stopped_by_guard = isinstance(error, (GraphGrowthError, RssGrowthError))
         _print_script_error(error, script)
@@ -284,8 +292,10 @@ def _print_script_error(error: BaseException, script: str) -> None:
     if not isinstance(error, (GraphGrowthError, RssGrowthError)):
         traceback.print_exception(type(error), error, tb, file=sys.stderr)
         return
-    runtime = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(runtime)]
+    from graphguard.runtime.attribution import is_internal
+
+    # The user's frames only: in finalize mode the refusal is raised 20 frames deep inside TensorFlow.
+    frames = [f for f in traceback.extract_tb(tb) if not is_internal(f.filename)]
     print("Traceback (most recent call last):", file=sys.stderr)
     print("".join(traceback.format_list(frames)), end="", file=sys.stderr)
     print(f"{type(error).__module__}.{type(error).__name__}: {str(error).splitlines()[0]}", file=sys.stderr)
@@ -296,10 +306,9 @@ def _print_script_error(error: BaseException, script: str) -> None:
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool) -> None:
     err = sys.stderr
     print("", file=err)
-    header = (
-        f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded "
-        f"({args.mode} mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session)"
-    )
+    how = (f"count mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session"
+           if args.mode == "count" else "finalize mode: each session's graph finalized at its first run")
+    header = f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded ({how})"
     print(header, file=err)
     for number, kind, report in reports:
         print(f"-- session {number} ({kind}) --", file=err)

@@ -292,27 +292,40 @@ class GuardReport:
         return bool(self.growth) or self.other_growth_ops > 0
 
     def __str__(self) -> str:
+        from graphguard.runtime.fixes import fix_lines
+
+        # Finalize mode finalizes the graph at once: its warm-up runs only set the step-time and RSS
+        # baselines, so they are not printed as if ops were tolerated during them.
+        warmup = f" ({_plural(self.warmup_steps, 'warm-up step')})" if self.mode == "count" else ""
         lines = [
-            f"graphguard: {_plural(self.stats.steps, 'guarded step')} in {self.mode} mode "
-            f"({_plural(self.warmup_steps, 'warm-up step')}); graph has {self.stats.ops} ops"
+            f"graphguard: {_plural(self.stats.steps, 'guarded step')} in {self.mode} mode{warmup}; "
+            f"graph has {self.stats.ops} ops"
         ]
         if self.growth:
             for growth in self.growth:
                 lines.append(f"growth: {growth}")
                 lines.append(growth.source_lines())
+                lines.append(fix_lines(growth.groups))
             if self.other_growth_ops:
                 lines.append(f"growth: +{self.other_growth_ops} more ops in other patterns (not itemized)")
         else:
             tolerated = self.warmup_ops + self.tolerated_ops
             lines.append(
-                ("no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
+                ("no growth confirmed before the run was stopped" if self.one_off and self.stopped is not None
+                 else "no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
         for event in self.one_off:
-            lines.append(
-                f"one-off (tolerated: its lines added ops on fewer than min_growth_steps={self.min_growth_steps} steps): {event}"
-            )
-            lines.append(event.source_lines())
+            if self.stopped is not None:
+                # The run ended before these lines could add ops again: not known to be one-offs.
+                lines.append(f"ops added after warm-up (the run was stopped before min_growth_steps="
+                             f"{self.min_growth_steps} steps could confirm growth): {event}")
+                lines.append(event.source_lines())
+                lines.append(fix_lines(event.groups))
+            else:
+                lines.append(f"one-off (tolerated: its lines added ops on fewer than min_growth_steps="
+                             f"{self.min_growth_steps} steps): {event}")
+                lines.append(event.source_lines())
         lines.extend(f"slowdown: {s}" for s in self.slowdowns)
         stats = self.stats
         if stats.step_seconds is not None:

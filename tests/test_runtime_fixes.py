@@ -1,0 +1,50 @@
+"""The runtime report's wording: each construct's own fix, and a stopped run's held events (no TensorFlow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphguard.runtime.fixes import fix_for
+from graphguard.runtime.report import GuardReport, GuardStats, Growth, OpGroup, SourceLine
+
+
+def group(call, *op_types, line=10):
+    return OpGroup(tuple((t, 1) for t in op_types), (SourceLine("/work/train.py", line, "x = ...", call),))
+
+
+@pytest.mark.parametrize(
+    "call, op_types, construct, code",
+    [
+        ("tf.train.Saver", ("Const", "SaveV2"), "Saver", "GG102"),
+        ("tf.compat.v1.train.Saver", ("Const",), "Saver", "GG102"),
+        ("saver_lib.Saver", ("Const", "SaveV2", "RestoreV2"), "Saver", "GG102"),  # aliased: the op types tell
+        ("tf.assign", ("Const", "AssignVariableOp"), "assign", "GG104"),
+        ("tf.global_variables_initializer", ("NoOp",), "initializer", "GG103"),
+        ("tf.constant", ("Const",), "constant", "GG105"),
+        ("tf.placeholder", ("Placeholder",), "placeholder or variable", "GG107"),
+        ("tf.reduce_mean", ("Mean",), "op", "GG101"),
+        (None, ("Mul",), "operator", "GG106"),  # loss * 2: no call on the line
+        ("tf.summary.scalar", ("ScalarSummary",), "summary", "GG110"),
+    ],
+)
+def test_each_construct_gets_the_linters_advice(call, op_types, construct, code):
+    fix = fix_for(group(call, *op_types))
+    assert (fix.construct, fix.code) == (construct, code)
+    from graphguard.rules import RULES
+
+    assert fix.advice in RULES[code].MESSAGE
+
+
+def _report(stopped):
+    event = Growth(3, 3, 1, 2, (group("tf.reduce_sum", "Const", "Sum", line=8),))
+    stats = GuardStats(steps=3, ops=20, ops_added_per_step=0.5, step_seconds=None, rss_bytes=None, rss_growth_bytes=None)
+    return GuardReport("count", 2, stats, (), 0, 0, (), stopped=stopped, one_off=(event,), min_growth_steps=2)
+
+
+def test_a_run_stopped_before_growth_was_confirmed_does_not_call_it_tolerated():
+    # Regression (issue 12, item 7): an RSS stop at the first growth event printed "one-off (tolerated)".
+    text = str(_report("RssGrowthError at step 3"))
+    assert "tolerated" not in text and "no growth confirmed before the run was stopped" in text
+    assert "the run was stopped before min_growth_steps=2 steps could confirm growth" in text
+    assert "fix for" in text and "(op, GG101)" in text
+    assert "one-off (tolerated" in str(_report(None))  # a run that went on: the held event was a one-off
