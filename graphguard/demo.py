@@ -319,11 +319,20 @@ def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
     return ["guard"]
 
 
+def _not_a_clone(command: str, missing: list[str]) -> str:
+    """One line: the demo scripts live in the repository's ``fixtures/``, which ``pip install .`` does
+    not install."""
+    return (f"{command}: error: the demo scripts are part of graphguard's source repository, not of the "
+            f"installed package: run it from a clone (`make demo`, or `pip install -e .` there); "
+            f"not found: {missing[0]}")
+
+
 def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     """Lint, run and guard the two demo scripts for ``steps`` training steps; print to ``out``.
 
     ``out`` defaults to ``sys.stdout``. Returns 0 when every part ran as described, 1 when a part
-    failed (the output says which), 2 when ``fixtures/demo`` is missing or ``steps`` < 1.
+    failed (the output says which), 2 when ``fixtures/demo`` is missing (graphguard installed with
+    ``pip install .`` rather than from a clone: one line on stderr says so) or ``steps`` < 1.
     """
     out = sys.stdout if out is None else out
 
@@ -333,7 +342,7 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     scripts = {name: DEMO_DIR / name for name in (INCORRECT, CORRECT)}
     missing = [str(path) for path in scripts.values() if not path.is_file()]
     if missing:
-        say(f"graphguard demo: error: demo script not found: {', '.join(missing)}")
+        print(_not_a_clone("graphguard demo", missing), file=sys.stderr)
         return 2
     if steps < 1:
         say("graphguard demo: error: steps must be at least 1")
@@ -432,7 +441,7 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
     scripts = {name: SWEEP_DIR / name for name in names}
     missing = [str(path) for path in scripts.values() if not path.is_file()]
     if missing:
-        say(f"graphguard demo sweep: error: sweep script not found: {', '.join(missing)}")
+        print(_not_a_clone("graphguard demo sweep", missing), file=sys.stderr)
         return 2
     relative = {name: os.path.relpath(path, SWEEP_DIR.parents[1]) for name, path in scripts.items()}
     started = time.perf_counter()

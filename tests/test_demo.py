@@ -102,11 +102,14 @@ def test_format_table_shows_ratios_and_marks_steps_not_reached():
     assert lines[4].split() == ["50", "0.0010", "-", "-", "102", "-", "-"]
 
 
-def test_run_demo_without_the_scripts_exits_2(tmp_path, monkeypatch):
+def test_run_demo_without_the_scripts_exits_2(tmp_path, monkeypatch, capsys):
+    # Regression (issue 12, item 11): after `pip install .` the fixtures are absent; say a clone is needed.
     monkeypatch.setattr(demo, "DEMO_DIR", tmp_path / "fixtures" / "demo")
     out = io.StringIO()
     assert demo.run_demo(steps=2, out=out) == 2
-    assert out.getvalue().count("\n") == 1 and "not found" in out.getvalue()
+    err = capsys.readouterr().err
+    assert out.getvalue() == "" and err.count("\n") == 1
+    assert "source repository, not of the installed package: run it from a clone" in err and "not found" in err
 
 
 def test_a_run_stopped_by_the_safety_timeout_is_reported(monkeypatch):
@@ -307,11 +310,11 @@ def test_run_sweep_demo_fails_when_a_fixed_sweep_leaks(monkeypatch):
     assert "these parts failed: sweep numpy_sweep_fixed.py, sweep keras_kfold_fixed.py" in out.getvalue()
 
 
-def test_run_sweep_demo_without_the_scripts_exits_2(tmp_path, monkeypatch):
+def test_run_sweep_demo_without_the_scripts_exits_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(demo, "SWEEP_DIR", tmp_path / "fixtures" / "sweep")
     out = io.StringIO()
     assert demo.run_sweep_demo(out=out) == 2
-    assert "sweep script not found" in out.getvalue()
+    assert "graphguard demo sweep: error: the demo scripts are part of" in capsys.readouterr().err
 
 
 def test_demo_command_chooses_the_demo(monkeypatch):
