@@ -315,6 +315,17 @@ def _finalized_error(
     )
 
 
+#: What :class:`GraphGuard` and :class:`~graphguard.runtime.GraphGuardHook` pass on to
+#: ``_SessionGuard._setup`` besides the graph and the mode: their keyword arguments of these names.
+SETUP_OPTIONS = ("warmup_steps", "max_new_ops_per_step", "min_growth_steps", "on_growth", "slowdown_factor",
+                 "rss_every", "max_rss_growth", "saver", "checkpoint_path")
+
+
+def setup_options(arguments: dict) -> dict:
+    """The guard options among a constructor's ``locals()`` (:data:`SETUP_OPTIONS`)."""
+    return {name: arguments[name] for name in SETUP_OPTIONS}
+
+
 def _fix_text(growths: tuple) -> str:
     """``Fix:`` and one line per creating line, with the linter's advice for what it builds."""
     from graphguard.runtime.fixes import fix_lines
@@ -932,19 +943,7 @@ class GraphGuard:
             raise ValueError("on_growth='warn' needs mode='count': a finalized graph cannot grow, so the run cannot go on")
         self._sess = sess
         core = _SessionGuard(sess)
-        core._setup(
-            sess.graph,
-            mode=mode,
-            warmup_steps=warmup_steps,
-            max_new_ops_per_step=max_new_ops_per_step,
-            min_growth_steps=min_growth_steps,
-            on_growth=on_growth,
-            slowdown_factor=slowdown_factor,
-            rss_every=rss_every,
-            max_rss_growth=max_rss_growth,
-            saver=saver,
-            checkpoint_path=checkpoint_path,
-        )
+        core._setup(sess.graph, mode=mode, **setup_options(locals()))
         self._core = core
         core._active = True
         core._was_finalized = core._graph.finalized

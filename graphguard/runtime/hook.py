@@ -30,7 +30,7 @@ from typing import Any, Optional
 import tensorflow.compat.v1 as tf
 
 from graphguard.runtime import guard as _guard
-from graphguard.runtime.guard import OnGrowth, _Monitor
+from graphguard.runtime.guard import OnGrowth, _Monitor, setup_options
 
 __all__ = ["GraphGuardHook"]
 
@@ -91,17 +91,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
     ) -> None:
         if saver is not None and checkpoint_path is None:
             raise ValueError("saver= needs checkpoint_path=: the hook saves with that Saver to that path")
-        self._options = dict(
-            warmup_steps=warmup_steps,
-            max_new_ops_per_step=max_new_ops_per_step,
-            min_growth_steps=min_growth_steps,
-            on_growth=on_growth,
-            slowdown_factor=slowdown_factor,
-            rss_every=rss_every,
-            max_rss_growth=max_rss_growth,
-            saver=saver,
-            checkpoint_path=checkpoint_path,
-        )
+        self._options = setup_options(locals())
         # Validate now, on a stand-in graph, so a bad option fails where the hook is made.
         self._setup(_NoGraph(), mode="count", **self._options)
         self._session: Any = None
