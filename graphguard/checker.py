@@ -245,12 +245,15 @@ class Checker:
         project = _project_names(paths)
         keys = {}
         run_key = None
-        if cache is not None and not sources:
+        if cache is not None:
+            # Files given as ``sources`` (stdin, a fix being checked) are read from those bytes; the
+            # others may come from the cache. A whole run is cached only when every file is on disk.
             cache.select(project_digest(project))
-            keys = {path: cache.key(path) for path in paths}
-            run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
-                                           sorted(explicit))).encode("utf-8", "surrogateescape")).hexdigest()
-            stored = cache.run_result(run_key)
+            keys = {path: cache.key(path) for path in paths if not (sources and path in sources)}
+            if not sources:
+                run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
+                                               sorted(explicit))).encode("utf-8", "surrogateescape")).hexdigest()
+            stored = cache.run_result(run_key) if run_key is not None else None
             if _valid_run(stored):  # nothing changed since the last run with these settings
                 report.diagnostics, report.errors, report.skipped, with_suppressions = stored
                 report.sources = {path: _read_bytes(path) for path in with_suppressions}
@@ -264,7 +267,7 @@ class Checker:
                 else:
                     results[path] = read_source(sources[path], path, self._settings, project, prefilter)
                 continue
-            if cache is not None and run_key is not None:
+            if cache is not None:
                 hit = cache.get(path, keys[path]) if keys[path] is not None else None
                 if _valid_result(hit):  # a cache written by hand or damaged is read afresh
                     results[path] = hit

@@ -93,6 +93,11 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
     check.add_argument("--add-noqa", action="store_true",
                        help="add '# noqa: CODE' comments to every current finding (a clean baseline)")
+    check.add_argument("--fix", action="store_true", help="apply the safe fixes (build what repeats once, before the loop)")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) the unsafe fixes")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them; exit 1 if there are any")
+    check.add_argument("--fix-only", action="store_true", help="apply fixes and report no remaining findings")
     check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help="processes that read files (default: the CPU count)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
@@ -141,7 +146,7 @@ def _run_check(args) -> int:
     from graphguard.config import ConfigError, find_config, load_config
     from graphguard.discovery import find_python_files
     from graphguard.reporters import WRITERS
-    from graphguard.suppressions import add_noqa, read_suppressions
+    from graphguard.suppressions import add_noqa
 
     paths = args.paths or ["."]
     stdin = paths == ["-"]
@@ -149,6 +154,8 @@ def _run_check(args) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     if stdin and args.add_noqa:
         raise UsageError("--add-noqa cannot write to stdin")
+    if args.add_noqa and (args.fix or args.fix_only or args.diff):
+        raise UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
     if args.stdin_filename and not stdin:
         raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
     start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
@@ -206,25 +213,18 @@ def _run_check(args) -> int:
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
         print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 
-    diagnostics = []
-    by_file: dict[str, list] = {}
-    for d in report.diagnostics:
-        by_file.setdefault(d.filename, []).append(d)
-    for filename, items in by_file.items():
-        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
-        if ignored:
-            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
-        suppressions = read_suppressions(report.sources.get(filename, b""))
-        kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
-        diagnostics.extend(kept)
-    if "GG900" in selected:
-        for filename, source in report.sources.items():
-            suppressions = read_suppressions(source)
-            for d in report.diagnostics:
-                if d.filename == filename:
-                    suppressions.suppressed(d)
-            diagnostics.extend(suppressions.unused(filename, frozenset(selected)))
-    diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+    diagnostics = _kept(report, config, selected)
+    fixing = args.fix or args.fix_only or args.diff
+    if fixing and not args.add_noqa:
+        from graphguard.fix.run import run_fixes
+
+        def relint(filename: str, text: bytes) -> list:
+            again = checker.check_paths(files, {**(sources or {}), filename: text}, jobs=1, cache=cache,
+                                        explicit=explicit)
+            return [d for d in _kept(again, config, selected, only=filename) if d.filename == filename]
+
+        return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
+                         lambda found, out: _write(args, output_format, found, out))
 
     if args.add_noqa:
         added, failed = 0, False
@@ -273,6 +273,36 @@ def _run_check(args) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _kept(report, config, selected, only: str | None = None) -> list:
+    """The findings of ``report`` that are reported: per-file ignores and suppression comments applied,
+    GG900 added when selected; sorted. ``only``: just that file's."""
+    from graphguard.suppressions import read_suppressions
+
+    diagnostics = []
+    by_file: dict[str, list] = {}
+    for d in report.diagnostics:
+        if only is None or d.filename == only:
+            by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+        if ignored:
+            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+        suppressions = read_suppressions(report.sources.get(filename, b""))
+        kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
+        diagnostics.extend(kept)
+    if "GG900" in selected:
+        for filename, source in report.sources.items():
+            if only is not None and filename != only:
+                continue
+            suppressions = read_suppressions(source)
+            for d in report.diagnostics:
+                if d.filename == filename:
+                    suppressions.suppressed(d)
+            diagnostics.extend(suppressions.unused(filename, frozenset(selected)))
+    diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+    return diagnostics
 
 
 def _write(args, output_format: str, diagnostics: list, out) -> None:

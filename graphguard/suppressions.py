@@ -187,7 +187,7 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
         same = False
     if not same:
         raise ValueError("adding the comments would change the code; left unchanged")
-    _write_keeping(real, info, new_text.encode(encoding))
+    write_keeping(real, info, new_text.encode(encoding))
     return changed, sorted(skipped)
 
 
@@ -202,7 +202,7 @@ def _universal(source: bytes) -> bytes:
     return source.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in source else source
 
 
-def _write_keeping(real: str, info: os.stat_result, data: bytes) -> None:
+def write_keeping(real: str, info: os.stat_result, data: bytes) -> None:
     """Replace the file ``real`` (stat ``info``) by ``data``, keeping its mode, owner and hard links."""
     if info.st_nlink == 1:
         handle, temporary = tempfile.mkstemp(prefix=".graphguard-", suffix=".py", dir=os.path.dirname(real))

@@ -1,0 +1,37 @@
+"""``graphguard check --fix``: fixes for findings, proposed with libcst, checked before they are written.
+
+:func:`propose_fixes` gives each finding of a file its :class:`Fix` where one is known (the ``fix``
+field of JSON output, SARIF ``fixes``, ``[*]`` in the summary); :func:`fix_text` applies them pass
+after pass, as ruff does, until nothing more applies, and checks the result (:mod:`graphguard.fix.apply`).
+libcst is imported only here, so ``graphguard check`` without fixes never loads it.
+"""
+
+from __future__ import annotations
+
+from graphguard.fix.edits import SAFE, UNSAFE, Edit, Fix
+
+__all__ = ["Edit", "Fix", "SAFE", "UNSAFE", "propose_fixes"]
+
+
+def propose_fixes(text: str, diagnostics: list) -> dict:
+    """``{diagnostic: Fix}`` for the findings of one file whose text is ``text`` that have a fix.
+
+    ``diagnostics`` are :class:`~graphguard.diagnostics.Diagnostic` s of that file; findings without
+    a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out."""
+    from graphguard.fix import hoist
+
+    wanted = [d for d in diagnostics if d.code in hoist.CODES and d.loop_row is not None]
+    if not wanted:
+        return {}
+    module = hoist.parse(text)
+    if module is None:
+        return {}
+    found = {}
+    sites = [(d.row, d.column, d.end_row, d.end_column) for d in diagnostics if d.loop_row is not None]
+    for d in wanted:
+        try:
+            found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
+                                     others=sites)
+        except hoist._NotFixable:
+            continue
+    return found

@@ -1,0 +1,106 @@
+"""Fixes as data: text edits with ruff's shape, applied to a file's text.
+
+A :class:`Fix` is what ruff's JSON output calls ``fix``: an applicability (``"safe"`` or
+``"unsafe"``), a message, and :class:`Edit` s that replace the text between two 1-based (row, column)
+positions, columns counted in characters, the end exclusive. SARIF's ``fixes`` carry the same edits as
+``replacements``. Nothing here parses Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace rows/columns ``(row, column)`` up to ``(end_row, end_column)`` (exclusive; 1-based,
+    columns in characters) with ``content``. An insertion has equal start and end."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One finding's fix: ``applicability`` is ``"safe"`` (the program means the same) or ``"unsafe"``
+    (it may not: applied only with ``--unsafe-fixes``); ``message`` says what it does."""
+
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...]
+
+    def as_json(self) -> dict:
+        """ruff's ``fix`` object: ``applicability``, ``message``, ``edits`` with ``content``,
+        ``location`` and ``end_location``."""
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [
+                {"content": e.content, "location": {"row": e.row, "column": e.column},
+                 "end_location": {"row": e.end_row, "column": e.end_column}}
+                for e in self.edits
+            ],
+        }
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line of ``text`` starts (``\\n``, ``\\r\\n`` and ``\\r`` end a line, as for
+    the tokenizer); index 0 is row 1."""
+    starts = [0]
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\r":
+            index += 2 if text.startswith("\r\n", index) else 1
+            starts.append(index)
+        elif char == "\n":
+            index += 1
+            starts.append(index)
+        else:
+            index += 1
+    return starts
+
+
+def offset(starts: list[int], row: int, column: int) -> int:
+    """The offset of 1-based ``(row, column)``; raises ``ValueError`` outside the text."""
+    if not 1 <= row <= len(starts):
+        raise ValueError(f"row {row} is outside the text")
+    return starts[row - 1] + column - 1
+
+
+def apply(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
+    """``text`` with the edits of every fix that does not overlap an earlier one (in the given order)
+    applied; returns (new text, the fixes applied). Overlapping fixes are left for a later pass, as
+    ruff does. Insertions at one point are kept in the order of ``fixes`` (hoisted statements before
+    one loop stay in source order)."""
+    starts = line_starts(text)
+    taken: list[tuple[int, int]] = []
+    chosen: list[tuple[int, int, int, str]] = []
+    applied = []
+    for fix in fixes:
+        spans = [(offset(starts, e.row, e.column), offset(starts, e.end_row, e.end_column), e.content) for e in fix.edits]
+        if any(_overlaps(start, end, other) for start, end, _ in spans for other in taken):
+            continue
+        taken.extend((start, end) for start, end, _ in spans)
+        chosen.extend((start, end, len(chosen), content) for start, end, content in spans)
+        applied.append(fix)
+    # From the end backwards; at one point the later insertion first, so the earlier ends up before it.
+    for start, end, _, content in sorted(chosen, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, applied
+
+
+def _overlaps(start: int, end: int, other: tuple[int, int]) -> bool:
+    other_start, other_end = other
+    if start == end and other_start == other_end:
+        return False  # two insertions, at one point or not
+    if start == end:
+        return other_start < start < other_end
+    if other_start == other_end:
+        return start < other_start < end
+    return start < other_end and other_start < end

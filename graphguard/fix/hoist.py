@@ -1,0 +1,586 @@
+"""Loop-invariant hoisting: move graph construction that repeats in a session loop to just before it.
+
+For one finding (GG101-GG107, GG110) this module reads the file with libcst, finds the loop and the
+reported expression by their positions, and proposes a :class:`~graphguard.fix.edits.Fix`:
+
+- **statement move**: the finding is the whole value of a top-level ``name = <expr>`` statement of the
+  loop body, ``name`` is assigned nowhere else in the loop and not read before it: the statement moves
+  to just before the loop (``saver = tf.train.Saver()``, the demo's model, losses and train op);
+- **fresh name**: otherwise ``<fresh> = <expr>`` is inserted just before the loop and the expression
+  in the loop reads ``<fresh>`` (``accuracy = tf.reduce_mean(...)`` for an op inside ``sess.run``).
+
+A proposal is made only when the expression is *loop-invariant*: every name it reads is assigned
+nowhere in the loop (the loop target included), no attribute or item of those names is assigned or
+deleted in it, and the expression calls nothing but TensorFlow graph builders and a few pure builtins.
+It is **safe** when, in addition, nothing in the loop could change what the moved code sees: no method
+call on an object it reads, no helper that could create variables before a hoisted ``Saver`` or
+initializer. It is **unsafe** (``--unsafe-fixes``) when it calls a helper of the project or a method
+that creates variables (``opt.minimize``) or reads an object a method in the loop may change. Loops
+that reset or replace the default graph, code under a ``with`` inside the loop (a name scope, a
+device, control dependencies), comprehensions, nested functions and variable creators such as
+``tf.get_variable`` are never changed: the finding stays, without a fix.
+
+libcst keeps every comment and blank line (``graphguard check`` itself runs on :mod:`ast`; this module
+is imported only when fixes are asked for).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from graphguard.analysis.catalog import Effect, effect_of
+from graphguard.fix.edits import SAFE, UNSAFE, Edit, Fix
+
+#: The codes this module proposes fixes for.
+CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110"})
+
+#: Builtins that compute a value from their arguments and nothing else.
+_PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "abs", "round", "min", "max", "tuple", "range"})
+#: TensorFlow names (canonical ``tf.`` spelling) that create variables: moved only as unsafe fixes.
+_VARIABLE_PREFIXES = ("tf.layers.", "tf.contrib.layers.", "tf.keras.", "tf.contrib.rnn.", "tf.nn.rnn_cell.",
+                      "tf.contrib.slim.", "tf.contrib.seq2seq.", "tf.estimator.")
+_VARIABLE_NAMES = frozenset({"tf.nn.dynamic_rnn", "tf.nn.static_rnn", "tf.nn.bidirectional_dynamic_rnn",
+                             "tf.contrib.rnn.static_rnn", "tf.train.get_or_create_global_step",
+                             "tf.train.create_global_step"})
+#: Methods that create variables (optimizer slots, a global step) when called.
+_VARIABLE_METHODS = frozenset({"minimize", "apply_gradients"})
+#: Placeholders are VARIABLE-effect names that create no variable.
+_PLACEHOLDERS = frozenset({"tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder"})
+#: Effects whose builders may move; others (datasets and iterators: their state restarts; graph
+#: imports; file writers: an event file each) are never moved.
+_MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN, Effect.SUMMARY, Effect.SAVER,
+                      Effect.INITIALIZER, Effect.VARIABLE})
+#: Builders that capture what the graph holds when they are built: moved only when nothing else in the
+#: loop may add variables or summaries before them.
+_CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
+_GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.backend.clear_session",
+                             "tf.train.import_meta_graph", "tf.import_graph_def"})
+
+
+@dataclass
+class _Module:
+    """The parsed file and what every proposal needs from it."""
+
+    text: str
+    module: cst.Module
+    positions: dict
+    parents: dict
+    aliases: dict  #: local name -> dotted name it was imported as
+    identifiers: set  #: every name used anywhere (fresh names avoid them)
+    loops: dict  #: (row, column 0-based) -> For/While node
+    newline: str
+    taken: set = field(default_factory=set)  #: fresh names given in this pass
+
+
+def parse(text: str) -> Optional[_Module]:
+    """The file ``text`` for :func:`propose`, or None when libcst cannot parse it."""
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    aliases: dict[str, str] = {}
+    identifiers: set[str] = set()
+    loops = {}
+    for node, where in positions.items():
+        if isinstance(node, cst.Name):
+            identifiers.add(node.value)
+        elif isinstance(node, (cst.For, cst.While)):
+            loops[(where.start.line, where.start.column)] = node
+        elif isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = _dotted(alias.name)
+                if alias.asname is not None:
+                    aliases.setdefault(alias.asname.name.value, dotted)
+                elif dotted:
+                    top = dotted.split(".")[0]
+                    aliases.setdefault(top, top)
+        elif isinstance(node, cst.ImportFrom) and not node.relative and not isinstance(node.names, cst.ImportStar):
+            base = _dotted(node.module) if node.module is not None else None
+            for alias in node.names:
+                name = alias.name.value if isinstance(alias.name, cst.Name) else None
+                if base and name:
+                    local = alias.asname.name.value if alias.asname is not None else name
+                    aliases.setdefault(local, f"{base}.{name}")
+    newline = module.default_newline
+    return _Module(text, module, positions, parents, aliases, identifiers, loops, newline)
+
+
+def _dotted(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _canonical(dotted: str) -> Optional[str]:
+    """``tensorflow.compat.v1.train.Saver`` -> ``tf.train.Saver``; None when not TensorFlow's."""
+    for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow."):
+        if dotted.startswith(prefix):
+            return "tf." + dotted[len(prefix):]
+    return None
+
+
+class _NotFixable(Exception):
+    """Why a finding gets no fix (kept for the note and the tests)."""
+
+
+@dataclass
+class _Reads:
+    names: set = field(default_factory=set)
+    roots: set = field(default_factory=set)  #: names whose attributes or items the expression reads
+    tf_calls: list = field(default_factory=list)  #: canonical TF names called
+    helpers: list = field(default_factory=list)  #: project callables called (unsafe)
+    creates_variables: bool = False
+
+
+def _reads(module: _Module, expr: cst.BaseExpression) -> _Reads:
+    """What evaluating ``expr`` reads and calls; raises :class:`_NotFixable` for what cannot move."""
+    reads = _Reads()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Yield,
+                             cst.Await, cst.NamedExpr)):
+            raise _NotFixable("a lambda, comprehension or assignment expression inside it")
+        if isinstance(node, cst.Name):
+            reads.names.add(node.value)
+            return
+        if isinstance(node, cst.Attribute):
+            dotted = _dotted(node)
+            root = _root(node)
+            if root is not None and root not in module.aliases:
+                reads.roots.add(root)
+            if dotted is None:
+                visit(node.value)
+                return
+            reads.names.add(dotted.split(".")[0])
+            return
+        if isinstance(node, cst.Subscript):
+            root = _root(node.value)
+            if root is not None:
+                reads.roots.add(root)
+        if isinstance(node, cst.Call):
+            _call(node)
+            for arg in node.args:
+                visit(arg.value)
+            visit_callee(node.func)
+            return
+        for child in node.children:
+            visit(child)
+
+    def visit_callee(func: cst.BaseExpression) -> None:
+        if isinstance(func, (cst.Name, cst.Attribute)) and _dotted(func) is not None:
+            reads.names.add(_dotted(func).split(".")[0])
+        else:
+            visit(func)
+
+    def _call(node: cst.Call) -> None:
+        dotted = _dotted(node.func)
+        if dotted is None:  # a method on a result: tf.train.AdamOptimizer(lr).minimize(loss)
+            if isinstance(node.func, cst.Attribute):
+                visit(node.func.value)
+                if node.func.attr.value in _VARIABLE_METHODS:
+                    reads.creates_variables = True
+                    return
+            raise _NotFixable("a call on a computed value")
+        head, _, rest = dotted.partition(".")
+        imported = module.aliases.get(head)
+        if imported is not None:
+            name = _canonical(imported + ("." + rest if rest else ""))
+            if name is None:
+                if imported.split(".")[0] in ("numpy", "np") and ".random" not in "." + rest:
+                    return  # NumPy computes values from its arguments (its random module does not)
+                reads.helpers.append(dotted)
+                return
+            effect = effect_of(name)
+            if name in _GRAPH_CHANGERS:
+                raise _NotFixable(f"{name} changes the graph")
+            if effect is Effect.VARIABLE and name not in _PLACEHOLDERS:
+                raise _NotFixable(f"{name} creates a variable: create it once with the model, by hand")
+            if effect not in _MOVABLE and effect is not Effect.NONE:
+                raise _NotFixable(f"{name} ({effect.value}) cannot move out of the loop")
+            if name in _VARIABLE_NAMES or name.startswith(_VARIABLE_PREFIXES):
+                reads.creates_variables = True
+            reads.tf_calls.append(name)
+            return
+        if "." not in dotted and dotted in _PURE_BUILTINS and dotted not in module.aliases:
+            return
+        if "." in dotted:
+            method = dotted.rsplit(".", 1)[1]
+            if method in _VARIABLE_METHODS:
+                reads.creates_variables = True
+                return
+            if method in ("run", "eval"):
+                raise _NotFixable("it runs the session")
+        reads.helpers.append(dotted)
+
+    visit(expr)
+    return reads
+
+
+def _root(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+@dataclass
+class _LoopFacts:
+    """What the loop assigns, deletes and calls (nested functions and comprehensions excluded)."""
+
+    names: set = field(default_factory=set)
+    attribute_roots: set = field(default_factory=set)  #: names whose attribute or item is assigned/deleted
+    method_roots: set = field(default_factory=set)  #: names a method is called on
+    changes_graph: bool = False
+    with_blocks: list = field(default_factory=list)
+
+
+def _loop_facts(module: _Module, loop: cst.CSTNode) -> _LoopFacts:
+    facts = _LoopFacts()
+
+    def target(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            facts.names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                target(element.value)
+        elif isinstance(node, cst.StarredElement):
+            target(node.value)
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            root = _root(node)
+            if root is not None:
+                facts.attribute_roots.add(root)
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            facts.names.add(node.name.value)
+            return
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                target(t.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            target(node.target)
+        elif isinstance(node, (cst.For,)):
+            target(node.target)
+        elif isinstance(node, cst.NamedExpr):
+            target(node.target)
+        elif isinstance(node, cst.Del):
+            target(node.target)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            target(node.asname.name)
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            target(node.name.name)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(getattr(node, "names", None), cst.ImportStar):
+            for alias in node.names:
+                name = alias.asname.name if alias.asname is not None else alias.name
+                facts.names.add(_dotted(name).split(".")[0] if _dotted(name) else "")
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            for item in node.names:
+                facts.names.add(item.name.value)
+        elif isinstance(node, cst.With) and node is not loop:
+            facts.with_blocks.append(node)
+        elif isinstance(node, cst.Call):
+            dotted = _dotted(node.func)
+            if isinstance(node.func, cst.Attribute):
+                root = _root(node.func.value)
+                if root is not None and root not in module.aliases:
+                    facts.method_roots.add(root)
+            if dotted is not None:
+                head, _, rest = dotted.partition(".")
+                imported = module.aliases.get(head)
+                name = _canonical(imported + ("." + rest if rest else "")) if imported else None
+                if name in _GRAPH_CHANGERS:
+                    facts.changes_graph = True
+        for child in node.children:
+            visit(child)
+
+    visit(loop)
+    return facts
+
+
+def _indent(text: str, row: int, starts: list[int]) -> str:
+    line = text[starts[row - 1]:]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+_WORDS = {cst.Add: "plus", cst.Subtract: "minus", cst.Multiply: "times", cst.Divide: "over",
+          cst.FloorDivide: "floordiv", cst.Modulo: "mod", cst.Power: "pow", cst.MatrixMultiply: "matmul"}
+
+
+def _fresh(module: _Module, expr: cst.BaseExpression, reads: _Reads) -> str:
+    """A readable name for the hoisted value, used nowhere in the file: ``argmax_op``, ``saver``,
+    ``init_op``, ``loss_times_op``."""
+    if isinstance(expr, cst.Call) and reads.tf_calls:
+        last = reads.tf_calls[0].rsplit(".", 1)[-1]
+        base = {"Saver": "saver", "global_variables_initializer": "init_op",
+                "local_variables_initializer": "local_init_op", "variables_initializer": "init_op",
+                "merge_all": "summary_op"}.get(last, re.sub(r"(?<!^)(?=[A-Z])", "_", last).lower() + "_op")
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
+        base = f"{expr.left.value}_{_WORDS.get(type(expr.operator), 'op')}_op"
+    elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        base = f"{expr.value.value}_item_op"
+    else:
+        base = "hoisted_op"
+    name, number = base, 2
+    while name in module.identifiers or name in module.taken or hasattr(builtins, name):
+        name, number = f"{base}_{number}", number + 1
+    module.taken.add(name)
+    return name
+
+
+def propose(module: _Module, row: int, column: int, end_row: int, end_column: int,
+            loop_row: int, loop_column: int, others: Iterable[tuple] = ()) -> Fix:
+    """The fix for the expression at ``(row, column)``-``(end_row, end_column)`` (1-based, end
+    exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``others`` are the positions
+    (row, column, end_row, end_column) of the file's other findings. Raises :class:`_NotFixable`."""
+    from graphguard.fix.edits import line_starts
+
+    loop = module.loops.get((loop_row, loop_column - 1))
+    if loop is None:
+        raise _NotFixable("the loop is not a for or while statement")
+    expr = _expression_at(module, row, column - 1, end_row, end_column - 1)
+    if expr is None:
+        raise _NotFixable("the reported expression was not found")
+    chain = _ancestors(module, expr, loop)
+    if chain is None:
+        raise _NotFixable("the expression is not in the loop's body")
+    body = loop.body
+    statement = None
+    for node in chain:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            raise _NotFixable("inside a function or class defined in the loop")
+        if isinstance(node, cst.With):
+            raise _NotFixable("under a with statement inside the loop (a scope, device or dependency)")
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            raise _NotFixable("inside a comprehension")
+        if isinstance(node, (cst.For, cst.While)) and node is not loop:
+            raise _NotFixable("inside an inner loop")
+        if statement is None and isinstance(node, cst.SimpleStatementLine):
+            statement = node
+    if not isinstance(body, cst.IndentedBlock) or statement is None:
+        raise _NotFixable("the loop body is on the loop's line")
+    facts = _loop_facts(module, loop)
+    if facts.changes_graph:
+        raise _NotFixable("the loop resets or replaces the default graph")
+    reads = _reads(module, expr)
+    if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
+        if not reads.helpers:
+            raise _NotFixable("it builds nothing graphguard knows")
+    variant = sorted(reads.names & facts.names)
+    if variant:
+        raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
+                          "iteration: feed it through a placeholder)")
+    mutated = sorted(reads.roots & facts.attribute_roots)
+    if mutated:
+        raise _NotFixable(f"the loop assigns attributes or items of {', '.join(mutated)}")
+    effects = {effect_of(name) for name in reads.tf_calls}
+    if effects & _CAPTURING and _builds_more(module, loop, expr, others):
+        raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
+                          "initializer would miss; those are fixed first")
+    unsafe = []
+    if reads.helpers:
+        unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
+    if reads.creates_variables:
+        unsafe.append("it may create variables, which the initializer run before the loop must see")
+    touched = sorted(reads.roots & facts.method_roots)
+    if touched:
+        unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
+    if "tf.summary.merge_all" in reads.tf_calls:
+        unsafe.append("merge_all() collects the summaries that exist when it runs")
+
+    text, newline = module.text, module.newline
+    starts = line_starts(text)
+    anchor = _anchor(module, loop, reads.names)
+    anchor_start = module.positions[anchor].start
+    indent = _indent(text, anchor_start.line, starts)
+    insert_at = (anchor_start.line, 1)
+    code = module.module.code_for_node(expr)
+    applicability = UNSAFE if unsafe else SAFE
+    why = f" (unsafe: {'; '.join(unsafe)})" if unsafe else ""
+
+    moved = _movable_statement(module, statement, expr, body, facts)
+    if moved is not None:
+        name, first_row, last_row = moved
+        lines = text[starts[first_row - 1]: starts[last_row] if last_row < len(starts) else len(text)]
+        own = _indent(text, first_row, starts)
+        moved_text = "".join(indent + line[len(own):] if line.startswith(own) else line
+                             for line in lines.splitlines(keepends=True))
+        if not moved_text.endswith(("\n", "\r")):
+            moved_text += newline
+        end = (last_row + 1, 1) if last_row < len(starts) else _end_position(text, starts)
+        only = len(body.body) == 1
+        edits = [Edit(*insert_at, *insert_at, moved_text),
+                 Edit(first_row, 1, *end, f"{own}pass{newline}" if only else "")]
+        return Fix(applicability, f"Move `{name} = ...` before the loop at line {loop_row}{why}", tuple(edits))
+    fresh = _fresh(module, expr, reads)
+    edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
+             Edit(row, column, end_row, end_column, fresh))
+    return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
+
+
+def _builds_more(module: _Module, loop: cst.CSTNode, expr: cst.CSTNode, others: Iterable[tuple]) -> bool:
+    """Whether another finding inside ``loop`` may add variables or summaries (a helper, a layer, an
+    optimizer's minimize, a summary op): a Saver or initializer built before it would miss them."""
+    for row, column, end_row, end_column in others:
+        node = _expression_at(module, row, column - 1, end_row, end_column - 1)
+        if node is None or node is expr or not _contains(module, loop, node):
+            continue
+        try:
+            reads = _reads(module, node)
+        except _NotFixable:
+            return True
+        effects = {effect_of(name) for name in reads.tf_calls}
+        if reads.helpers or reads.creates_variables or Effect.SUMMARY in effects or Effect.VARIABLE in effects:
+            return True
+    return False
+
+
+#: Context managers that change where or how ops are built: hoisted code stays inside them.
+_GRAPH_CONTEXTS = re.compile(r"as_default|scope|device|control_dependencies|colocate|Graph|graph|gradient_override")
+
+
+def _anchor(module: _Module, loop: cst.CSTNode, names: set) -> cst.CSTNode:
+    """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
+    wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
+    GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
+    bind. Graph, scope and device contexts are never left."""
+    anchor = loop
+    node = module.parents.get(loop)
+    while isinstance(node, cst.IndentedBlock):
+        owner = module.parents.get(node)
+        if not isinstance(owner, cst.With) or owner.body is not node:
+            break
+        if any(_GRAPH_CONTEXTS.search(module.module.code_for_node(item.item)) for item in owner.items):
+            break
+        bound = set()
+        for item in owner.items:
+            if item.asname is not None:
+                bound |= {n.value for n in _names_in(item.asname.name)}
+        index = next(i for i, statement in enumerate(node.body) if statement is anchor)
+        for statement in node.body[:index]:
+            bound |= _assigned_names(statement)
+        if bound & names:
+            break
+        anchor = owner
+        node = module.parents.get(owner)
+    return anchor
+
+
+def _names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
+    if isinstance(node, cst.Name):
+        yield node
+    for child in node.children:
+        yield from _names_in(child)
+
+
+def _assigned_names(statement: cst.CSTNode) -> set:
+    found = set()
+
+    def visit(node: cst.CSTNode) -> None:
+        targets = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            found.add(node.name.value)
+        for target in targets:
+            found.update(n.value for n in _names_in(target) if not isinstance(target, (cst.Attribute, cst.Subscript)))
+        for child in node.children:
+            visit(child)
+
+    visit(statement)
+    return found
+
+
+def _end_position(text: str, starts: list[int]) -> tuple[int, int]:
+    return len(starts), len(text) - starts[-1] + 1
+
+
+def _movable_statement(module: _Module, statement: cst.SimpleStatementLine, expr: cst.BaseExpression,
+                       body: cst.IndentedBlock, facts: _LoopFacts) -> Optional[tuple[str, int, int]]:
+    """(name, first row, last row) when ``statement`` is ``name = expr`` at the top of the loop body,
+    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there."""
+    if statement not in body.body or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.value is not expr:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
+    name = target.value
+    index = body.body.index(statement)
+    before = body.body[:index]
+    if any(_mentions(node, name) for node in before):
+        return None
+    after = body.body[index + 1:]
+    if any(_assigns(node, name) for node in after):
+        return None
+    where = module.positions[statement]
+    return name, where.start.line, where.end.line
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, cst.Name) and node.value == name:
+        return True
+    if isinstance(node, cst.Attribute):
+        return _mentions(node.value, name)
+    return any(_mentions(child, name) for child in node.children)
+
+
+def _assigns(node: cst.CSTNode, name: str) -> bool:
+    targets = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        targets = [node.target]
+    if any(_mentions(t, name) for t in targets):
+        return True
+    return any(_assigns(child, name) for child in node.children)
+
+
+def _expression_at(module: _Module, row: int, column: int, end_row: int, end_column: int):
+    found = None
+    for node, where in module.positions.items():
+        if (isinstance(node, cst.BaseExpression) and where.start.line == row and where.start.column == column
+                and where.end.line == end_row and where.end.column == end_column):
+            if found is None or _contains(module, node, found):
+                found = node
+    return found
+
+
+def _contains(module: _Module, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    node = module.parents.get(inner)
+    while node is not None:
+        if node is outer:
+            return True
+        node = module.parents.get(node)
+    return False
+
+
+def _ancestors(module: _Module, expr: cst.CSTNode, loop: cst.CSTNode) -> Optional[list]:
+    """The nodes from ``expr`` (excluded) up to ``loop``'s body (excluded), innermost first; None when
+    ``expr`` is not inside the body."""
+    chain = []
+    node = module.parents.get(expr)
+    while node is not None and node is not loop.body:
+        if node is loop:
+            return None  # in the header (target, iterable, test) or the else clause
+        chain.append(node)
+        node = module.parents.get(node)
+    return chain if node is loop.body else None

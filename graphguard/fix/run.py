@@ -1,0 +1,115 @@
+"""``graphguard check --fix / --unsafe-fixes / --diff / --fix-only``: the command-line side of fixing.
+
+Each file with a fixable finding is fixed by :func:`graphguard.fix.apply.fix_text`, re-linted in the
+context of the whole run (helpers in other files still count); then, as ruff does:
+
+- ``--diff``: the unified diffs go to stdout, nothing is written; exit 1 when there is a diff;
+- ``--fix``: changed files are written atomically (as ``--add-noqa`` writes), the remaining findings are
+  reported in the chosen format, and the summary says ``Found N findings (F fixed, R remaining).``;
+  exit 1 when findings remain;
+- ``--fix-only``: the same writing, no findings reported; exit 0;
+- stdin (``-``): the fixed source goes to stdout and the remaining findings to stderr.
+
+A file whose fix failed a check is left as it was, with one warning line saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint: Callable[[str, bytes], list],
+              errors: list, output_format: str, write: Callable) -> int:
+    """Fix, write or show, report; returns the exit status. ``relint(filename, bytes)`` lints one file's
+    new bytes in the run's context and returns its reported findings; ``write(findings, out)`` prints
+    findings in the chosen output format."""
+    from graphguard.discovery import read_regular
+    from graphguard.fix import hoist
+    from graphguard.fix.apply import decode, encode_like, fix_text
+    from graphguard.suppressions import write_keeping
+
+    failed = bool(errors)
+    candidates = sorted({d.filename for d in diagnostics if d.code in hoist.CODES})
+    fixed_files, remaining, applied, hidden = {}, [], 0, 0
+    by_file: dict[str, list] = {}
+    for d in diagnostics:
+        by_file.setdefault(d.filename, []).append(d)
+    for filename in candidates:
+        try:
+            raw = sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
+            text = decode(raw)
+        except (OSError, UnicodeDecodeError, SyntaxError) as error:
+            print(f"graphguard: warning: {filename}: cannot fix it: {getattr(error, 'strerror', None) or error}",
+                  file=sys.stderr)
+            continue
+        result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
+                          unsafe=args.unsafe_fixes)
+        hidden += result.hidden
+        if result.note:
+            print(f"graphguard: warning: {filename}: {result.note}", file=sys.stderr)
+        if result.fixed != result.original:
+            fixed_files[filename] = (raw, result)
+            by_file[filename] = result.remaining
+            applied += len(result.applied)
+    remaining = sorted((d for items in by_file.values() for d in items),
+                       key=lambda d: (d.filename, d.row, d.column, d.code))
+
+    if args.diff:
+        for filename, (_, result) in sorted(fixed_files.items()):
+            sys.stdout.write(result.diff())
+        if not args.quiet:
+            print(f"Would fix {applied} finding{'s' if applied != 1 else ''}"
+                  f"{_hidden(hidden)}." if applied else f"No fixes available{_hidden(hidden)}.", file=sys.stderr)
+        return EXIT_ERROR if failed else (EXIT_FINDINGS if fixed_files else EXIT_CLEAN)
+
+    stdin = bool(sources) and files == list(sources)
+    if stdin:
+        name = files[0]
+        raw = sources[name]
+        sys.stdout.buffer.write(encode_like(raw, fixed_files[name][1].fixed) if name in fixed_files else raw)
+        sys.stdout.flush()
+        if not args.fix_only:
+            write(remaining, sys.stderr) if remaining else None
+    else:
+        for filename, (raw, result) in sorted(fixed_files.items()):
+            try:
+                real = os.path.realpath(filename)
+                info = os.stat(real)
+                if not info.st_mode & 0o222:
+                    raise ValueError("the file is read-only; left unchanged")
+                write_keeping(real, info, encode_like(raw, result.fixed))
+            except (OSError, ValueError) as error:
+                print(f"graphguard: error: {filename}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+                failed = True
+                applied -= len(result.applied)
+                remaining.extend(result.remaining)  # approximate: the original's findings stay
+        if not args.fix_only:
+            out = sys.stdout
+            if args.output_file:
+                out = open(args.output_file, "w", encoding="utf-8")
+            write(remaining, out)
+
+    if not args.quiet:
+        if args.fix_only:
+            print(f"Fixed {applied} finding{'s' if applied != 1 else ''}{_hidden(hidden)}.", file=sys.stderr)
+        elif applied or remaining:
+            total = applied + len(remaining)
+            print(f"Found {total} finding{'s' if total != 1 else ''} ({applied} fixed, {len(remaining)} remaining)"
+                  f"{_hidden(hidden)}.", file=sys.stderr)
+        else:
+            print(f"All checks passed ({len(files)} file{'s' if len(files) != 1 else ''} checked).", file=sys.stderr)
+    if failed:
+        return EXIT_ERROR
+    if remaining and not args.fix_only and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _hidden(count: int) -> str:
+    if not count:
+        return ""
+    return f"; {count} more with --unsafe-fixes"
