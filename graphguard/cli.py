@@ -2,8 +2,8 @@
 
 Exit codes (as ruff's):
 
-* ``0`` - no findings (or ``--exit-zero``, or ``--add-noqa`` done);
-* ``1`` - findings were reported (``GG001`` syntax errors included);
+* ``0`` - no findings (or ``--exit-zero``, ``--add-noqa`` or ``--fix-only`` done, or ``--diff`` with nothing to fix);
+* ``1`` - findings were reported (``GG001`` syntax errors included), or ``--diff`` has changes to show;
 * ``2`` - usage error (a bad flag, an unknown code, a missing path, a bad configuration) or an
   internal error.
 
@@ -13,7 +13,7 @@ graph grew, or ``2`` for a usage error (a missing script). It is the only comman
 runtime guard, lazily; ``check`` and ``rule`` never import TensorFlow.
 
 Errors are one line on stderr, never a traceback. Nothing is written to the user's files except by
-``--add-noqa``, which writes atomically.
+``--add-noqa`` and ``--fix`` / ``--fix-only`` (:mod:`graphguard.fix`), which write atomically.
 """
 
 from __future__ import annotations
@@ -244,6 +244,8 @@ def _run_check(args) -> int:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
+    if output_format in ("json", "json-lines", "sarif") and not args.statistics:
+        diagnostics = _with_fixes(diagnostics, sources)
     out = sys.stdout
     if args.output_file:
         try:
@@ -273,6 +275,31 @@ def _run_check(args) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _with_fixes(diagnostics: list, sources: dict | None) -> list:
+    """``diagnostics`` with the fix of each fixable finding attached (JSON ``fix``, SARIF ``fixes``).
+    Only files with a fixable code are read again, and only they load libcst."""
+    import dataclasses
+
+    from graphguard.discovery import read_regular
+
+    from graphguard.fix.edits import FIXABLE_CODES
+
+    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
+    if not files:
+        return diagnostics
+    from graphguard.fix import propose_fixes
+    from graphguard.fix.apply import decode
+
+    fixes = {}
+    for filename in files:
+        try:
+            raw = sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
+            fixes.update(propose_fixes(decode(raw), [d for d in diagnostics if d.filename == filename]))
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            continue
+    return [dataclasses.replace(d, fix=fixes[d]) if d in fixes else d for d in diagnostics]
 
 
 def _kept(report, config, selected, only: str | None = None) -> list:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -245,8 +246,9 @@ def _lint(say: Callable[[str], None], relative: dict[str, str], names: tuple[str
     return failures
 
 
-def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
-    """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of failed parts."""
+def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, results: Optional[dict] = None) -> list[str]:
+    """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of failed parts;
+    ``results`` (if given) receives each script's step records and accuracies."""
     failures = []
     shown = table_steps(steps)
     records: dict[str, dict[int, StepRecord]] = {}
@@ -283,6 +285,8 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
             summary += f" (sum of step times {sum(r.seconds for r in records[name].values()):.1f} s)"
         say(f"  {name}: {summary}")
 
+    if results is not None:
+        results.update(records=records, accuracy=accuracy)
     good, bad = records[CORRECT], records[INCORRECT]
     say()
     say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
@@ -300,6 +304,55 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
         say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
             f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the graph differs)")
     return failures
+
+
+def _fix(say: Callable[[str], None], relative: dict[str, str], steps: int, reference: dict) -> list[str]:
+    """Part 4: ``graphguard check --fix --unsafe-fixes`` on a copy of the incorrect script, then the copy
+    trained for ``steps`` steps: its op count must stay flat after step 1 and its accuracy match the
+    correct script's (``reference``: part 2's results). Returns ``["fix"]`` when either is not so."""
+    import difflib
+    import shutil
+
+    with tempfile.TemporaryDirectory(prefix="graphguard-demo-fix-") as folder:
+        copy = os.path.join(folder, "train_fixed.py")
+        shutil.copyfile(DEMO_DIR / INCORRECT, copy)
+        say(f"$ cp {relative[INCORRECT]} train_fixed.py && graphguard check --fix --unsafe-fixes train_fixed.py")
+        result = _run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--fix", "--unsafe-fixes", copy],
+                      LINT_BUDGET_SECONDS)
+        for line in result.stderr[-1:]:
+            say(f"  {line}")
+        before = (DEMO_DIR / INCORRECT).read_text(encoding="utf-8").splitlines()
+        after = Path(copy).read_text(encoding="utf-8").splitlines()
+        moved = [line[1:].strip() for line in difflib.unified_diff(before, after, lineterm="", n=0)
+                 if line.startswith("+") and not line.startswith("+++")]
+        say(f"  {len(moved)} statements now built once, before the session: "
+            + "; ".join(line.split(" = ")[0] for line in moved))
+        say(f"$ python train_fixed.py --steps {steps}")
+        with tempfile.TemporaryDirectory(prefix="graphguard-demo-") as ckpt_dir:
+            run = _run([sys.executable, copy, "--steps", str(steps), "--checkpoint-dir", ckpt_dir], RUN_BUDGET_SECONDS)
+    records, accuracy = parse_steps(run.text), parse_accuracy(run.text)
+    good = reference.get("records", {}).get(CORRECT, {})
+    good_accuracy = reference.get("accuracy", {}).get(CORRECT, {})
+    if run.returncode != 0 or max(records, default=0) != steps:
+        say(f"  the fixed script did not train as expected ({_failure(run)})")
+        for line in _stderr_tail(run):
+            say(f"  | {line}")
+        return ["fix"]
+    first, last = records[1], records[steps]
+    median = statistics.median(r.seconds for r in records.values())
+    line = f"  graph ops: {first.ops:,} at step 1, {last.ops:,} at step {steps}; median step time {median:.4f} s"
+    if good:
+        line += f" (correct script: {statistics.median(r.seconds for r in good.values()):.4f} s)"
+    say(line)
+    common = sorted(set(accuracy) & set(good_accuracy))
+    if common:
+        step = common[-1]
+        say(f"  test accuracy at step {step}: fixed {accuracy[step]:.4f}, correct {good_accuracy[step]:.4f}")
+    same = not common or abs(accuracy[common[-1]] - good_accuracy[common[-1]]) < 1e-6
+    if last.ops != first.ops or not same:
+        say("  the fixed script still grows its graph or learns something else")
+        return ["fix"]
+    return []
 
 
 def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
@@ -358,10 +411,14 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     failures = _lint(say, relative)
     say()
     say(f"== 2. Run: {steps} training steps each, one script after the other ==")
-    failures += _train(say, relative, steps)
+    results: dict = {}
+    failures += _train(say, relative, steps, results)
     say()
     say("== 3. Guard: the incorrect script under GraphGuard(sess) ==")
     failures += _guard(say, relative, steps)
+    say()
+    say("== 4. Fix: graphguard check --fix on a copy of the incorrect script, then train the copy ==")
+    failures += _fix(say, relative, steps, results)
     say()
     total = time.perf_counter() - started
     if failures:

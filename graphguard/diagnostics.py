@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, order=True)
@@ -23,6 +24,9 @@ class Diagnostic:
     end_column: int
     loop_row: int | None = None
     loop_column: int | None = None
+    #: A :class:`graphguard.fix.Fix`, attached only where fixes were asked for (``--fix``, ``--diff``,
+    #: JSON and SARIF output); not part of a finding's identity.
+    fix: Any = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:

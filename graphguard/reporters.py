@@ -61,7 +61,7 @@ def _json_item(d: Diagnostic) -> dict:
         "location": {"row": d.row, "column": d.column},
         "end_location": {"row": d.end_row, "column": d.end_column},
         "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
-        "fix": None,
+        "fix": d.fix.as_json() if d.fix is not None else None,
         "url": d.url,
     }
 
@@ -162,6 +162,8 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
             "message": {"text": d.message},
             "locations": [location],
         }
+        if d.fix is not None:
+            result["fixes"] = [_sarif_fix(d.fix, uri)]
         if d.loop_row is not None:
             result["relatedLocations"] = [{
                 "id": 1,
@@ -184,6 +186,22 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
     }
     json.dump(log, out, indent=2)
     out.write("\n")
+
+
+def _sarif_fix(fix, uri: str) -> dict:
+    """A SARIF ``fix``: the edits as ``replacements`` of one artifact (an insertion deletes an empty
+    region)."""
+    return {
+        "description": {"text": f"{fix.message} ({fix.applicability})"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+            "replacements": [{
+                "deletedRegion": {"startLine": e.row, "startColumn": e.column, "endLine": e.end_row,
+                                  "endColumn": e.end_column},
+                "insertedContent": {"text": e.content},
+            } for e in fix.edits],
+        }],
+    }
 
 
 WRITERS = {

@@ -77,7 +77,7 @@ def test_json_output_has_ruff_keys(tree):
     assert saver["location"] == {"row": 6, "column": 13}
     assert saver["end_location"] == {"row": 6, "column": 29}
     assert saver["loop"] == {"row": 4, "column": 1}
-    assert saver["fix"] is None
+    assert saver["fix"]["applicability"] == "safe" and saver["fix"]["message"].startswith("Move `saver = ...` before the loop")
     # Regression (issue 12, item 10): the url was a path relative to graphguard's own repository.
     assert saver["url"] is None
 

@@ -8,9 +8,9 @@ libcst is imported only here, so ``graphguard check`` without fixes never loads 
 
 from __future__ import annotations
 
-from graphguard.fix.edits import SAFE, UNSAFE, Edit, Fix
+from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 
-__all__ = ["Edit", "Fix", "SAFE", "UNSAFE", "propose_fixes"]
+__all__ = ["Edit", "FIXABLE_CODES", "Fix", "SAFE", "UNSAFE", "propose_fixes"]
 
 
 def propose_fixes(text: str, diagnostics: list) -> dict:
@@ -20,18 +20,26 @@ def propose_fixes(text: str, diagnostics: list) -> dict:
     a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out."""
     from graphguard.fix import hoist
 
-    wanted = [d for d in diagnostics if d.code in hoist.CODES and d.loop_row is not None]
+    wanted = [d for d in diagnostics if d.code in FIXABLE_CODES and d.loop_row is not None]
     if not wanted:
         return {}
     module = hoist.parse(text)
     if module is None:
         return {}
     found = {}
+    for d in wanted:
+        if d.code == "GG201":
+            from graphguard.fix.keras import propose_clear_session
+
+            fix = propose_clear_session(module, d.loop_row, d.loop_column)
+            if fix is not None:
+                found[d] = fix
+    wanted = [d for d in wanted if d.code in hoist.CODES]
     sites = [(d.row, d.column, d.end_row, d.end_column) for d in diagnostics if d.loop_row is not None]
     for d in wanted:
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
-                                     others=sites)
+                                     others=sites, through="(through " in d.message)
         except hoist._NotFixable:
             continue
     return found

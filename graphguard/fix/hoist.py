@@ -26,19 +26,20 @@ is imported only when fixes are asked for).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from graphguard.analysis.catalog import Effect, effect_of
-from graphguard.fix.edits import SAFE, UNSAFE, Edit, Fix
+from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 
-#: The codes this module proposes fixes for.
-CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110"})
+#: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`).
+CODES = FIXABLE_CODES - {"GG201"}
 
 #: Builtins that compute a value from their arguments and nothing else.
 _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "abs", "round", "min", "max", "tuple", "range"})
@@ -63,55 +64,118 @@ _GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.bac
                              "tf.train.import_meta_graph", "tf.import_graph_def"})
 
 
-@dataclass
+class _File:
+    """What every proposal needs from the whole file, read with :mod:`ast` (fast): the imports, the
+    names in use, the line ends, and where each top-level statement starts and ends. libcst parses
+    only the top-level statements that hold a loop with a finding (:meth:`region`), so the cost of a
+    fix grows with the code it touches, not with the file."""
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        from graphguard.fix.edits import line_starts
+
+        self.text = text
+        self.starts = line_starts(text)
+        self.newline = next((end for end in ("\r\n", "\r", "\n") if end in text[:4096]), "\n")
+        self.taken: set[str] = set()  #: fresh names given in this pass
+        self.aliases: dict[str, str] = {}  #: local name -> dotted name it was imported as
+        self.identifiers: set[str] = set()  #: every name used anywhere (fresh names avoid them)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                self.identifiers.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.identifiers.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.identifiers.add(node.arg)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases.setdefault(alias.asname, alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.aliases.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+        for node in tree.body:  # tf1 = tf.compat.v1; make_saver = tf.train.Saver
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                dotted = _ast_dotted(node.value)
+                head = dotted.split(".")[0] if dotted else None
+                if head in self.aliases:
+                    self.aliases.setdefault(node.targets[0].id, self.aliases[head] + dotted[len(head):])
+        self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
+                       node.end_lineno or node.lineno) for node in tree.body]
+        self._regions: dict[int, Optional[_Module]] = {}
+
+    def region(self, row: int) -> Optional["_Module"]:
+        """The top-level statement holding ``row``, parsed with libcst (None: not parsable alone)."""
+        for first, last in self.spans:
+            if first <= row <= last:
+                break
+        else:
+            return None
+        if first not in self._regions:
+            end = self.starts[last] if last < len(self.starts) else len(self.text)
+            self._regions[first] = _Module.parse(self, self.text[self.starts[first - 1]:end], first - 1)
+        return self._regions[first]
+
+
+def _ast_dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _ast_dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
 class _Module:
-    """The parsed file and what every proposal needs from it."""
+    """One top-level statement of the file, parsed with libcst; positions are the file's rows."""
 
-    text: str
-    module: cst.Module
-    positions: dict
-    parents: dict
-    aliases: dict  #: local name -> dotted name it was imported as
-    identifiers: set  #: every name used anywhere (fresh names avoid them)
-    loops: dict  #: (row, column 0-based) -> For/While node
-    newline: str
-    taken: set = field(default_factory=set)  #: fresh names given in this pass
+    def __init__(self, file: _File, module: cst.Module, positions: dict, parents: dict) -> None:
+        self.file, self.module, self.positions, self.parents = file, module, positions, parents
+        self.text, self.newline, self.aliases = file.text, file.newline, file.aliases
+        self.identifiers, self.taken = file.identifiers, file.taken
+        self.loops: dict = {}  #: (row, column 0-based) -> For/While node
+        self.expressions: dict = {}  #: (row, column, end row, end column), 0-based columns -> outermost expression
+        for node, where in positions.items():
+            if isinstance(node, cst.BaseExpression):
+                key = (where.start.line, where.start.column, where.end.line, where.end.column)
+                known = self.expressions.get(key)
+                if known is None or _inside(parents, known, node):
+                    self.expressions[key] = node
+            elif isinstance(node, (cst.For, cst.While)):
+                self.loops[(where.start.line, where.start.column)] = node
+
+    @classmethod
+    def parse(cls, file: _File, text: str, offset: int) -> Optional["_Module"]:
+        try:
+            module = cst.parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            return None
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        shifted = {
+            node: CodeRange(CodePosition(r.start.line + offset, r.start.column), CodePosition(r.end.line + offset, r.end.column))
+            for node, r in wrapper.resolve(PositionProvider).items()
+        }
+        return cls(file, module, shifted, wrapper.resolve(ParentNodeProvider))
 
 
-def parse(text: str) -> Optional[_Module]:
-    """The file ``text`` for :func:`propose`, or None when libcst cannot parse it."""
+def parse(text: str) -> Optional[_File]:
+    """The file ``text`` for :func:`propose`, or None when it does not parse."""
     try:
-        module = cst.parse_module(text)
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return _File(text, ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    aliases: dict[str, str] = {}
-    identifiers: set[str] = set()
-    loops = {}
-    for node, where in positions.items():
-        if isinstance(node, cst.Name):
-            identifiers.add(node.value)
-        elif isinstance(node, (cst.For, cst.While)):
-            loops[(where.start.line, where.start.column)] = node
-        elif isinstance(node, cst.Import):
-            for alias in node.names:
-                dotted = _dotted(alias.name)
-                if alias.asname is not None:
-                    aliases.setdefault(alias.asname.name.value, dotted)
-                elif dotted:
-                    top = dotted.split(".")[0]
-                    aliases.setdefault(top, top)
-        elif isinstance(node, cst.ImportFrom) and not node.relative and not isinstance(node.names, cst.ImportStar):
-            base = _dotted(node.module) if node.module is not None else None
-            for alias in node.names:
-                name = alias.name.value if isinstance(alias.name, cst.Name) else None
-                if base and name:
-                    local = alias.asname.name.value if alias.asname is not None else name
-                    aliases.setdefault(local, f"{base}.{name}")
-    newline = module.default_newline
-    return _Module(text, module, positions, parents, aliases, identifiers, loops, newline)
+
+
+def _inside(parents: dict, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    node = parents.get(inner)
+    while node is not None:
+        if node is outer:
+            return True
+        node = parents.get(node)
+    return False
 
 
 def _dotted(node: cst.BaseExpression) -> Optional[str]:
@@ -144,8 +208,10 @@ class _Reads:
     creates_variables: bool = False
 
 
-def _reads(module: _Module, expr: cst.BaseExpression) -> _Reads:
-    """What evaluating ``expr`` reads and calls; raises :class:`_NotFixable` for what cannot move."""
+def _reads(module: _Module, expr: cst.BaseExpression, trusted: Optional[cst.Call] = None) -> _Reads:
+    """What evaluating ``expr`` reads and calls; raises :class:`_NotFixable` for what cannot move.
+    ``trusted`` is a method call the analysis found to build graph ops itself (``var.assign_add(1)``,
+    ``tensor.eval`` excluded): not taken for a helper."""
     reads = _Reads()
 
     def visit(node: cst.CSTNode) -> None:
@@ -186,6 +252,12 @@ def _reads(module: _Module, expr: cst.BaseExpression) -> _Reads:
 
     def _call(node: cst.Call) -> None:
         dotted = _dotted(node.func)
+        if (node is trusted and isinstance(node.func, cst.Attribute) and node.func.attr.value not in ("run", "eval")
+                and (dotted is None or dotted.split(".")[0] not in module.aliases)):
+            if node.func.attr.value in _VARIABLE_METHODS:
+                reads.creates_variables = True
+            reads.tf_calls.append("." + node.func.attr.value)  # a TensorFlow object's method
+            return
         if dotted is None:  # a method on a result: tf.train.AdamOptimizer(lr).minimize(loss)
             if isinstance(node.func, cst.Attribute):
                 visit(node.func.value)
@@ -319,34 +391,66 @@ _WORDS = {cst.Add: "plus", cst.Subtract: "minus", cst.Multiply: "times", cst.Div
           cst.FloorDivide: "floordiv", cst.Modulo: "mod", cst.Power: "pow", cst.MatrixMultiply: "matmul"}
 
 
+def _word(node: cst.BaseExpression) -> str:
+    """A word for what ``node`` holds: a name, an attribute's name, a call's function name."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Subscript):
+        return _word(node.value)
+    if isinstance(node, cst.Call):
+        return _word(node.func)
+    return "value"
+
+
 def _fresh(module: _Module, expr: cst.BaseExpression, reads: _Reads) -> str:
     """A readable name for the hoisted value, used nowhere in the file: ``argmax_op``, ``saver``,
     ``init_op``, ``loss_times_op``."""
-    if isinstance(expr, cst.Call) and reads.tf_calls:
-        last = reads.tf_calls[0].rsplit(".", 1)[-1]
-        base = {"Saver": "saver", "global_variables_initializer": "init_op",
-                "local_variables_initializer": "local_init_op", "variables_initializer": "init_op",
-                "merge_all": "summary_op"}.get(last, re.sub(r"(?<!^)(?=[A-Z])", "_", last).lower() + "_op")
-    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
-        base = f"{expr.left.value}_{_WORDS.get(type(expr.operator), 'op')}_op"
-    elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
-        base = f"{expr.value.value}_item_op"
+    if isinstance(expr, cst.Call):
+        last = reads.tf_calls[0].rsplit(".", 1)[-1] if reads.tf_calls and _dotted(expr.func) else _word(expr.func)
+        if last == "Saver":
+            candidates = ["saver", "checkpoint_saver"]
+        elif last.endswith(("initializer", "initialize_all_variables", "initialize_local_variables")):
+            candidates = ["local_init_op" if "local" in last else "init_op"]
+        elif last == "merge_all":
+            candidates = ["summary_op"]
+        else:
+            candidates = [re.sub(r"(?<!^)(?=[A-Z])", "_", last).lower() + "_op"]
+    elif isinstance(expr, cst.BinaryOperation):
+        candidates = [f"{_word(expr.left)}_{_WORDS.get(type(expr.operator), 'op')}_op"]
+    elif isinstance(expr, cst.Subscript):
+        candidates = [f"{_word(expr.value)}_item_op"]
     else:
-        base = "hoisted_op"
-    name, number = base, 2
-    while name in module.identifiers or name in module.taken or hasattr(builtins, name):
-        name, number = f"{base}_{number}", number + 1
+        candidates = ["hoisted_op"]
+    for name in candidates:
+        if name not in module.identifiers and name not in module.taken and not hasattr(builtins, name):
+            break
+    else:
+        base, number = candidates[0], 2
+        name = f"{base}_{number}"
+        while name in module.identifiers or name in module.taken or hasattr(builtins, name):
+            number += 1
+            name = f"{base}_{number}"
     module.taken.add(name)
     return name
 
 
-def propose(module: _Module, row: int, column: int, end_row: int, end_column: int,
-            loop_row: int, loop_column: int, others: Iterable[tuple] = ()) -> Fix:
+def _short(code: str) -> str:
+    line = code.strip().splitlines()[0] if code.strip() else code
+    return line if len(line) <= 40 else line[:37] + "..."
+
+
+def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
+            loop_row: int, loop_column: int, others: Iterable[tuple] = (), through: bool = False) -> Fix:
     """The fix for the expression at ``(row, column)``-``(end_row, end_column)`` (1-based, end
     exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``others`` are the positions
-    (row, column, end_row, end_column) of the file's other findings. Raises :class:`_NotFixable`."""
-    from graphguard.fix.edits import line_starts
-
+    (row, column, end_row, end_column) of the file's other findings; ``through``: the finding is a
+    call to a helper that builds the ops (the call is then not trusted to do only that). Raises
+    :class:`_NotFixable`."""
+    module = file.region(loop_row)
+    if module is None:
+        raise _NotFixable("its top-level statement does not parse alone")
     loop = module.loops.get((loop_row, loop_column - 1))
     if loop is None:
         raise _NotFixable("the loop is not a for or while statement")
@@ -374,19 +478,27 @@ def propose(module: _Module, row: int, column: int, end_row: int, end_column: in
     facts = _loop_facts(module, loop)
     if facts.changes_graph:
         raise _NotFixable("the loop resets or replaces the default graph")
-    reads = _reads(module, expr)
+    reads = _reads(module, expr, trusted=None if through else expr if isinstance(expr, cst.Call) else None)
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
             raise _NotFixable("it builds nothing graphguard knows")
     variant = sorted(reads.names & facts.names)
     if variant:
+        if any(effect_of(name) is Effect.ASSIGN or name in (".assign", ".assign_add", ".assign_sub")
+               for name in reads.tf_calls):
+            from graphguard.fix.feed import propose_feed
+
+            fix = propose_feed(module, loop, expr, set(), facts.names)
+            if fix is not None:
+                return fix
         raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
                           "iteration: feed it through a placeholder)")
     mutated = sorted(reads.roots & facts.attribute_roots)
     if mutated:
         raise _NotFixable(f"the loop assigns attributes or items of {', '.join(mutated)}")
     effects = {effect_of(name) for name in reads.tf_calls}
-    if effects & _CAPTURING and _builds_more(module, loop, expr, others):
+    capturing = bool(effects & _CAPTURING) or "tf.summary.merge_all" in reads.tf_calls
+    if capturing and _builds_more(module, loop, expr, others):
         raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
                           "initializer would miss; those are fixed first")
     unsafe = []
@@ -397,11 +509,9 @@ def propose(module: _Module, row: int, column: int, end_row: int, end_column: in
     touched = sorted(reads.roots & facts.method_roots)
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
-    if "tf.summary.merge_all" in reads.tf_calls:
-        unsafe.append("merge_all() collects the summaries that exist when it runs")
 
     text, newline = module.text, module.newline
-    starts = line_starts(text)
+    starts = file.starts
     anchor = _anchor(module, loop, reads.names)
     anchor_start = module.positions[anchor].start
     indent = _indent(text, anchor_start.line, starts)
@@ -423,7 +533,8 @@ def propose(module: _Module, row: int, column: int, end_row: int, end_column: in
         only = len(body.body) == 1
         edits = [Edit(*insert_at, *insert_at, moved_text),
                  Edit(first_row, 1, *end, f"{own}pass{newline}" if only else "")]
-        return Fix(applicability, f"Move `{name} = ...` before the loop at line {loop_row}{why}", tuple(edits))
+        what = f"`{name} = ...`" if name else f"`{_short(code)}`"
+        return Fix(applicability, f"Move {what} before the loop at line {loop_row}{why}", tuple(edits))
     fresh = _fresh(module, expr, reads)
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
@@ -514,10 +625,14 @@ def _end_position(text: str, starts: list[int]) -> tuple[int, int]:
 def _movable_statement(module: _Module, statement: cst.SimpleStatementLine, expr: cst.BaseExpression,
                        body: cst.IndentedBlock, facts: _LoopFacts) -> Optional[tuple[str, int, int]]:
     """(name, first row, last row) when ``statement`` is ``name = expr`` at the top of the loop body,
-    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there."""
+    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there; or
+    when it is ``expr`` alone (``tf.summary.scalar("loss", loss)``: name ``""``)."""
     if statement not in body.body or len(statement.body) != 1:
         return None
     assign = statement.body[0]
+    if isinstance(assign, cst.Expr) and assign.value is expr:
+        where = module.positions[statement]
+        return "", where.start.line, where.end.line
     if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.value is not expr:
         return None
     target = assign.targets[0].target
@@ -555,13 +670,7 @@ def _assigns(node: cst.CSTNode, name: str) -> bool:
 
 
 def _expression_at(module: _Module, row: int, column: int, end_row: int, end_column: int):
-    found = None
-    for node, where in module.positions.items():
-        if (isinstance(node, cst.BaseExpression) and where.start.line == row and where.start.column == column
-                and where.end.line == end_row and where.end.column == end_column):
-            if found is None or _contains(module, node, found):
-                found = node
-    return found
+    return module.expressions.get((row, column, end_row, end_column))
 
 
 def _contains(module: _Module, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

@@ -28,12 +28,12 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     new bytes in the run's context and returns its reported findings; ``write(findings, out)`` prints
     findings in the chosen output format."""
     from graphguard.discovery import read_regular
-    from graphguard.fix import hoist
+    from graphguard.fix.edits import FIXABLE_CODES
     from graphguard.fix.apply import decode, encode_like, fix_text
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
-    candidates = sorted({d.filename for d in diagnostics if d.code in hoist.CODES})
+    candidates = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     fixed_files, remaining, applied, hidden = {}, [], 0, 0
     by_file: dict[str, list] = {}
     for d in diagnostics:

@@ -31,6 +31,12 @@ class Rule:
     MESSAGE: ClassVar[str]
     VALID: ClassVar[tuple[str, ...]]
     INVALID: ClassVar[tuple[str, ...]]
+    #: ``{i: text}``: what ``graphguard check --fix --unsafe-fixes`` makes of ``INVALID[i]`` (Fixit's
+    #: ``expected_replacement``); an INVALID example not listed is left unchanged.
+    FIXES: ClassVar[dict[int, str]] = {}
+    #: The "Fix safety" section of the docs (ruff's heading): what is fixed, when it is safe, and why
+    #: the rest is not.
+    FIX_SAFETY: ClassVar[str] = ""
 
     @classmethod
     def message(cls, subject: str, loop_row: int, via: Origin | None = None) -> str:

@@ -36,9 +36,13 @@ def render(rule: type[Rule]) -> str:
         *(_fence(code) + "\n" for code in rule.INVALID[1:]),
         "### Not reported\n\n",
         *(_fence(code) + "\n" for code in rule.VALID[1:]),
-        "## Fix safety\n\nNo automatic fix yet: moving graph construction out of a loop changes what the "
-        "loop refers to, so graphguard only reports it.\n",
+        "## Fix safety\n\n",
+        " ".join(rule.FIX_SAFETY.split()) + "\n",
     ]
+    if rule.FIXES:
+        index = min(rule.FIXES)
+        parts += [f"\nThe {'example above' if index == 0 else f'reported example {index}'} after "
+                  "`graphguard check --fix --unsafe-fixes`:\n\n", _fence(rule.FIXES[index])]
     if references.strip():
         parts.append("\n## References\n\n" + references.strip() + "\n")
     return "".join(parts)

@@ -186,3 +186,77 @@ def evaluate(sess, batches):
         sess.run(tf1.image.resize(images, [64, 64]), {raw: batch})  # GG101
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe when the op's inputs do not change in the loop: it is built once, just before the loop (above
+the `with tf.Session()` or `with GraphGuard(...)` blocks that wrap the loop, never out of a graph, scope
+or device context), and the loop runs the built tensor. A top-level `name = ...` statement of the
+loop body moves whole; an op inside `sess.run(...)` gets a name (`argmax_op`). Unsafe
+(`--unsafe-fixes`) when the expression calls a helper of the project, which may do more than build
+ops, or creates variables (`opt.minimize`, layers), which an initializer run before the loop must
+see, or reads an object that a method called in the loop may change. No fix when it reads a value
+the loop changes (feed that value through a placeholder), sits under a `with` inside the loop or in a
+nested function or comprehension, or the loop resets or replaces the default graph.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 10])
+y = tf.layers.dense(x, 3)
+argmax_op = tf.argmax(y, 1)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for batch in batches:
+        print(sess.run(argmax_op, feed_dict={x: batch}))  # GG101
+""",
+        1: """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+step = 0
+accuracy = tf.reduce_mean(tf.cast(correct, tf.float32))  # GG101
+while step < 1000:
+    print(accuracy.eval(feed_dict={x: xs}))
+    step += 1
+""",
+        2: """\
+import tensorflow as tf
+
+loss = tf.reduce_mean(tf.square(pred - y))  # GG101
+train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)  # GG101
+with tf.Session() as sess:
+    for step in range(100):
+        sess.run(train_op)
+""",
+        3: """\
+from tensorflow.compat import v1
+
+sess = v1.Session()
+epoch_accuracy = v1.reduce_mean(accuracies)  # GG101
+for epoch in range(10):
+    for batch in batches:
+        sess.run(train_op, feed_dict={x: batch})
+""",
+        4: """\
+import tensorflow as tf
+
+step_op = tf.compat.v1.group(train_op, increment_step)  # GG101
+with tf.compat.v1.train.MonitoredTrainingSession() as mon_sess:
+    while not mon_sess.should_stop():
+        step_op.run(session=mon_sess)
+""",
+        6: """\
+import tensorflow
+tf1 = tensorflow.compat.v1
+
+def evaluate(sess, batches):
+    resize_op = tf1.image.resize(images, [64, 64])
+    for batch in batches:
+        sess.run(resize_op, {raw: batch})  # GG101
+""",
+    }

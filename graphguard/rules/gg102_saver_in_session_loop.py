@@ -163,3 +163,77 @@ for epoch in range(10):
     make_saver().save(sess, "epoch-%d" % epoch)  # GG102
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe: the Saver is built once, before the loop, as for GG101. A `Saver` saves the variables that
+exist when it is built, so it moves only when nothing else in the loop still creates variables
+(those findings are fixed first, pass after pass); otherwise there is no fix. A Saver in a helper
+called from the loop is not fixed automatically.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+checkpoint_saver = tf.train.Saver()
+with tf.Session() as sess:
+    for step in range(10000):
+        sess.run(train_op)
+        if step % 1000 == 0:
+            saver = checkpoint_saver  # GG102
+            saver.save(sess, "ckpt/model", global_step=step)
+""",
+        1: """\
+from tensorflow.compat.v1.train import Saver
+
+sess = tf_session()
+saver = Saver(max_to_keep=5)
+for epoch in range(50):
+    sess.run(train_op)
+    saver.save(sess, "ckpt")  # GG102
+""",
+        2: """\
+import tensorflow.compat.v1 as tf
+
+saver = tf.train.Saver()
+with tf.train.MonitoredTrainingSession(checkpoint_dir=None) as sess:
+    while not sess.should_stop():
+        sess.run(train_op)
+        saver.save(sess._sess._sess._sess._sess, "ckpt")  # GG102
+""",
+        3: """\
+import tensorflow as tf
+
+class Trainer:
+    def __init__(self):
+        self.sess = tf.Session()
+
+    def train(self, steps):
+        saver = tf.train.Saver(var_list=tf.global_variables())  # GG102
+        for step in range(steps):
+            self.sess.run(self.train_op)
+            saver.save(self.sess, "ckpt")
+""",
+        4: """\
+import tensorflow as tensorflow_lib
+
+sess = tensorflow_lib.compat.v1.Session()
+saver = tensorflow_lib.compat.v1.train.Saver()  # GG102
+for step in range(100):
+    sess.run(train_op)
+""",
+        5: """\
+import tensorflow as tf
+
+make_saver = tf.train.Saver
+sess = tf.Session()
+saver = make_saver()
+for epoch in range(10):
+    for batch in batches:
+        sess.run(train_op, {x: batch})
+    saver.save(sess, "epoch-%d" % epoch)  # GG102
+""",
+    }

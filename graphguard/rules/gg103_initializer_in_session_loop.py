@@ -152,3 +152,72 @@ class Model:
             self._session.run(self.train_op, {self.x: batch})
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe: the initializer op is built once, before the loop, and its `run` stays where it was (resetting
+may be the point). It moves only when nothing else in the loop still creates variables, which an
+initializer built earlier would not initialize; otherwise there is no fix.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+init_op = tf.global_variables_initializer()
+with tf.Session() as sess:
+    for epoch in range(10):
+        sess.run(init_op)  # GG103
+        sess.run(train_op)
+""",
+        1: """\
+import tensorflow as tf
+
+sess = tf.compat.v1.Session()
+init = tf.compat.v1.local_variables_initializer()  # GG103
+while not done:
+    sess.run(init)
+    done = sess.run(finished)
+""",
+        2: """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+init_op = tf.initialize_all_variables()
+for epoch in range(num_epochs):
+    init_op.run()  # GG103
+    train_op.run()
+""",
+        3: """\
+from tensorflow.compat import v1 as tf
+
+init_op = tf.variables_initializer(tf.local_variables())
+with tf.Session() as session:
+    for epoch in range(10):
+        session.run(init_op)  # GG103
+        for batch in batches:
+            session.run(train_op, feed_dict={x: batch})
+""",
+        4: """\
+from tensorflow.compat.v1 import tables_initializer
+
+def serve(sess, requests):
+    init_op = tables_initializer()
+    for request in requests:
+        sess.run(init_op)  # GG103
+        yield sess.run(lookup, {keys: request})
+""",
+        5: """\
+import tensorflow.compat.v1 as tf
+
+class Model:
+    def fit(self, data):
+        self._session = tf.Session()
+        init_op = tf.global_variables_initializer()
+        for batch in data:
+            self._session.run(init_op)  # GG103
+            self._session.run(self.train_op, {self.x: batch})
+""",
+    }

@@ -246,3 +246,96 @@ with tf1.train.SingularMonitoredSession() as sess:
         sess.run(step_var.assign_add(1))  # GG104
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe when the assigned value does not change in the loop (`tf.assign_add(step, 1)`): the assign
+op is built once, before the loop. A value that changes per iteration, in `sess.run(tf.assign(lr,
+new_lr))` or `sess.run(lr.assign(new_lr))`, becomes a placeholder of the variable's own dtype and
+shape (`lr.dtype.base_dtype`, `lr.shape`: nothing is guessed) and one assign op built from it before
+the loop; the run feeds the value (`feed_dict={lr_value: new_lr}`, merged into an existing feed).
+That fix is unsafe: feeding needs a Python or NumPy value, and graphguard cannot always see that the
+value is not a tensor. An assign in any other place is not fixed automatically.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+lr = tf.Variable(0.1, trainable=False)
+lr_value = tf.placeholder(lr.dtype.base_dtype, lr.shape)
+assign_lr_op = tf.assign(lr, lr_value)
+with tf.Session() as sess:
+    for epoch in range(100):
+        sess.run(assign_lr_op, feed_dict={lr_value: 0.1 * 0.97 ** epoch})  # GG104
+        sess.run(train_op)
+""",
+        2: """\
+import tensorflow.compat.v1 as tf
+
+epochs_done = tf.get_variable("epochs_done", [], tf.int32, trainable=False)
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+assign_add_op = tf.assign_add(epochs_done, 1)
+for epoch in range(20):
+    for xs, ys in batches:
+        sess.run(train_op, {x: xs, y: ys})
+    sess.run(assign_add_op)  # GG104
+""",
+        4: """\
+import tensorflow as tf
+
+class Trainer:
+    def __init__(self):
+        self.lr = tf.Variable(0.01, trainable=False)
+        self.sess = tf.Session()
+
+    def fit(self, epochs):
+        lr_value = tf.placeholder(self.lr.dtype.base_dtype, self.lr.shape)
+        assign_lr_op = self.lr.assign(lr_value)
+        for epoch in range(epochs):
+            self.sess.run(assign_lr_op, feed_dict={lr_value: 0.01 * 0.95 ** epoch})  # GG104
+            self.sess.run(self.train_op)
+""",
+        5: """\
+import tensorflow as tf
+
+def anneal(sess, temperature, epochs):
+    temperature_value = tf.compat.v1.placeholder(temperature.dtype.base_dtype, temperature.shape)
+    assign_temperature_op = tf.compat.v1.assign(temperature, temperature_value)
+    for epoch in range(epochs):
+        sess.run(train_op)
+        sess.run(assign_temperature_op, feed_dict={temperature_value: max(0.5, 0.99 ** epoch)})  # GG104
+""",
+        7: """\
+import tensorflow as tf
+
+class QNetwork:
+    def __init__(self, num_actions):
+        self.states = tf.placeholder(tf.float32, [None, 4])
+        self.epsilon = tf.Variable(1.0, trainable=False)
+        self.q_values = tf.layers.dense(self.states, num_actions)
+
+model = QNetwork(2)
+sess = tf.keras.backend.get_session()
+epsilon_value = tf.placeholder(model.epsilon.dtype.base_dtype, model.epsilon.shape)
+assign_epsilon_op = model.epsilon.assign(epsilon_value)
+for episode in range(500):
+    eps = sess.run(model.epsilon)
+    play(sess, model, eps)
+    sess.run(assign_epsilon_op, feed_dict={epsilon_value: max(0.05, eps * 0.99)})  # GG104
+""",
+        8: """\
+import tensorflow as tf
+tf1 = tf.compat.v1
+
+step_var = tf1.get_variable("step", [], tf.int64, trainable=False)
+assign_add_op = step_var.assign_add(1)
+with tf1.train.SingularMonitoredSession() as sess:
+    while not sess.should_stop():
+        sess.run(train_op)
+        sess.run(assign_add_op)  # GG104
+""",
+    }

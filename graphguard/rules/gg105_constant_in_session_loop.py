@@ -186,3 +186,36 @@ class Evaluator:
             yield self.sess.run(self.model(inputs))
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe when the data does not change in the loop: the constant is built once, before the loop. Data
+that changes per step needs a placeholder fed per step (its dtype and shape must be chosen): no
+automatic fix yet.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        2: """\
+import tensorflow.compat.v1 as tf
+
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+constant_op = tf.constant(x_val)
+for epoch in range(30):
+    for xs, ys in train_batches:
+        sess.run(train_op, {x: xs, y: ys})
+    val_logits = build_model(constant_op, reuse=True)  # GG105
+    print(sess.run(val_logits))
+""",
+        3: """\
+from tensorflow.compat import v1
+
+sess = v1.Session()
+text = seed
+scaled = logits / v1.constant(temperature)  # GG105
+for i in range(200):
+    text += pick(sess.run(scaled, {inputs: encode(text)}))
+""",
+    }

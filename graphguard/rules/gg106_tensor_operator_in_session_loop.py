@@ -205,3 +205,77 @@ with tf.Session() as sess:
         print(sess.run(model.loss * 100.0, {model.x: xs}))  # GG106
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe when the tensor and the other operand do not change in the loop: the expression is built once,
+before the loop (`logits_times_op = logits * 2.0`), and the loop runs it. Unsafe when it reads an
+object a method called in the loop may change. No fix when it reads a value the loop changes.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+logits = tf.layers.dense(features, 10)
+logits_times_op = logits * 2.0
+with tf.Session() as sess:
+    for batch in batches:
+        print(sess.run(logits_times_op, {features: batch}))  # GG106
+""",
+        2: """\
+import tensorflow as tf
+
+sess = tf.InteractiveSession()
+probs = tf.nn.softmax(logits)
+probs_item_op = probs[:, 1]
+while True:
+    batch = next_batch()
+    if batch is None:
+        break
+    print(probs_item_op.eval(feed_dict={x: batch}))  # GG106
+""",
+        5: """\
+import tensorflow as tf
+
+class CharRNN:
+    def __init__(self, vocab_size):
+        self.sess = tf.Session()
+        self.inputs = tf.placeholder(tf.int32, [1, None])
+        self.logits = tf.layers.dense(embed(self.inputs), vocab_size)
+
+    def sample(self, text, length, temperature):
+        logits_over_op = self.logits[0, -1] / temperature
+        for _ in range(length):
+            scores = self.sess.run(logits_over_op, {self.inputs: [encode(text)]})  # GG106
+            text += pick(scores)
+        return text
+""",
+        6: """\
+import tensorflow as tf
+
+def weight_decay(weights, scale=5e-4):
+    return scale * tf.nn.l2_loss(weights)
+
+weight_decay_op = weight_decay(w)
+with tf.Session() as sess:
+    for step in range(10000):
+        _, reg = sess.run([train_op, weight_decay_op])  # GG106
+""",
+        7: """\
+import tensorflow as tf
+
+class Model:
+    def __init__(self):
+        self.x = tf.placeholder(tf.float32, [None, 784])
+        self.loss = tf.reduce_mean(tf.layers.dense(self.x, 10))
+
+model = Model()
+loss_times_op = model.loss * 100.0
+with tf.Session() as sess:
+    for xs in batches:
+        print(sess.run(loss_times_op, {model.x: xs}))  # GG106
+""",
+    }

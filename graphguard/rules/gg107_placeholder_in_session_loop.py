@@ -213,3 +213,32 @@ with tf.train.MonitoredTrainingSession(checkpoint_dir="ckpt") as mon_sess:
         best = tf.Variable(acc, trainable=False, name="best_accuracy")  # GG107
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe for a placeholder whose dtype and shape do not change in the loop: it is created once, before
+the loop, and the loop feeds it as before. Variables (`tf.Variable`, `tf.get_variable`) are never
+moved: they must be created with the model and initialized, which a fix cannot arrange.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+image = tf.placeholder(tf.float32, [1, 256, 256, 3])  # GG107
+with tf.Session() as sess:
+    for path in paths:
+        sess.run(transform(image), {image: load(path)})
+""",
+        3: """\
+import tensorflow.compat.v1 as tf
+
+sess = tf.Session()
+keep_prob = tf.placeholder(tf.float32, [])  # GG107
+for epoch in range(50):
+    for xs, ys in batches:
+        sess.run(train_op, {x: xs, y: ys, keep_prob: 0.5})
+""",
+    }

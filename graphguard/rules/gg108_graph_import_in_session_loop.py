@@ -196,3 +196,11 @@ class Evaluator:
             yield self.sess.run("accuracy:0")
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+No automatic fix: importing a graph once changes which tensors the loop's names refer to (they must
+be looked up in the imported graph), so graphguard only reports it.
+"""
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety

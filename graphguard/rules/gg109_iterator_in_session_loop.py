@@ -227,3 +227,11 @@ with tf.Session() as sess:
                 break
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+No automatic fix: a dataset or iterator built once keeps its position, while one built per
+iteration starts again from the beginning; which one the loop needs is the user's choice.
+"""
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety

@@ -210,3 +210,50 @@ with tf.Session() as sess:
                 writer.add_summary(sess.run(merged), step)
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Safe for summary ops of values that do not change in the loop: built once, before the loop.
+`merge_all()` moves only when no other summary is still built in the loop (it merges the summaries
+that exist when it runs). A `FileWriter` is never moved: each one opens its own event file.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+writer = tf.summary.FileWriter("logs")
+tf.summary.scalar("loss", loss)  # GG110
+summary_op = tf.summary.merge_all()
+with tf.Session() as sess:
+    for step in range(1000):
+        summary, _ = sess.run([summary_op, train_op])  # GG110
+        writer.add_summary(summary, step)
+""",
+        2: """\
+import tensorflow as tf
+
+sess = tf.compat.v1.Session()
+merge_op = tf.compat.v1.summary.merge([  # GG110
+    tf.compat.v1.summary.scalar("d_loss", d_loss),  # GG110
+    tf.compat.v1.summary.scalar("g_loss", g_loss),  # GG110
+])
+for step in range(100000):
+    sess.run([d_train, g_train])
+    if step % 500 == 0:
+        merged = merge_op
+        writer.add_summary(sess.run(merged), step)
+""",
+        3: """\
+import tensorflow.compat.v1 as tf
+
+sv = tf.train.Supervisor(logdir="logs")
+image_summary = tf.summary.image("samples", generated, max_outputs=4)  # GG110
+with sv.managed_session() as sess:
+    while not sv.should_stop():
+        _, step = sess.run([train_op, global_step])
+        sv.summary_computed(sess, sess.run(image_summary))
+""",
+    }

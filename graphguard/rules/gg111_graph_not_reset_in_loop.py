@@ -245,3 +245,28 @@ for lr in [0.1, 0.01]:
             sess.run(train_op)
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+No automatic fix: giving each iteration its own graph (`with tf.Graph().as_default():`) re-indents
+the model building and session code, and which part belongs to a trial is the user's decision.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        5: """\
+import tensorflow as tf
+
+for dataset in ["mnist", "fashion_mnist"]:
+    for lr in [1e-2, 1e-3]:
+        logits = build_model(dataset)
+        train_op = tf.train.AdamOptimizer(lr).minimize(tf.losses.softmax_cross_entropy(labels, logits))
+        argmax_op = tf.argmax(logits, 1)
+        with tf.compat.v1.Session() as sess:  # GG111
+            sess.run(tf.global_variables_initializer())
+            for xs, ys in batches(dataset):
+                sess.run(train_op, {images: xs, labels: ys})
+                sess.run(argmax_op, {images: xs})
+""",
+    }

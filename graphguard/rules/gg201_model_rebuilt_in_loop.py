@@ -272,3 +272,82 @@ for fold in range(10):
     gc.collect()
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+Unsafe (`--unsafe-fixes`): `clear_session()` is inserted as the first statement of the loop body,
+spelled with the file's own import (`tf.keras.backend.clear_session()`, `keras.backend...`). It frees
+the previous iteration's model, so it is wrong when later code still uses an earlier model (keep its
+score or its weights instead). No fix for a comprehension or a driver such as `study.optimize`.
+"""
+
+    #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
+    #: check it, the docs show it.
+    FIXES = {
+        0: """\
+import tensorflow as tf
+
+scores = {}
+for lr in [1e-2, 1e-3, 1e-4]:
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])  # GG201
+    model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy")
+    model.fit(x_train, y_train, epochs=5)
+    scores[lr] = model.evaluate(x_val, y_val)
+""",
+        1: """\
+import keras
+from keras import layers
+
+def build_model():
+    inputs = keras.Input(shape=(64,))
+    outputs = layers.Dense(10)(layers.Dense(128, activation="relu")(inputs))
+    return keras.Model(inputs, outputs)
+
+for fold, (train_idx, val_idx) in enumerate(kfold.split(x)):
+    keras.backend.clear_session()
+    model = build_model()  # GG201
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x[train_idx], y[train_idx], epochs=3)
+    score = model.evaluate(x[val_idx], y[val_idx])
+""",
+        2: """\
+from tensorflow import keras
+
+best_score, best_weights = 0.0, None
+units = 16
+while units <= 256:
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(1)])  # GG201
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(x, y, validation_split=0.2, epochs=10, verbose=0)
+    score = -min(history.history["val_loss"])
+    if best_weights is None or score > best_score:
+        best_score, best_weights = score, model.get_weights()
+    units *= 2
+""",
+        3: """\
+import tensorflow as tf
+from tensorflow.keras.models import load_model
+
+for lr in learning_rates:
+    tf.keras.backend.clear_session()
+    for fold in range(5):
+        tf.keras.backend.clear_session()
+        model = load_model("base.keras")  # GG201
+        model.optimizer.learning_rate = lr
+        model.fit(folds[fold], epochs=2)
+""",
+        6: """\
+import gc
+from tensorflow import keras
+
+for fold in range(10):
+    keras.backend.clear_session()
+    model = keras.models.clone_model(base_model)  # GG201
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x_folds[fold], y_folds[fold])
+    del model
+    gc.collect()
+""",
+    }

@@ -252,3 +252,11 @@ class Sweep:
             self.graphs += [graph]  # GG202
 """,
     )
+
+    #: The "Fix safety" section of the docs (ruff's heading).
+    FIX_SAFETY = """\
+No automatic fix: what to keep of each iteration (its score, its weights on disk) instead of the
+model is the user's decision.
+"""
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety

@@ -1,0 +1,134 @@
+"""The value-dependent fix: an assign whose value changes per step becomes a placeholder-fed assign op.
+
+``sess.run(tf.assign(lr, new_lr))`` in a loop where ``new_lr`` changes builds an assign op (and a
+constant holding ``new_lr``) on every iteration. The fix builds a placeholder of the variable's own
+dtype and shape and one assign op from it, before the loop, and feeds the value per step::
+
+    lr_value = tf.placeholder(lr.dtype.base_dtype, lr.shape)
+    assign_lr_op = tf.assign(lr, lr_value)
+    for epoch in range(epochs):
+        ...
+        sess.run(assign_lr_op, feed_dict={lr_value: new_lr})
+
+Nothing is guessed about the dtype or shape (they are read from the variable), but the fix is
+*unsafe*: feeding needs a Python or NumPy value, and graphguard cannot always see that ``new_lr`` is
+not a tensor. Only the form whose assign is the first argument of ``<session>.run(...)`` is fixed; its
+feed (none, a dict literal, or any other mapping) gets the new entry.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from graphguard.fix.edits import UNSAFE, Edit, Fix
+
+_ASSIGNS = ("assign", "assign_add", "assign_sub")
+
+
+def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop_names: set) -> Optional[Fix]:
+    """The placeholder-fed fix for the assign ``expr`` inside ``loop``, or None when it does not have
+    the shape described above. ``loop_names`` are the names the loop assigns."""
+    from graphguard.fix import hoist
+
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.func.attr.value not in _ASSIGNS:
+        return None
+    run = module.parents.get(module.parents.get(expr))  # Arg -> Call
+    if not (isinstance(run, cst.Call) and isinstance(run.func, cst.Attribute) and run.func.attr.value == "run"
+            and run.args and run.args[0].value is expr and run.args[0].keyword is None):
+        return None
+    method = expr.func.attr.value
+    callee = hoist._dotted(expr.func)
+    head = callee.split(".")[0] if callee else None
+    module_call = head in module.aliases and hoist._canonical(module.aliases[head] + callee[len(head):]) is not None
+    positional = [arg for arg in expr.args if arg.keyword is None]
+    if module_call:  # tf.assign(var, value)
+        if len(positional) != 2 or len(expr.args) != 2:
+            return None
+        variable, value = positional[0].value, positional[1].value
+        placeholder = callee[: -len(method)] + "placeholder"
+    else:  # var.assign(value)
+        if len(positional) != 1 or len(expr.args) != 1:
+            return None
+        variable, value = expr.func.value, positional[0].value
+        placeholder = _placeholder_callee(module)
+        if placeholder is None:
+            return None
+    try:
+        variable_reads = hoist._reads(module, variable)
+        value_reads = hoist._reads(module, value)
+    except hoist._NotFixable:
+        return None
+    if variable_reads.names & loop_names or variable_reads.tf_calls or variable_reads.helpers:
+        return None
+    if value_reads.tf_calls or value_reads.helpers or not value_reads.names & loop_names:
+        return None  # a tensor value, or one that does not change (the plain hoist handles that)
+    code = module.module.code_for_node
+    word = hoist._word(variable)
+    value_name = _free(module, f"{word}_value")
+    op_name = _free(module, f"{method}_{word}_op")
+    variable_code, value_code = code(variable), code(value)
+    assign_code = (f"{callee}({variable_code}, {value_name})" if module_call
+                   else f"{variable_code}.{method}({value_name})")
+    anchor = hoist._anchor(module, loop, anchor_names | variable_reads.names)
+    start = module.positions[anchor].start
+    indent = hoist._indent(module.text, start.line, module.file.starts)
+    newline = module.newline
+    inserted = (f"{indent}{value_name} = {placeholder}({variable_code}.dtype.base_dtype, {variable_code}.shape){newline}"
+                f"{indent}{op_name} = {assign_code}{newline}")
+    edits = [Edit(start.line, 1, start.line, 1, inserted)]
+    where = module.positions[expr]
+    edits.append(Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, op_name))
+    entry = f"{value_name}: {value_code}"
+    feed = _feed_argument(run)
+    if feed is None:
+        edits.append(Edit(where.end.line, where.end.column + 1, where.end.line, where.end.column + 1,
+                          f", feed_dict={{{entry}}}"))
+    else:
+        feed_where = module.positions[feed]
+        if isinstance(feed, cst.Dict):
+            inner = f"{entry}, " if feed.elements else entry
+            edits.append(Edit(feed_where.start.line, feed_where.start.column + 2, feed_where.start.line,
+                              feed_where.start.column + 2, inner))
+        else:
+            edits.append(Edit(feed_where.start.line, feed_where.start.column + 1, feed_where.end.line,
+                              feed_where.end.column + 1, f"{{**{code(feed)}, {entry}}}"))
+    message = (f"Build `{op_name}` from the placeholder `{value_name}` once before the loop at line "
+               f"{module.positions[loop].start.line}, and feed the value per step (unsafe: the value must "
+               "be a Python or NumPy value, not a tensor)")
+    return Fix(UNSAFE, message, tuple(edits))
+
+
+def _feed_argument(run: cst.Call) -> Optional[cst.BaseExpression]:
+    """The feed of ``<session>.run(fetches, feed_dict, ...)``: its second positional argument or its
+    ``feed_dict=`` keyword."""
+    for index, arg in enumerate(run.args):
+        if arg.keyword is not None and arg.keyword.value == "feed_dict":
+            return arg.value
+        if arg.keyword is None and index == 1:
+            return arg.value
+    return None
+
+
+def _placeholder_callee(module) -> Optional[str]:
+    """``tf.placeholder`` spelled with the file's own TensorFlow import (``tf.compat.v1.placeholder``
+    when ``tf`` is TensorFlow 2's top-level module), or None without one."""
+    for local, dotted in sorted(module.aliases.items()):
+        if dotted == "tensorflow.compat.v1":
+            return f"{local}.placeholder"
+    for local, dotted in sorted(module.aliases.items()):
+        if dotted == "tensorflow":  # TF 1.x spelling where the file already uses TF 1.x names
+            v1 = any(f"{local}.{name}(" in module.text for name in ("placeholder", "Session", "InteractiveSession"))
+            return f"{local}.placeholder" if v1 else f"{local}.compat.v1.placeholder"
+    return None
+
+
+def _free(module, base: str) -> str:
+    import builtins
+
+    name, number = base, 2
+    while name in module.identifiers or name in module.taken or hasattr(builtins, name):
+        name, number = f"{base}_{number}", number + 1
+    module.taken.add(name)
+    return name

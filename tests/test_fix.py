@@ -1,0 +1,204 @@
+"""``graphguard check --fix``: every rule's INVALID examples against their expected fixed text, and the
+checks and file handling around a fix (issue 13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphguard.checker import Checker
+from graphguard.fix.edits import FIXABLE_CODES
+from graphguard.rules import RULES
+
+ROOT = Path(__file__).resolve().parents[1]
+LEAK = ("import tensorflow as tf\n\nwith tf.Session() as sess:\n    for step in range(1000):\n"
+        "        sess.run(train_op)\n        print(sess.run(tf.argmax(y, 1)))\n")
+FIXED = ("import tensorflow as tf\n\nargmax_op = tf.argmax(y, 1)\nwith tf.Session() as sess:\n"
+         "    for step in range(1000):\n        sess.run(train_op)\n        print(sess.run(argmax_op))\n")
+
+
+def graphguard(*args, cwd=None, stdin=None):
+    return subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _invalid():
+    for code, rule in RULES.items():
+        for index, source in enumerate(rule.INVALID):
+            yield pytest.param(code, index, source, rule.FIXES.get(index, source), id=f"{code}-{index}")
+
+
+@pytest.fixture(scope="module")
+def fixed_examples(tmp_path_factory):
+    """Every INVALID example as a file, fixed in one run with --fix --unsafe-fixes."""
+    folder = tmp_path_factory.mktemp("invalid")
+    for code, rule in RULES.items():
+        for index, source in enumerate(rule.INVALID):
+            (folder / f"{code}_{index}.py").write_text(source)
+    result = graphguard("--fix-only", "--unsafe-fixes", str(folder))
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.mark.parametrize(("code", "index", "source", "expected"), list(_invalid()))
+def test_invalid_example_fixes_to_its_expected_text(fixed_examples, code, index, source, expected):
+    path = fixed_examples / f"{code}_{index}.py"
+    text = path.read_text()
+    assert text == expected
+    compile(text, str(path), "exec")
+    if text != source:  # fewer findings of the fixable codes, and none that was not there before
+        before = [d for d in Checker().check_source(source.encode(), "x.py") if d.code in FIXABLE_CODES]
+        after = [d for d in Checker().check_source(text.encode(), "x.py") if d.code in FIXABLE_CODES]
+        assert len(after) < len(before)
+
+
+def test_fixing_twice_changes_nothing(fixed_examples):
+    before = {p.name: p.read_text() for p in fixed_examples.glob("*.py")}
+    result = graphguard("--fix-only", "--unsafe-fixes", str(fixed_examples))
+    assert result.returncode == 0 and "Fixed 0 findings." in result.stderr
+    assert {p.name: p.read_text() for p in fixed_examples.glob("*.py")} == before
+
+
+def test_look_alike_fixtures_are_never_edited():
+    result = graphguard("--diff", "--unsafe-fixes", str(ROOT / "fixtures" / "analysis" / "lookalike"))
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_diff_prints_without_writing_and_exits_1(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(LEAK)
+    result = graphguard("--diff", str(path))
+    assert result.returncode == 1
+    assert "+argmax_op = tf.argmax(y, 1)\n" in result.stdout and "-        print(sess.run(tf.argmax(y, 1)))\n" in result.stdout
+    assert "Would fix 1 finding." in result.stderr
+    assert path.read_text() == LEAK
+
+
+def test_fix_writes_reports_the_rest_and_keeps_bytes_mode_and_symlinks(tmp_path):
+    body = LEAK.replace("\n", "\r\n") + "    saver = tf.train.Saver()\r\n"  # the Saver is outside the loop
+    target = tmp_path / "real.py"
+    target.write_bytes(body.encode())
+    target.chmod(0o640)
+    link = tmp_path / "train.py"
+    link.symlink_to(target)
+    result = graphguard("--fix", str(link))
+    assert result.returncode == 0, result.stderr
+    assert "Found 1 finding (1 fixed, 0 remaining)." in result.stderr
+    assert link.is_symlink() and target.read_bytes() == (FIXED.replace("\n", "\r\n") + "    saver = tf.train.Saver()\r\n").encode()
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real.py", "train.py"]  # no temporary file left
+
+
+def test_remaining_findings_are_reported_and_unsafe_fixes_are_counted(tmp_path):
+    # The loop variable reaches the op: no fix. The helper call: an unsafe fix, not applied by --fix.
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\n\ndef head(x):\n    return tf.reduce_mean(x)\n\nsess = tf.Session()\n"
+        "for step in range(100):\n    sess.run(tf.constant(step))\n    loss = head(features)\n    sess.run(loss)\n")
+    result = graphguard("--fix", "train.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert [line.split()[1] for line in result.stdout.splitlines()] == ["GG105", "GG101"]
+    assert "Found 2 findings (0 fixed, 2 remaining); 1 more with --unsafe-fixes." in result.stderr
+    unsafe = graphguard("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    assert "Found 2 findings (1 fixed, 1 remaining)." in unsafe.stderr
+    assert "loss = head(features)\nfor step in range(100):" in (tmp_path / "train.py").read_text()
+
+
+def test_fix_only_reports_nothing_and_exits_0(tmp_path):
+    (tmp_path / "train.py").write_text(LEAK)
+    result = graphguard("--fix-only", "train.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "Fixed 1 finding." in result.stderr
+    assert (tmp_path / "train.py").read_text() == FIXED
+
+
+def test_stdin_gets_the_fixed_source_on_stdout(tmp_path):
+    result = graphguard("--fix", "--stdin-filename", "train.py", "-", stdin=LEAK, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, FIXED)
+
+
+def test_a_read_only_file_is_left_unchanged(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(LEAK)
+    path.chmod(0o444)
+    result = graphguard("--fix", str(path))
+    assert result.returncode == 2 and "the file is read-only; left unchanged" in result.stderr
+    assert path.read_text() == LEAK
+
+
+def test_json_and_sarif_carry_the_fix(tmp_path):
+    (tmp_path / "train.py").write_text(LEAK)
+    (item,) = json.loads(graphguard("--output-format", "json", "train.py", cwd=tmp_path).stdout)
+    assert item["fix"] == {
+        "applicability": "safe",
+        "message": "Build `argmax_op` once before the loop at line 4",
+        "edits": [
+            {"content": "argmax_op = tf.argmax(y, 1)\n", "location": {"row": 3, "column": 1},
+             "end_location": {"row": 3, "column": 1}},
+            {"content": "argmax_op", "location": {"row": 6, "column": 24}, "end_location": {"row": 6, "column": 39}},
+        ],
+    }
+    log = json.loads(graphguard("--output-format", "sarif", "train.py", cwd=tmp_path).stdout)
+    (fix,) = log["runs"][0]["results"][0]["fixes"]
+    replacements = fix["artifactChanges"][0]["replacements"]
+    assert replacements[1] == {"deletedRegion": {"startLine": 6, "startColumn": 24, "endLine": 6, "endColumn": 39},
+                               "insertedContent": {"text": "argmax_op"}}
+
+
+def test_a_fix_that_would_not_compile_is_dropped_with_a_note(monkeypatch):
+    from graphguard.fix import apply as apply_module
+    from graphguard.fix.edits import Edit, Fix
+
+    def broken(text, diagnostics):
+        return {d: Fix("safe", "break it", (Edit(1, 1, 1, 1, "(("),)) for d in diagnostics}
+
+    monkeypatch.setattr(apply_module, "propose_fixes", broken)
+    checker = Checker()
+    lint = lambda text: checker.check_source(text.encode(), "t.py")  # noqa: E731
+    result = apply_module.fix_text("t.py", LEAK, lint, unsafe=False)
+    assert result.fixed == LEAK and result.applied == []
+    assert result.note.startswith("a fix would not compile")
+
+
+def test_a_fix_that_leaves_its_finding_is_dropped(monkeypatch):
+    from graphguard.fix import apply as apply_module
+    from graphguard.fix.edits import Edit, Fix
+
+    def useless(text, diagnostics):  # adds a comment: compiles, changes nothing the linter sees
+        return {d: Fix("safe", "comment", (Edit(1, 1, 1, 1, "# hi\n"),)) for d in diagnostics} if "# hi" not in text else {}
+
+    monkeypatch.setattr(apply_module, "propose_fixes", useless)
+    checker = Checker()
+    result = apply_module.fix_text("t.py", LEAK, lambda text: checker.check_source(text.encode(), "t.py"), unsafe=False)
+    assert result.fixed == LEAK and "failed the re-lint check" in result.note
+
+
+def test_add_noqa_and_fix_are_exclusive(tmp_path):
+    (tmp_path / "train.py").write_text(LEAK)
+    result = graphguard("--fix", "--add-noqa", "train.py", cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+
+
+def test_check_without_fixes_never_loads_libcst(tmp_path):
+    (tmp_path / "train.py").write_text(LEAK)
+    code = ("import sys; from graphguard.cli import main; status = main(['check', '--no-cache', '-q', 'train.py']); "
+            "print('libcst' in sys.modules, status)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.stdout.split()[-2:] == ["False", "1"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="timing-free size check only")
+def test_a_ten_thousand_line_file_is_fixed(tmp_path):
+    # The speed itself is measured in bench/, not asserted; this keeps the large case working.
+    lines = ["import tensorflow as tf", "sess = tf.Session()"]
+    for block in range(500):
+        lines += [f"for step in range({block}, 10 ** 9):", "    sess.run(train_op)",
+                  f"    print(sess.run(tf.argmax(logits_{block}, 1)))"] + [f"    x_{block}_{i} = {i}" for i in range(16)]
+    (tmp_path / "big.py").write_text("\n".join(lines) + "\n")
+    assert len(lines) > 9_500
+    result = graphguard("--fix", "big.py", cwd=tmp_path)
+    assert result.returncode == 0 and "(500 fixed, 0 remaining)" in result.stderr
