@@ -349,3 +349,20 @@ def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):
     assert "module-level `numpy_sweep_leaking.ALL_MODELS` -> list[2] -> TwoLayerNet" in text
     assert "local `solvers` in main() -> dict[0.001] -> Solver" in text
     assert "GG202" in text or "(exit status 0: no findings)" in text  # shown, not judged
+
+
+@needs_tf
+def test_the_fixed_incorrect_script_trains_like_the_correct_one(runs):
+    # Issue 13: `graphguard check --fix --unsafe-fixes` on a copy of the incorrect script gives a script
+    # whose graph is flat after step 1 and that learns what the correct script learns.
+    reference = {"records": {demo.CORRECT: parse_steps(runs["train_correct"].stdout)},
+                 "accuracy": {demo.CORRECT: parse_accuracy(runs["train_correct"].stdout)}}
+    lines = []
+    relative = {demo.INCORRECT: "fixtures/demo/train_incorrect.py", demo.CORRECT: "fixtures/demo/train_correct.py"}
+    assert demo._fix(lambda line="": lines.append(line), relative, STEPS, reference) == [], "\n".join(lines)
+    text = "\n".join(lines)
+    assert "Found 7 findings (7 fixed, 0 remaining)." in text
+    import re
+
+    first, last = map(int, re.search(r"graph ops: (\d+) at step 1, (\d+) at step", text).groups())
+    assert first == last  # 109: the correct script's 102 plus the model call the incorrect one makes before its loop
