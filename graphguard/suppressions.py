@@ -127,9 +127,11 @@ def read_suppressions(source: bytes) -> FileSuppressions:
 def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
     """Suppress each of ``diagnostics`` (all in ``path``) with a ``# noqa: CODES`` comment.
 
-    The comment goes at the end of the finding's line (merged with the line's existing ``# noqa: ...``
-    comment, never with text inside a string), or, where that line ends inside a multi-line string or
-    with a backslash continuation, alone on a new line above it. Lines are the tokenizer's (``\\n``,
+    The comment goes at the end of the finding's line (its codes added after those of the line's
+    existing ``# noqa: ...`` comment, which is otherwise kept as written; never text inside a string);
+    where that line ends inside a multi-line string or with a backslash continuation, at the end of
+    the first later line of the reported expression that can take it; failing that, alone on a new
+    line above it. Lines are the tokenizer's (``\\n``,
     ``\\r\\n`` or ``\\r``; a form feed or U+2028 does not end one). The result must parse to the same
     syntax tree as before (comments only), or nothing is written. Nothing but the comments changes:
     encoding, line endings, a missing final newline, permissions and owner are kept. Writes atomically
@@ -150,9 +152,16 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
         lines.pop()
     newline = next((line[len(line.rstrip("\r\n")):] for line in lines if line.endswith(("\n", "\r"))), "\n")
     ends_inside, starts_inside, comments = _string_rows(source)
+    def takes_comment(row: int) -> bool:
+        return 1 <= row <= len(lines) and row not in ends_inside and not lines[row - 1].rstrip("\r\n").endswith("\\")
+
     by_row: dict[int, set] = {}
     for d in diagnostics:
-        by_row.setdefault(d.row, set()).add(d.code)
+        # The first line of the reported expression that can end with a comment: a line inside a
+        # multi-line string or continued with a backslash cannot, but a later line of the expression
+        # can (a suppression on any of its lines applies), which keeps every line number.
+        row = next((r for r in range(d.row, max(d.row, d.end_row) + 1) if takes_comment(r)), d.row)
+        by_row.setdefault(row, set()).add(d.code)
     changed, skipped = 0, []
     for row, codes in sorted(by_row.items(), reverse=True):  # bottom up: inserted lines shift rows below
         if row < 1 or row > len(lines):
@@ -165,9 +174,11 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
             match = _NOQA.search(body, column) if column is not None else None
             if match and match["codes"] is None:
                 continue  # a bare noqa already suppresses everything
-            if match:
-                merged = sorted(_codes(match["codes"]) | codes)
-                body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+            if match:  # the comment as written, the new codes after its own
+                new_codes = sorted(codes - _codes(match["codes"]))
+                if not new_codes:
+                    continue
+                body = body[: match.end()] + "".join(f", {code}" for code in new_codes) + body[match.end():]
             else:
                 body = body + "  # noqa: " + ", ".join(sorted(codes))
             lines[row - 1] = body + ending

@@ -204,3 +204,26 @@ def test_add_noqa_keeps_the_owner(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "# noqa: GG101" in path.read_text()
     assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322)
+
+
+def test_add_noqa_uses_a_later_line_of_the_expression_and_keeps_existing_comments(tmp_path):
+    # Regression (issue 12, fuzz pass): a finding on a line continued by a backslash or inside a
+    # multi-line string got a new comment line above it (every later line number shifted), and an
+    # existing '# NOQA:GG102,GG103' was rewritten as '# noqa: GG101, GG102, GG103'.
+    head = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n"
+    cases = {
+        "slash.py": (head + "    x = tf.argmax(y, 1) + \\\n        tf.argmax(z, 1); sess.run(x)\n",
+                     head + "    x = tf.argmax(y, 1) + \\\n        tf.argmax(z, 1); sess.run(x)  # noqa: GG106\n"),
+        "multiline.py": (head + '    sess.run(tf.argmax(y, """\n    multi\n    """))\n',
+                      head + '    sess.run(tf.argmax(y, """\n    multi\n    """))  # noqa: GG101\n'),
+        "kept.py": (head + "    sess.run(tf.argmax(y, 2))  # NOQA:GG102,GG103\n",
+                    head + "    sess.run(tf.argmax(y, 2))  # NOQA:GG102,GG103, GG101\n"),
+    }
+    for name, (source, _) in cases.items():
+        (tmp_path / name).write_text(source)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *a, *cases],
+                                    capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert run("--add-noqa").returncode == 0
+    for name, (_, expected) in cases.items():
+        assert (tmp_path / name).read_text() == expected
+    assert run().returncode == 0
