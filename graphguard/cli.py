@@ -224,7 +224,7 @@ def _run_check(args) -> int:
             return [d for d in _kept(again, config, selected, only=filename) if d.filename == filename]
 
         return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
-                         lambda found, out: _write(args, output_format, found, out))
+                         lambda found, out: _write(args, output_format, found, out, sources))
 
     if args.add_noqa:
         added, failed = 0, False
@@ -253,7 +253,7 @@ def _run_check(args) -> int:
         except OSError as error:
             raise UsageError(f"-o: {args.output_file}: {error.strerror}") from None
     try:
-        _write(args, output_format, diagnostics, out)
+        _write(args, output_format, diagnostics, out, sources)
     except BrokenPipeError:
         # `graphguard check | head`: stop quietly, but keep the exit status honest (pipefail).
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -332,7 +332,7 @@ def _kept(report, config, selected, only: str | None = None) -> list:
     return diagnostics
 
 
-def _write(args, output_format: str, diagnostics: list, out) -> None:
+def _write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:
     """Write the findings (or their counts with ``--statistics``) to ``out``, then flush and close it."""
     from graphguard.reporters import WRITERS
 
@@ -343,6 +343,8 @@ def _write(args, output_format: str, diagnostics: list, out) -> None:
                 counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
             for (code, name), count in sorted(counts.items()):
                 out.write(f"{count:>6}  {code}  {name}\n")
+        elif output_format == "full":
+            WRITERS[output_format](diagnostics, out, sources)
         else:
             WRITERS[output_format](diagnostics, out)
         out.flush()

@@ -8,9 +8,11 @@ requests), ``junit`` (one test suite per file, one failing test case per finding
 
 from __future__ import annotations
 
+import io
 import json
-import linecache
 import os
+import re
+import tokenize
 from typing import TextIO
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -36,18 +38,38 @@ def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
         out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
 
 
-def write_full(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    """Each finding with the source line it points at, underlined, and the line of its loop."""
+def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]:
+    """The lines of ``filename`` as checked: the bytes given on stdin for it, or the regular file read
+    within the size limit (never a FIFO or a device: that would hang or never end), decoded with its
+    coding cookie; ``[]`` when it cannot be read."""
+    if filename not in cache:
+        from graphguard.discovery import read_regular
+
+        try:
+            raw = sources[filename] if sources and filename in sources else read_regular(filename)
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            text = raw.decode(encoding, "replace")
+        except (OSError, SyntaxError, LookupError, UnicodeError, ValueError):
+            text = ""
+        cache[filename] = re.split(r"\r\n|\r|\n", text)
+    return cache[filename]
+
+
+def write_full(diagnostics: list[Diagnostic], out: TextIO, sources: dict | None = None) -> None:
+    """Each finding with the source line it points at, underlined, and the line of its loop.
+    ``sources`` holds the bytes of files not read from disk (stdin)."""
+    cache: dict = {}
     for d in diagnostics:
         out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
-        line = linecache.getline(d.filename, d.row).rstrip("\r\n")
+        lines = _source_lines(d.filename, sources, cache) if d.code != "GG002" else []
+        line = lines[d.row - 1] if 0 < d.row <= len(lines) else ""
         if line:
             width = len(str(max(d.row, d.loop_row or 0)))
             end = d.end_column if d.end_row == d.row else len(line) + 1
             out.write(f"{'':>{width}} |\n{d.row:>{width}} | {line}\n")
             out.write(f"{'':>{width}} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}\n")
             if d.loop_row is not None:
-                loop = linecache.getline(d.filename, d.loop_row).strip()
+                loop = lines[d.loop_row - 1].strip() if 0 < d.loop_row <= len(lines) else ""
                 out.write(f"{'':>{width}} = repeated by the loop at line {d.loop_row}: {loop}\n")
         out.write("\n")
 

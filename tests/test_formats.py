@@ -143,3 +143,24 @@ def test_file_names_cannot_forge_lines_and_sarif_uris_are_encoded(tmp_path):
     sarif = json_module.loads(run("--output-format", "sarif").stdout)
     uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"])
     assert uris == ["a%0Ab.py", "x%20%231%20%C3%A9.py"]
+
+
+def test_full_output_reads_sources_safely(tmp_path):
+    # Regression (issue 12, fuzz pass): `full` re-read every reported file with linecache, so a named
+    # FIFO hung, a /dev/zero symlink grew without bound, a UTF-16 coding cookie raised a traceback, and
+    # stdin findings showed the lines of the disk file named by --stdin-filename.
+    import os
+
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "u16.py").write_text("# coding: utf-16\nimport tensorflow as tf\n")
+    (tmp_path / "disk.py").write_text("X = 1\nY = 2\nZ = 3\nTHE DISK FILE\n")
+    run = lambda *a, stdin=None: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache",
+                                                 "--output-format", "full", *a], input=stdin, capture_output=True,
+                                                text=True, cwd=tmp_path, timeout=30)
+    for name in ("fifo.py", "u16.py"):
+        result = run(name)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    piped = run("-", "--stdin-filename", "disk.py",
+                stdin="import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))\n")
+    assert "4 |     sess.run(tf.argmax(y, 1))" in piped.stdout and "THE DISK FILE" not in piped.stdout
+    assert "repeated by the loop at line 3: for step in range(10):" in piped.stdout
