@@ -320,3 +320,28 @@ def test_jobs_1_and_jobs_n_agree_on_deeply_nested_code(tmp_path):
 def test_columns_in_latin1_files_and_after_a_byte_order_mark(source, column):
     # Regression (issue 12, item 10).
     assert [(d.code, d.column) for d in Checker().check_source(source, "t.py")] == [("GG101", column)]
+
+
+def test_workers_end_when_the_main_process_is_killed(tmp_path):
+    # Regression (issue 12, fuzz pass): SIGTERM to the main process alone left its workers running.
+    import signal
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n" + "    sess.run(tf.argmax(y, 1) + x)\n" * 400
+    for index in range(300):
+        (tmp_path / f"m{index}.py").write_text(body)
+    proc = subprocess.Popen([sys.executable, "-m", "graphguard", "check", "--no-cache", "-j", "2", "."], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(proc.pid)
+    deadline = time.time() + 30
+    while len(parent.children()) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    workers = parent.children()
+    assert workers, "no worker started"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == -signal.SIGTERM
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive
