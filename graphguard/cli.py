@@ -19,6 +19,7 @@ Errors are one line on stderr, never a traceback. Nothing is written to the user
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
@@ -476,6 +477,10 @@ def _count(number: int, noun: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if sys.stdout is None or sys.stderr is None:  # started with `>&-`: Python has no stream to write to
+        if sys.stderr is not None:
+            print("graphguard: error: standard output is closed", file=sys.stderr)
+        return EXIT_ERROR
     if argv[:1] == ["run"]:  # the script's arguments must reach it as given, so argparse stays out
         return _run_run(argv[1:])
     for stream in (sys.stdout, sys.stderr):
@@ -493,7 +498,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return EXIT_ERROR
         runner = {"check": _run_check, "clean": _run_clean, "rule": _run_rule, "demo": _run_demo}[args.command]
-        return runner(args)
+        status = runner(args)
+        sys.stdout.flush()  # here, not at exit: a full disk is an error line, not "Exception ignored"
+        return status
     except UsageError as error:
         print(f"graphguard: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -504,3 +511,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_CLEAN
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT):
+            raise
+        # Writing the output failed (`> /dev/full`, a full disk): one line, and nothing more to flush.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print(f"graphguard: error: cannot write the output: {error.strerror}", file=sys.stderr)
+        return EXIT_ERROR

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -292,3 +293,20 @@ def test_max_file_bytes_is_configurable_and_applies_to_stdin(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 0\n")
     bad = graphguard("check", ".", cwd=tmp_path)
     assert bad.returncode == 2 and "max-file-bytes: expected a whole number of bytes >= 1, got 0" in bad.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["check", "--show-files", "."], ["rule", "--all"], ["rule", "GG101"],
+                                  ["check", "--no-cache", "--output-format", "json", "."]])
+def test_a_full_disk_or_a_closed_stdout_is_one_line(tmp_path, args):
+    # Regression (issue 12, fuzz pass): `> /dev/full` and `>&-` ended in tracebacks.
+    (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n"
+                                   "    sess.run(tf.argmax(y, 1))\n")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "graphguard", *args], stdout=full, stderr=subprocess.PIPE,
+                                text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "No space left on device" in result.stderr
+    closed = subprocess.run([sys.executable, "-m", "graphguard", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path, timeout=60, preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 2 and closed.stderr == "graphguard: error: standard output is closed\n"
