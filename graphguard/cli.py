@@ -422,7 +422,25 @@ def _run_rule(args) -> int:
     raise UsageError(f"unknown rule code {args.code!r} (see 'graphguard rule --all')")
 
 
+def _missing(*modules: str) -> list[str]:
+    """The modules among ``modules`` that cannot be imported here (found without importing them)."""
+    import importlib.util
+
+    missing = []
+    for name in modules:
+        try:
+            if importlib.util.find_spec(name) is None:
+                missing.append(name)
+        except (ImportError, ValueError):
+            missing.append(name)
+    return missing
+
+
 def _run_demo(args) -> int:
+    missing = _missing("numpy", "tensorflow", "sklearn", "psutil")
+    if missing:
+        raise UsageError(f"the demo trains real models and needs {', '.join(missing)}: "
+                         "pip install 'graphguard[demo]'")
     if args.which == "sweep":
         from graphguard.demo import run_sweep_demo
 

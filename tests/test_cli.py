@@ -310,3 +310,27 @@ def test_a_full_disk_or_a_closed_stdout_is_one_line(tmp_path, args):
     closed = subprocess.run([sys.executable, "-m", "graphguard", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, cwd=tmp_path, timeout=60, preexec_fn=lambda: os.close(1))
     assert closed.returncode == 2 and closed.stderr == "graphguard: error: standard output is closed\n"
+
+
+_WITHOUT = """
+import importlib.util, sys
+real = importlib.util.find_spec
+hidden = set(sys.argv[1].split(","))
+importlib.util.find_spec = lambda name, *a: None if name in hidden else real(name, *a)
+from graphguard.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
+    # Regression (issue 12, fuzz pass items 10 and 20): a script's ModuleNotFoundError traceback, "0
+    # sessions guarded ... no graph growth", and the demo's child tracebacks on stdout.
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    run = subprocess.run([sys.executable, "-c", _WITHOUT, "tensorflow", "run", "hello.py"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=60)
+    assert (run.returncode, run.stdout) == (2, "") and len(run.stderr.splitlines()) == 1
+    assert "TensorFlow is not installed" in run.stderr
+    demo = subprocess.run([sys.executable, "-c", _WITHOUT, "numpy,sklearn", "demo"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert (demo.returncode, demo.stdout) == (2, "") and len(demo.stderr.splitlines()) == 1
+    assert "needs numpy, sklearn: pip install 'graphguard[demo]'" in demo.stderr

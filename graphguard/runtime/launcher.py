@@ -200,6 +200,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
         parser.error("--min-growth-steps must be >= 1")
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        parser.error("TensorFlow is not installed in this environment, so there is no session to guard "
+                     "(pip install tensorflow, or run with the Python that has it: python -m graphguard run ...)")
     if not os.path.isfile(args.script):
         parser.error(f"{args.script}: " + ("is a folder, not a script" if os.path.isdir(args.script)
                                            else "is not a regular file" if os.path.exists(args.script) else "no such file"))
