@@ -27,7 +27,7 @@ import re
 import tempfile
 
 from graphguard import __version__
-from graphguard.discovery import read_regular
+from graphguard.reading import read_regular
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

@@ -47,7 +47,7 @@ from graphguard.analysis.findings import Finding
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
-from graphguard.discovery import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
+from graphguard.reading import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
 

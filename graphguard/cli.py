@@ -283,7 +283,7 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     Only files with a fixable code are read again, and only they load libcst."""
     import dataclasses
 
-    from graphguard.discovery import read_regular
+    from graphguard.reading import read_regular
 
     from graphguard.fix.edits import FIXABLE_CODES
 

@@ -32,6 +32,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from graphguard.reading import read_regular
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -71,7 +73,7 @@ class Config:
     #: all (the product of their known trip counts: ``for case in (a, b, c)``, ``range(4)``), 0 to turn off
     max_bounded_iterations: int = 5
     #: Files larger than this many bytes are a GG002 finding instead of being read (a generated table,
-    #: a named ``/dev/zero``); default :data:`graphguard.discovery.MAX_FILE_BYTES`, 16 MiB
+    #: a named ``/dev/zero``); default :data:`graphguard.reading.MAX_FILE_BYTES`, 16 MiB
     max_file_bytes: int = 16 * 1024 * 1024
 
     # ------------------------------------------------------------------ paths
@@ -111,6 +113,10 @@ _KEYS = {
 }
 
 
+#: A ``pyproject.toml`` larger than this is not read (a real one is a few KiB; 500 MB were read whole).
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
 def find_config(start: str, notes: list[str] | None = None) -> str | None:
     """The closest ``pyproject.toml`` with a ``[tool.graphguard]`` table at or above ``start``. One
     that cannot be read is passed over with a line appended to ``notes`` (it may or may not be ours)."""
@@ -119,8 +125,7 @@ def find_config(start: str, notes: list[str] | None = None) -> str | None:
         candidate = os.path.join(folder, "pyproject.toml")
         if os.path.isfile(candidate):
             try:
-                with open(candidate, "rb") as handle:
-                    raw = handle.read()
+                raw = read_regular(candidate, MAX_CONFIG_BYTES, setting=None)
                 tool = tomllib.loads(raw.decode("utf-8")).get("tool", {})
                 if isinstance(tool, dict) and "graphguard" in tool:
                     return candidate
@@ -148,8 +153,7 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         raise ConfigError(f"{path}: is a folder, not a pyproject.toml")
     where = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        data = tomllib.loads(read_regular(path, MAX_CONFIG_BYTES, setting=None).decode("utf-8"))
     except OSError as error:
         raise ConfigError(f"{where}: cannot read configuration: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:

@@ -1,9 +1,8 @@
-"""Which files ``graphguard check PATH ...`` reads, and how a file is read safely."""
+"""Which files ``graphguard check PATH ...`` reads (how one is read: :mod:`graphguard.reading`)."""
 
 from __future__ import annotations
 
 import os
-import stat
 
 from graphguard.config import Config, gitignored
 
@@ -74,42 +73,3 @@ def find_python_files(paths: list[str], config: Config | None = None, force_excl
             seen.add(identity)
             unique.append(path)
     return unique
-
-
-#: The largest file read (bytes): anything larger is a GG002 finding ("file too large"), not a
-#: gigabyte read into memory (a named ``/dev/zero``, a generated table).
-MAX_FILE_BYTES = 16 * 1024 * 1024
-
-
-class FileTooLarge(OSError):
-    """Raised by :func:`read_regular` for a file over the size limit; ``strerror`` is the message."""
-
-
-def _size(count: int) -> str:
-    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count:,} bytes"
-
-
-def too_large(size: int, limit: int) -> str:
-    """The GG002 message for a file of ``size`` bytes over the ``limit`` (``max-file-bytes``)."""
-    return f"file too large ({_size(size)}; graphguard reads up to {_size(limit)}: max-file-bytes)"
-
-
-def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file ``path``. Raises ``OSError`` with a one-line ``strerror`` for
-    anything else: a FIFO or device (opened without blocking, never read: it would hang or never
-    end), a folder (with the error that listing it gives: a walk yields a folder it cannot list), or a
-    file over ``limit`` bytes (:class:`FileTooLarge`)."""
-    if os.path.isdir(path):  # a folder a walk could not list
-        os.scandir(path).close()
-        raise OSError(0, "a folder, not a file")
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file (a pipe, a device or a folder)")
-        if info.st_size > limit:
-            raise FileTooLarge(0, too_large(info.st_size, limit))
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(limit + 1)
-    finally:
-        os.close(descriptor)

@@ -43,7 +43,7 @@ def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]
     within the size limit (never a FIFO or a device: that would hang or never end), decoded with its
     coding cookie; ``[]`` when it cannot be read."""
     if filename not in cache:
-        from graphguard.discovery import read_regular
+        from graphguard.reading import read_regular
 
         try:
             raw = sources[filename] if sources and filename in sources else read_regular(filename)

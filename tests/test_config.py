@@ -192,3 +192,21 @@ def test_empty_codes_and_a_utf16_configuration_are_errors(project):
     (project / "pyproject.toml").write_bytes("[tool.graphguard]\nselect = [\"GG1\"]\n".encode("utf-16"))
     result = graphguard("check", ".", cwd=project)
     assert result.returncode == 2 and "pyproject.toml: invalid TOML: not UTF-8 text" in result.stderr
+
+
+def test_a_huge_pyproject_is_not_read_whole(tmp_path):
+    # Regression (issue 12, fuzz pass item 11): a 500 MB pyproject.toml was read into memory.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_bytes(b"[tool.graphguard]\n")
+    os.truncate(tmp_path / "pyproject.toml", 64 * 1024 * 1024)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "."], capture_output=True,
+                            text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0
+    assert "cannot read" in result.stderr and "file too large (64.0 MiB; graphguard reads up to 4.0 MiB)" in result.stderr
+    named = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--config", "pyproject.toml", "."],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert named.returncode == 2 and len(named.stderr.splitlines()) == 1 and "file too large" in named.stderr

@@ -27,7 +27,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     """Fix, write or show, report; returns the exit status. ``relint(filename, bytes)`` lints one file's
     new bytes in the run's context and returns its reported findings; ``write(findings, out)`` prints
     findings in the chosen output format."""
-    from graphguard.discovery import read_regular
+    from graphguard.reading import read_regular
     from graphguard.fix.edits import FIXABLE_CODES
     from graphguard.fix.apply import decode, encode_like, fix_text
     from graphguard.suppressions import write_keeping
