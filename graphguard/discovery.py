@@ -30,6 +30,19 @@ def _walk(root: str, config: Config):
         stack.extend(reversed(subdirs))
 
 
+def _named(path: str) -> bool:
+    """Whether ``path``, named on the command line, is something to report on: it exists, or it cannot
+    be looked at (a folder on the way that may not be entered, a symbolic-link loop): reading it then
+    gives a GG002 finding with the reason, not "no such file". A broken link is missing, as for ruff."""
+    try:
+        os.stat(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # EACCES, ELOOP, ENAMETOOLONG...: said by the GG002 finding
+
+
 def find_python_files(paths: list[str], config: Config | None = None, force_exclude: bool = False) -> list[str]:
     """Python files under ``paths``, sorted and without duplicates.
 
@@ -37,7 +50,7 @@ def find_python_files(paths: list[str], config: Config | None = None, force_excl
     folders are searched recursively, skipping what ``config`` excludes (by default version control,
     caches, build output, ``node_modules``, ``*.egg-info``), any folder holding a ``pyvenv.cfg``, and,
     with ``respect-gitignore`` (the default), files git ignores. Raises ``FileNotFoundError`` naming
-    the first path that does not exist. With ``force_exclude`` (what the pre-commit hook passes),
+    the first path that does not exist (a path that exists but cannot be looked at is kept: GG002). With ``force_exclude`` (what the pre-commit hook passes),
     files named explicitly are excluded by the same rules.
     """
     config = config or Config()
@@ -47,7 +60,7 @@ def find_python_files(paths: list[str], config: Config | None = None, force_excl
         if os.path.isdir(path):
             for file in _walk(path, config):
                 walked[os.path.normpath(file)] = None
-        elif os.path.exists(path):
+        elif _named(path):
             explicit[os.path.normpath(path)] = None
         else:
             raise FileNotFoundError(path)

@@ -334,3 +334,14 @@ def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
                           cwd=tmp_path, timeout=60)
     assert (demo.returncode, demo.stdout) == (2, "") and len(demo.stderr.splitlines()) == 1
     assert "needs numpy, sklearn: pip install 'graphguard[demo]'" in demo.stderr
+
+
+def test_a_named_path_that_cannot_be_looked_at_is_gg002_not_missing(tmp_path):
+    # Regression (issue 12, fuzz pass item 13): a symbolic-link loop (or a file in a folder that may
+    # not be entered) named on the command line was "no such file or directory", exit 2.
+    os.symlink("loop2.py", tmp_path / "loop1.py")
+    os.symlink("loop1.py", tmp_path / "loop2.py")
+    result = graphguard("check", "--no-cache", "loop1.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == "loop1.py:1:1: GG002 io-error: cannot read file: Too many levels of symbolic links\n"
+    assert graphguard("check", "--no-cache", "absent.py", cwd=tmp_path).returncode == 2
