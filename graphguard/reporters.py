@@ -32,6 +32,21 @@ def shown(filename: str) -> str:
                    for c in filename)
 
 
+def _text(name: str) -> str:
+    """A file name as Unicode text for JSON and XML: bytes that are not UTF-8 (kept by Python as lone
+    surrogates, which strict parsers reject) as ``\\xff`` escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold (control characters, lone surrogates) escaped."""
+    text = _text(text)
+    return _NOT_XML.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """One line a finding, ``path:row:col: CODE name: message``: clickable in editors and terminals."""
     for d in diagnostics:
@@ -79,7 +94,7 @@ def _json_item(d: Diagnostic) -> dict:
         "code": d.code,
         "name": d.name,
         "message": d.message,
-        "filename": os.path.abspath(d.filename),
+        "filename": _text(os.path.abspath(d.filename)),
         "location": {"row": d.row, "column": d.column},
         "end_location": {"row": d.end_row, "column": d.end_column},
         "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
@@ -132,13 +147,14 @@ def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
     for d in diagnostics:
         by_file.setdefault(d.filename, []).append(d)
     for filename, items in by_file.items():
-        suite = ElementTree.SubElement(root, "testsuite", name=filename, tests=str(len(items)),
+        name = _xml(filename)  # a control character in a file name made the XML unreadable
+        suite = ElementTree.SubElement(root, "testsuite", name=name, tests=str(len(items)),
                                        failures=str(len(items)))
         for d in items:
             case = ElementTree.SubElement(suite, "testcase", name=f"{d.code} {d.name}",
-                                          classname=f"{filename}:{d.row}:{d.column}")
-            failure = ElementTree.SubElement(case, "failure", message=d.message, type=d.code)
-            failure.text = f"{filename}:{d.row}:{d.column}: {d.code} {d.message}"
+                                          classname=f"{name}:{d.row}:{d.column}")
+            failure = ElementTree.SubElement(case, "failure", message=_xml(d.message), type=d.code)
+            failure.text = f"{shown(name)}:{d.row}:{d.column}: {d.code} {_xml(d.message)}"
     ElementTree.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ElementTree.tostring(root, encoding="unicode"))

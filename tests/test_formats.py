@@ -164,3 +164,20 @@ def test_full_output_reads_sources_safely(tmp_path):
                 stdin="import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))\n")
     assert "4 |     sess.run(tf.argmax(y, 1))" in piped.stdout and "THE DISK FILE" not in piped.stdout
     assert "repeated by the loop at line 3: for step in range(10):" in piped.stdout
+
+
+def test_junit_and_json_stay_parsable_with_any_file_name(tmp_path):
+    # Regression (issue 12, fuzz pass items 14 and 18): control characters in a file name made the
+    # JUnit XML invalid, and a name that is not UTF-8 came out in JSON as lone surrogates.
+    import os
+    import xml.dom.minidom
+
+    body = b"import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n    sess.run(tf.argmax(y, 1))\n"
+    (tmp_path / "ctrl\x01\x1b[31m\nx.py").write_bytes(body)
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xff.py"), "wb") as handle:
+        handle.write(body)
+    run = lambda fmt: subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--output-format",
+                                      fmt, "."], capture_output=True, cwd=tmp_path, timeout=60).stdout
+    xml.dom.minidom.parseString(run("junit"))
+    names = sorted(item["filename"].rsplit("/", 1)[1] for item in json.loads(run("json").decode("utf-8", "strict")))
+    assert names == ["bad\\xff.py", "ctrl\x01\x1b[31m\nx.py"]
