@@ -129,12 +129,15 @@ class FactsCache:
 
     @staticmethod
     def key(path: str) -> tuple | None:
-        """(modification time in ns, size in bytes) of ``path``, or None when it cannot be read."""
+        """(modification time in ns, size in bytes, status-change time in ns, inode) of ``path``, or None
+        when it cannot be read. The change time is set by the kernel on every write and cannot be set
+        back (``touch -r`` restores the modification time only), so an edit that keeps the size and
+        the modification time still misses the cache."""
         try:
             stat = os.stat(path)
         except OSError:
             return None
-        return (stat.st_mtime_ns, stat.st_size)
+        return (stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino)
 
     def get(self, path: str, key: tuple):
         if self._entries is None:

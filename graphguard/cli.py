@@ -129,7 +129,7 @@ def _selection(args, config) -> set[str]:
     default = set(known) - OFF_BY_DEFAULT
     if args.select is not None:
         selected = _expand(args.select, known, "--select")
-    elif config.select:
+    elif config.select is not None:
         selected = _expand(config.select, known, "select")
     else:
         selected = default
@@ -159,6 +159,10 @@ def _run_check(args) -> int:
         raise UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
     if args.stdin_filename and not stdin:
         raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
+    for flag, value in (("--config", args.config), ("--cache-dir", args.cache_dir), ("-o", args.output_file),
+                        ("--stdin-filename", args.stdin_filename)):
+        if value == "":
+            raise UsageError(f"{flag}: an empty path")
     start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
     try:
         notes: list[str] = []
@@ -174,6 +178,8 @@ def _run_check(args) -> int:
         raise UsageError(str(error)) from None
     selected = _selection(args, config)
     output_format = args.output_format or config.output_format or "concise"
+    if args.statistics and output_format not in ("concise", "full", "json", "json-lines"):
+        raise UsageError(f"--statistics prints text or JSON, not {output_format}")
 
     sources = None
     if stdin:
@@ -189,8 +195,10 @@ def _run_check(args) -> int:
             for note in _excluded_notes(paths, files, config):
                 print(note, file=sys.stderr)
     if args.show_files:
+        from graphguard.reporters import shown
+
         for file in files:
-            print(file)
+            print(shown(file))  # a newline in a name must not make two lines
         return EXIT_CLEAN
 
     if args.jobs is not None and args.jobs < 1:
@@ -342,8 +350,17 @@ def _write(args, output_format: str, diagnostics: list, out, sources: dict | Non
             counts: dict[tuple[str, str], int] = {}
             for d in diagnostics:
                 counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
-            for (code, name), count in sorted(counts.items()):
-                out.write(f"{count:>6}  {code}  {name}\n")
+            if output_format in ("json", "json-lines"):  # ruff's shape: code, name, count
+                import json
+
+                items = [{"code": code, "name": name, "count": count} for (code, name), count in sorted(counts.items())]
+                if output_format == "json":
+                    out.write(json.dumps(items, indent=2) + "\n")
+                else:
+                    out.write("".join(json.dumps(item) + "\n" for item in items))
+            else:
+                for (code, name), count in sorted(counts.items()):
+                    out.write(f"{count:>6}  {code}  {name}\n")
         elif output_format == "full":
             WRITERS[output_format](diagnostics, out, sources)
         else:

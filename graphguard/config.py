@@ -59,7 +59,8 @@ class Config:
 
     root: str = "."
     path: str | None = None
-    select: list = field(default_factory=list)
+    #: None: not set (every rule but GG900); ``[]``: no rule, as in ruff (GG001/GG002 are still said)
+    select: list | None = None
     extend_select: list = field(default_factory=list)
     ignore: list = field(default_factory=list)
     per_file_ignores: dict = field(default_factory=dict)

@@ -345,3 +345,25 @@ def test_a_named_path_that_cannot_be_looked_at_is_gg002_not_missing(tmp_path):
     assert result.returncode == 1
     assert result.stdout == "loop1.py:1:1: GG002 io-error: cannot read file: Too many levels of symbolic links\n"
     assert graphguard("check", "--no-cache", "absent.py", cwd=tmp_path).returncode == 2
+
+
+def test_statistics_empty_paths_select_none_and_a_stale_cache(tmp_path):
+    # Regressions (issue 12, fuzz pass items 15, 16, 18).
+    (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n"
+                                   "    sess.run(tf.argmax(y, 1))\n")
+    stats = graphguard("check", "--no-cache", "-q", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1}]
+    sarif = graphguard("check", "--no-cache", "--statistics", "--output-format", "sarif", ".", cwd=tmp_path)
+    assert sarif.returncode == 2 and "--statistics prints text or JSON" in sarif.stderr
+    for flag in ("--config", "--cache-dir", "-o"):
+        empty = graphguard("check", flag, "", ".", cwd=tmp_path)
+        assert empty.returncode == 2 and f"{flag}: an empty path" in empty.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nselect = []\n")
+    assert graphguard("check", "--no-cache", ".", cwd=tmp_path).returncode == 0  # no rule selected, as in ruff
+    (tmp_path / "pyproject.toml").unlink()
+    # An edit that keeps the size and restores the modification time (touch -r) still misses the cache.
+    assert graphguard("check", ".", cwd=tmp_path).returncode == 1
+    info = os.stat(tmp_path / "a.py")
+    (tmp_path / "a.py").write_text((tmp_path / "a.py").read_text().replace("tf.argmax", "np.argmax"))
+    os.utime(tmp_path / "a.py", ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert graphguard("check", ".", cwd=tmp_path).returncode == 0
