@@ -258,9 +258,10 @@ def _run_check(args) -> int:
     out = sys.stdout
     if args.output_file:
         try:
-            out = open(args.output_file, "w", encoding="utf-8")
+            out = open_output(args.output_file)
         except OSError as error:
-            raise UsageError(f"-o: {args.output_file}: {error.strerror}") from None
+            reason = "a pipe that nothing reads" if error.errno == errno.ENXIO else error.strerror
+            raise UsageError(f"-o: {args.output_file}: {reason}") from None
     try:
         _write(args, output_format, diagnostics, out, sources)
     except BrokenPipeError:
@@ -339,6 +340,19 @@ def _kept(report, config, selected, only: str | None = None) -> list:
             diagnostics.extend(suppressions.unused(filename, frozenset(selected)))
     diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
     return diagnostics
+
+
+def open_output(path: str):
+    """``-o FILE`` opened for writing text. A FIFO nobody reads is refused (``ENXIO``) instead of
+    blocking forever; raises ``OSError`` as ``open`` does."""
+    if os.name == "nt":  # no FIFOs to fear, no fcntl
+        return open(path, "w", encoding="utf-8")
+    import fcntl
+
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+    fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)  # writes then block as usual
+    return os.fdopen(descriptor, "w", encoding="utf-8")
 
 
 def _write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:

@@ -367,3 +367,11 @@ def test_statistics_empty_paths_select_none_and_a_stale_cache(tmp_path):
     (tmp_path / "a.py").write_text((tmp_path / "a.py").read_text().replace("tf.argmax", "np.argmax"))
     os.utime(tmp_path / "a.py", ns=(info.st_atime_ns, info.st_mtime_ns))
     assert graphguard("check", ".", cwd=tmp_path).returncode == 0
+
+
+def test_output_to_a_pipe_nobody_reads_is_refused(tmp_path):
+    # Regression (issue 12, fuzz pass item 19): `-o fifo` without a reader blocked forever.
+    os.mkfifo(tmp_path / "out")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = graphguard("check", "--no-cache", "-o", "out", "a.py", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr == "graphguard: error: -o: out: a pipe that nothing reads\n"

@@ -90,7 +90,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         if not args.fix_only:
             out = sys.stdout
             if args.output_file:
-                out = open(args.output_file, "w", encoding="utf-8")
+                from graphguard.cli import open_output
+
+                out = open_output(args.output_file)
             write(remaining, out)
 
     if not args.quiet:
