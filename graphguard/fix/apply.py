@@ -61,11 +61,12 @@ def _key(d) -> tuple:
     return (d.code, d.message.split(" on every ", 1)[0])
 
 
-def fix_text(path: str, text: str, lint: Callable[[str], list], unsafe: bool) -> FileFix:
+def fix_text(path: str, text: str, lint: Callable[[str], list], unsafe: bool, first: list | None = None) -> FileFix:
     """Fix ``text`` (the file ``path``) with the fixes :func:`propose_fixes` proposes for the findings
-    ``lint(text)`` returns (in the project's context, suppressions applied); ``unsafe`` also applies
-    unsafe fixes. Never raises for a fix that fails a check: see :class:`FileFix`."""
-    first = lint(text)
+    ``lint(text)`` returns (in the project's context, suppressions applied); ``first``: those findings
+    when the caller has them already. ``unsafe`` also applies unsafe fixes. Never raises for a fix
+    that fails a check: see :class:`FileFix`."""
+    first = lint(text) if first is None else first
     result = FileFix(path, text, text, remaining=first)
     current, findings, applied = text, first, []
     for _ in range(MAX_PASSES):

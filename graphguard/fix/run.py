@@ -47,7 +47,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
                   file=sys.stderr)
             continue
         result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
-                          unsafe=args.unsafe_fixes)
+                          unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
         hidden += result.hidden
         if result.note:
             print(f"graphguard: warning: {filename}: {result.note}", file=sys.stderr)
