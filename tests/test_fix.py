@@ -202,3 +202,13 @@ def test_a_ten_thousand_line_file_is_fixed(tmp_path):
     assert len(lines) > 9_500
     result = graphguard("--fix", "big.py", cwd=tmp_path)
     assert result.returncode == 0 and "(500 fixed, 0 remaining)" in result.stderr
+
+
+def test_a_helper_called_for_its_effect_is_never_moved(tmp_path):
+    # Moving `save_checkpoint(sess, "ckpt")` out of the loop would save once instead of every step.
+    source = ("import tensorflow as tf\n\ndef save_checkpoint(sess, path):\n    saver = tf.train.Saver()\n"
+              "    saver.save(sess, path)\n\nsess = tf.Session()\nfor step in range(1000):\n    sess.run(train_op)\n"
+              "    save_checkpoint(sess, \"ckpt\")\n")
+    (tmp_path / "train.py").write_text(source)
+    result = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")

@@ -478,6 +478,10 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
     facts = _loop_facts(module, loop)
     if facts.changes_graph:
         raise _NotFixable("the loop resets or replaces the default graph")
+    if through and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is expr:
+        # `save_checkpoint(sess, step)`: called for what it does (saving, logging), not for a value.
+        # Moving the call would do that once; the fix belongs inside the helper (build its Saver once).
+        raise _NotFixable("a helper called for its effect builds the ops; build them once inside it")
     reads = _reads(module, expr, trusted=None if through else expr if isinstance(expr, cst.Call) else None)
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
