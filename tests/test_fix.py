@@ -212,3 +212,15 @@ def test_a_helper_called_for_its_effect_is_never_moved(tmp_path):
     (tmp_path / "train.py").write_text(source)
     result = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
+    # A Saver or initializer saves what exists when it is built: it must stay after build_model(),
+    # even though it reads no name that block binds.
+    source = ("import tensorflow as tf\n\nwith tf.Session() as sess:\n    logits = build_model(images)\n"
+              "    sess.run(tf.global_variables_initializer())\n    for step in range(1000):\n        sess.run(train_op)\n"
+              "        if step % 100 == 0:\n            tf.train.Saver().save(sess, \"ckpt\")\n")
+    (tmp_path / "train.py").write_text(source)
+    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    assert "    sess.run(tf.global_variables_initializer())\n    saver = tf.train.Saver()\n    for step" in \
+        (tmp_path / "train.py").read_text()

@@ -60,6 +60,8 @@ _MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN
 #: Builders that capture what the graph holds when they are built: moved only when nothing else in the
 #: loop may add variables or summaries before them.
 _CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
+#: Calls that read what the graph holds when they run (collections, variable lists, merge_all).
+_CAPTURING_NAMES = re.compile(r"merge_all|get_collection|(?:trainable|global|local|all|model|moving_average)_variables")
 _GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.backend.clear_session",
                              "tf.train.import_meta_graph", "tf.import_graph_def"})
 
@@ -501,7 +503,7 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
     if mutated:
         raise _NotFixable(f"the loop assigns attributes or items of {', '.join(mutated)}")
     effects = {effect_of(name) for name in reads.tf_calls}
-    capturing = bool(effects & _CAPTURING) or "tf.summary.merge_all" in reads.tf_calls
+    capturing = bool(effects & _CAPTURING) or any(_CAPTURING_NAMES.search(name) for name in reads.tf_calls)
     if capturing and _builds_more(module, loop, expr, others):
         raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
                           "initializer would miss; those are fixed first")
@@ -516,7 +518,7 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
 
     text, newline = module.text, module.newline
     starts = file.starts
-    anchor = _anchor(module, loop, reads.names)
+    anchor = _anchor(module, loop, reads.names, capturing)
     anchor_start = module.positions[anchor].start
     indent = _indent(text, anchor_start.line, starts)
     insert_at = (anchor_start.line, 1)
@@ -566,11 +568,13 @@ def _builds_more(module: _Module, loop: cst.CSTNode, expr: cst.CSTNode, others: 
 _GRAPH_CONTEXTS = re.compile(r"as_default|scope|device|control_dependencies|colocate|Graph|graph|gradient_override")
 
 
-def _anchor(module: _Module, loop: cst.CSTNode, names: set) -> cst.CSTNode:
+def _anchor(module: _Module, loop: cst.CSTNode, names: set, capturing: bool = False) -> cst.CSTNode:
     """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
     wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
     GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
-    bind. Graph, scope and device contexts are never left."""
+    bind. Graph, scope and device contexts are never left. ``capturing`` code (a Saver, an initializer,
+    a collection read) does not climb above a block that builds anything before the loop: it would
+    miss what that builds."""
     anchor = loop
     node = module.parents.get(loop)
     while isinstance(node, cst.IndentedBlock):
@@ -588,9 +592,26 @@ def _anchor(module: _Module, loop: cst.CSTNode, names: set) -> cst.CSTNode:
             bound |= _assigned_names(statement)
         if bound & names:
             break
+        if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in _calls(statement)):
+            break
         anchor = owner
         node = module.parents.get(owner)
     return anchor
+
+
+def _calls(node: cst.CSTNode) -> Iterable[cst.Call]:
+    if isinstance(node, cst.Call):
+        yield node
+    for child in node.children:
+        yield from _calls(child)
+
+
+def _only_runs(call: cst.Call) -> bool:
+    """A call that builds no op: a session run, a print, a builtin."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value in ("run", "eval", "save", "restore", "add_summary", "flush", "close", "info",
+                                        "debug", "warning", "write", "append")
+    return isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value)
 
 
 def _names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
