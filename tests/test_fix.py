@@ -224,3 +224,30 @@ def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
     assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
     assert "    sess.run(tf.global_variables_initializer())\n    saver = tf.train.Saver()\n    for step" in \
         (tmp_path / "train.py").read_text()
+
+
+def test_only_helpers_of_this_file_that_build_nothing_but_ops_are_moved(tmp_path):
+    # Regression (issue 13, judged on public repositories): unsafe fixes moved helpers that run the
+    # session or do something (an accuracy printed 20 times was computed once, before training; a
+    # target-network sync, a checkpoint save and a whole training step ran once).
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\n\n"
+        "def compute_accuracy(xs):\n    result = tf.reduce_mean(xs)\n    return sess.run(result)\n\n"
+        "def head(x):\n    with tf.variable_scope('head', reuse=tf.AUTO_REUSE):\n        return tf.layers.dense(x, 10)\n\n"
+        "sess = tf.Session()\nfor i in range(1000):\n    sess.run(train_step)\n    logits = head(features)\n"
+        "    print(compute_accuracy(test_images))\n    brain.update_target_network()\n")
+    result = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    moved = [line for line in result.stdout.splitlines() if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
+    assert moved == ["+logits = head(features)", "-    logits = head(features)"]
+
+
+def test_a_file_writer_moves_only_as_an_unsafe_fix_and_diffs_apply(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
+        "    writer = tf.summary.FileWriter('logs')\n    writer.add_summary(sess.run(merged), step)")  # no final newline
+    assert graphguard("--diff", "train.py", cwd=tmp_path).stdout == ""
+    diff = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path).stdout
+    assert diff.endswith("     writer.add_summary(sess.run(merged), step)\n\\ No newline at end of file\n")
+    (tmp_path / "train.diff").write_text(diff)
+    applied = subprocess.run(["git", "apply", "--check", "train.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr

@@ -50,11 +50,16 @@ class FileFix:
     remaining: list = field(default_factory=list)
     note: str = ""
     hidden: int = 0
+    remaining_before: list = field(default_factory=list)  #: the findings of ``original``
 
     def diff(self) -> str:
-        """A unified diff from the original to the fixed text (``""`` when unchanged)."""
-        return "".join(difflib.unified_diff(self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True),
-                                            fromfile=self.path, tofile=self.path))
+        """A unified diff from the original to the fixed text (``""`` when unchanged), as ``diff -u``
+        writes it: a last line without a newline is followed by ``\\ No newline at end of file``, so
+        ``git apply`` and ``patch`` take it."""
+        lines = difflib.unified_diff(self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True),
+                                     fromfile=self.path, tofile=self.path)
+        return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
 
 
 def _key(d) -> tuple:
@@ -98,7 +103,7 @@ def fix_text(path: str, text: str, lint: Callable[[str], list], unsafe: bool, fi
         what = f"it would add {sorted(new_kinds)[0][0]}" if new_kinds else "it would not remove a finding"
         result.note = f"the fixed file failed the re-lint check ({what}); left unchanged"
         return result
-    result.fixed, result.applied, result.remaining = current, applied, findings
+    result.fixed, result.applied, result.remaining_before, result.remaining = current, applied, first, findings
     return result
 
 

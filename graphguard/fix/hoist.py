@@ -60,6 +60,10 @@ _MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN
 #: Builders that capture what the graph holds when they are built: moved only when nothing else in the
 #: loop may add variables or summaries before them.
 _CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
+#: Methods called for what they do, not for a value: a helper calling one is never moved.
+_EFFECT_METHODS = frozenset({"run", "eval", "save", "restore", "write", "dump", "add_summary", "flush", "close",
+                             "append", "extend", "update", "insert", "pop", "remove", "clear", "put", "send",
+                             "info", "debug", "warning", "error", "log", "print", "savefig", "show"})
 #: Calls that read what the graph holds when they run (collections, variable lists, merge_all).
 _CAPTURING_NAMES = re.compile(r"merge_all|get_collection|(?:trainable|global|local|all|model|moving_average)_variables")
 _GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.backend.clear_session",
@@ -105,9 +109,66 @@ class _File:
                 head = dotted.split(".")[0] if dotted else None
                 if head in self.aliases:
                     self.aliases.setdefault(node.targets[0].id, self.aliases[head] + dotted[len(head):])
+        #: module-level functions, by name: a helper moved by an unsafe fix must be one of them
+        self.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        self._pure: dict[str, bool] = {}
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[_Module]] = {}
+
+    def builds_only(self, name: str) -> bool:
+        """Whether the module-level function ``name`` of this file does nothing a caller could miss if
+        it ran once instead of per iteration: it runs no session, writes nothing, prints nothing,
+        declares no ``global``, changes no object it did not create, and calls only TensorFlow,
+        NumPy (not its random module), pure builtins and other such functions of this file
+        (``model(images)`` in the demo). Calls of it may then move as unsafe fixes."""
+        if name in self._pure:
+            return self._pure[name]
+        self._pure[name] = False  # recursion: assume not until shown
+        function = self.functions.get(name)
+        self._pure[name] = function is not None and self._pure_body(function)
+        return self._pure[name]
+
+    def _pure_body(self, function: ast.FunctionDef) -> bool:
+        local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)):
+                return False
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                for target in targets:
+                    root = target
+                    while isinstance(root, (ast.Attribute, ast.Subscript)):
+                        root = root.value
+                    if target is not root and not (isinstance(root, ast.Name) and root.id in local):
+                        return False  # changes an object it did not create
+            if not isinstance(node, ast.Call):
+                continue
+            dotted = _ast_dotted(node.func)
+            if dotted is None:
+                if isinstance(node.func, ast.Attribute) and node.func.attr in _EFFECT_METHODS:
+                    return False
+                continue  # a method on a computed value: tf.train.AdamOptimizer(lr).minimize(loss)
+            head, _, rest = dotted.partition(".")
+            imported = self.aliases.get(head)
+            if imported is not None:
+                if _canonical(imported + ("." + rest if rest else "")) is not None:
+                    continue
+                if imported.split(".")[0] in ("numpy", "np") and ".random" not in "." + rest:
+                    continue
+                return False
+            if "." in dotted:
+                if head not in local or dotted.rsplit(".", 1)[1] in _EFFECT_METHODS:
+                    return False
+                continue
+            if dotted in _PURE_BUILTINS or dotted in local:
+                continue
+            if not self.builds_only(dotted):
+                return False
+        return True
 
     def region(self, row: int) -> Optional["_Module"]:
         """The top-level statement holding ``row``, parsed with libcst (None: not parsable alone)."""
@@ -208,6 +269,7 @@ class _Reads:
     tf_calls: list = field(default_factory=list)  #: canonical TF names called
     helpers: list = field(default_factory=list)  #: project callables called (unsafe)
     creates_variables: bool = False
+    opens_files: bool = False  #: a FileWriter: one event file instead of one per iteration
 
 
 def _reads(module: _Module, expr: cst.BaseExpression, trusted: Optional[cst.Call] = None) -> _Reads:
@@ -274,14 +336,15 @@ def _reads(module: _Module, expr: cst.BaseExpression, trusted: Optional[cst.Call
             if name is None:
                 if imported.split(".")[0] in ("numpy", "np") and ".random" not in "." + rest:
                     return  # NumPy computes values from its arguments (its random module does not)
-                reads.helpers.append(dotted)
-                return
+                raise _NotFixable(f"it calls {dotted}, whose code is in another module")
             effect = effect_of(name)
             if name in _GRAPH_CHANGERS:
                 raise _NotFixable(f"{name} changes the graph")
             if effect is Effect.VARIABLE and name not in _PLACEHOLDERS:
                 raise _NotFixable(f"{name} creates a variable: create it once with the model, by hand")
-            if effect not in _MOVABLE and effect is not Effect.NONE:
+            if effect is Effect.FILE_WRITER:
+                reads.opens_files = True
+            elif effect not in _MOVABLE and effect is not Effect.NONE:
                 raise _NotFixable(f"{name} ({effect.value}) cannot move out of the loop")
             if name in _VARIABLE_NAMES or name.startswith(_VARIABLE_PREFIXES):
                 reads.creates_variables = True
@@ -296,6 +359,9 @@ def _reads(module: _Module, expr: cst.BaseExpression, trusted: Optional[cst.Call
                 return
             if method in ("run", "eval"):
                 raise _NotFixable("it runs the session")
+            raise _NotFixable(f"it calls the method {dotted}, which may do more than build ops")
+        if not module.file.builds_only(dotted):
+            raise _NotFixable(f"it calls {dotted}, which does more than build ops (or is not defined in this file)")
         reads.helpers.append(dotted)
 
     visit(expr)
@@ -512,6 +578,10 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
         unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
     if reads.creates_variables:
         unsafe.append("it may create variables, which the initializer run before the loop must see")
+    if reads.opens_files:
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" for c in _calls(loop.body)):
+            raise _NotFixable("the loop closes a writer: one writer for all iterations would be closed after the first")
+        unsafe.append("a FileWriter opens an event file: there will be one instead of one per iteration")
     touched = sorted(reads.roots & facts.method_roots)
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")

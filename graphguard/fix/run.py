@@ -53,8 +53,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             print(f"graphguard: warning: {filename}: {result.note}", file=sys.stderr)
         if result.fixed != result.original:
             fixed_files[filename] = (raw, result)
+            # Findings gone, not fixes applied: one fix can remove two findings (an op and its Saver).
+            applied += max(0, len(by_file.get(filename, [])) - len(result.remaining))
             by_file[filename] = result.remaining
-            applied += len(result.applied)
     remaining = sorted((d for items in by_file.values() for d in items),
                        key=lambda d: (d.filename, d.row, d.column, d.code))
 
@@ -85,8 +86,8 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             except (OSError, ValueError) as error:
                 print(f"graphguard: error: {filename}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
                 failed = True
-                applied -= len(result.applied)
-                remaining.extend(result.remaining)  # approximate: the original's findings stay
+                applied -= max(0, len(result.remaining_before) - len(result.remaining))
+                remaining = [d for d in remaining if d.filename != filename] + list(result.remaining_before)
         if not args.fix_only:
             out = sys.stdout
             if args.output_file:

@@ -215,7 +215,8 @@ with tf.Session() as sess:
     FIX_SAFETY = """\
 Safe for summary ops of values that do not change in the loop: built once, before the loop.
 `merge_all()` moves only when no other summary is still built in the loop (it merges the summaries
-that exist when it runs). A `FileWriter` is never moved: each one opens its own event file.
+that exist when it runs). A `FileWriter` whose arguments do not change moves only as an unsafe fix:
+there is then one event file instead of one per iteration; never when the loop closes a writer.
 """
 
     #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
@@ -255,5 +256,18 @@ with sv.managed_session() as sess:
     while not sv.should_stop():
         _, step = sess.run([train_op, global_step])
         sv.summary_computed(sess, sess.run(image_summary))
+""",
+        6: """\
+import tensorflow as tf
+
+class Evaluator:
+    def __init__(self):
+        self.sess = tf.Session()
+
+    def evaluate_all(self, checkpoints):
+        writer = tf.summary.FileWriter("logs/eval")  # GG110
+        for ckpt in checkpoints:
+            self.saver.restore(self.sess, ckpt)
+            writer.add_summary(self.sess.run(self.summary_op), step_of(ckpt))
 """,
     }
