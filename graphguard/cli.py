@@ -194,11 +194,22 @@ def _run_check(args) -> int:
         if not args.quiet:
             for note in _excluded_notes(paths, files, config):
                 print(note, file=sys.stderr)
+    if args.output_file and os.path.exists(args.output_file):
+        for file in files:
+            try:
+                if os.path.samefile(args.output_file, file):
+                    raise UsageError(f"-o: {args.output_file} is one of the files being checked")
+            except OSError:
+                continue
     if args.show_files:
         from graphguard.reporters import shown
 
-        for file in files:
-            print(shown(file))  # a newline in a name must not make two lines
+        listing = "".join(shown(file) + "\n" for file in files)  # a newline in a name must not make two lines
+        if args.output_file:
+            with open_output(args.output_file) as out:
+                out.write(listing)
+        else:
+            sys.stdout.write(listing)
         return EXIT_CLEAN
 
     if args.jobs is not None and args.jobs < 1:
@@ -381,7 +392,7 @@ def _write(args, output_format: str, diagnostics: list, out, sources: dict | Non
             WRITERS[output_format](diagnostics, out)
         out.flush()
     finally:
-        if out is not sys.stdout:
+        if out is not sys.stdout and out is not sys.stderr:
             out.close()
 
 

@@ -183,8 +183,9 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                 if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
                     raise ConfigError(f"{where}: [tool.graphguard] per-file-ignores: {pattern!r}: expected a list of codes")
                 _check_codes(where, f"per-file-ignores {pattern!r}", codes, known_codes)
-        if key == "max-file-bytes" and value < 1:
-            raise ConfigError(f"{where}: [tool.graphguard] max-file-bytes: expected a whole number of bytes >= 1, got {value!r}")
+        if key == "max-file-bytes" and not 1 <= value <= 2**31:
+            raise ConfigError(f"{where}: [tool.graphguard] max-file-bytes: expected a whole number of bytes from 1 "
+                              f"to 2147483648 (2 GiB), got {value!r}")
         if key == "max-bounded-iterations" and value < 0:
             raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
         if key == "session-factories":

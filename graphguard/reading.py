@@ -44,6 +44,15 @@ def read_regular(path: str, limit: int = MAX_FILE_BYTES, setting: str | None = "
         if info.st_size > limit:
             raise FileTooLarge(0, too_large(info.st_size, limit, setting))
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(limit + 1)
+            # In pieces: read(limit + 1) reserves the whole limit up front (a MemoryError under
+            # `ulimit -v` for a 180-byte file when the limit is large).
+            chunks, total = [], 0
+            while total <= limit:
+                chunk = handle.read(min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            return b"".join(chunks)
     finally:
         os.close(descriptor)

@@ -25,7 +25,10 @@ FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
 def shown(filename: str) -> str:
     """``filename`` as one line of text: control characters (a newline in a file name would forge an
-    output line) as backslash escapes."""
+    output line) as backslash escapes, and ``./`` before a name that starts with ``::`` (GitHub
+    Actions would read the line as a workflow command)."""
+    if filename.startswith("::"):
+        filename = "./" + filename
     if filename.isprintable():
         return filename
     return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")

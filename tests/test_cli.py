@@ -292,7 +292,7 @@ def test_max_file_bytes_is_configurable_and_applies_to_stdin(tmp_path):
     assert piped.returncode == 1 and b"GG002 io-error: file too large (1,001 bytes" in piped.stdout
     (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 0\n")
     bad = graphguard("check", ".", cwd=tmp_path)
-    assert bad.returncode == 2 and "max-file-bytes: expected a whole number of bytes >= 1, got 0" in bad.stderr
+    assert bad.returncode == 2 and "max-file-bytes: expected a whole number of bytes from 1 to 2147483648 (2 GiB), got 0" in bad.stderr
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -375,3 +375,24 @@ def test_output_to_a_pipe_nobody_reads_is_refused(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     result = graphguard("check", "--no-cache", "-o", "out", "a.py", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr == "graphguard: error: -o: out: a pipe that nothing reads\n"
+
+
+def test_reading_within_a_memory_limit_and_a_huge_size_setting(tmp_path):
+    # Regressions (second fuzz pass): files were read with read(limit + 1), which reserves the whole
+    # limit (a MemoryError under `ulimit -v 2000000` for a 180-byte file); a huge max-file-bytes
+    # overflowed; a file named '::error...' could start a concise line as a GitHub workflow command.
+    import resource
+
+    (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n"
+                                   "    sess.run(tf.argmax(y, 1))\n")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (2_000_000 * 1024, 2_000_000 * 1024))  # noqa: E731
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--output-format", "json",
+                             "a.py"], capture_output=True, text=True, cwd=tmp_path, timeout=60, preexec_fn=limit)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 99999999999999999999999\n")
+    huge = graphguard("check", "--no-cache", "a.py", cwd=tmp_path)
+    assert huge.returncode == 2 and len(huge.stderr.splitlines()) == 1 and "max-file-bytes" in huge.stderr
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "::error file=x::.py").write_text((tmp_path / "a.py").read_text())
+    lines = graphguard("check", "--no-cache", "::error file=x::.py", cwd=tmp_path).stdout.splitlines()
+    assert lines and not any(line.startswith("::") for line in lines)

@@ -251,3 +251,54 @@ def test_a_file_writer_moves_only_as_an_unsafe_fix_and_diffs_apply(tmp_path):
     (tmp_path / "train.diff").write_text(diff)
     applied = subprocess.run(["git", "apply", "--check", "train.diff"], cwd=tmp_path, capture_output=True, text=True)
     assert applied.returncode == 0, applied.stderr
+
+
+_HEAD = "import tensorflow as tf\nsess = tf.Session()\n"
+
+
+@pytest.mark.parametrize("body, applicability", [
+    # Regressions (issue 13, second fuzz pass): safe fixes that changed what the program means.
+    ("for step in range(100):\n    sess.run(tf.reduce_sum(w))\n    match step:\n        case w:\n            pass\n", None),
+    ("for step in range(100):\n    sess.run(tf.reduce_sum(y))\n    y.append(1)\n", None),
+    ("def helper():\n    global y\n    y = y + 1\nfor step in range(100):\n    helper()\n    sess.run(tf.argmax(y, 1))\n", None),
+    ("for step in range(100):\n    exec('q = step')\n    sess.run(tf.argmax(q, 1))\n", None),
+    ("for step in range(100):\n    out = tf.argmax(y, 1) if y is not None else None\n    sess.run(out)\n", "unsafe"),
+    ("for step in range(100):\n    if y is not None:\n        sess.run(tf.argmax(y, 1))\n", "unsafe"),
+    ("for step in range(100):\n    try:\n        sess.run(tf.argmax(y, 1))\n    except Exception:\n        pass\n", "unsafe"),
+    ("for step in range(100):\n    sess.run(flag and tf.reduce_sum(z))\n", "safe"),  # the condition is not on z
+    ("for step in range(100):\n    if step % 100 == 0:\n        sess.run(tf.reduce_sum(z))\n", "safe"),
+])
+def test_what_the_loop_may_change_or_guard_is_respected(tmp_path, body, applicability):
+    (tmp_path / "train.py").write_text(_HEAD + body)
+    (item,) = [d for d in json.loads(graphguard("--output-format", "json", "train.py", cwd=tmp_path).stdout)
+               if d["code"] == "GG101"]
+    assert (item["fix"] or {}).get("applicability") == applicability
+
+
+def test_a_refused_write_reports_the_file_as_it_is_and_stdin_keeps_stderr(tmp_path):
+    # Regressions (second fuzz pass): a read-only file's findings were printed from the unwritten
+    # fixed text, one of them twice; `--fix -` with findings left closed stderr and crashed at exit.
+    source = _HEAD + "for step in range(100000):\n    sess.run(tf.argmax(y, 1))\n    sess.run(tf.assign(lr, 0.9 ** step))\n"
+    path = tmp_path / "r.py"
+    path.write_text(source)
+    path.chmod(0o444)
+    result = graphguard("--fix", "r.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert [line.split(":")[1] + line.split()[1] for line in result.stdout.splitlines()] == ["4GG101", "5GG104"]
+    piped = graphguard("--fix", "-", stdin=source, cwd=tmp_path)
+    assert piped.returncode == 1 and "Traceback" not in piped.stderr and "lost sys.stderr" not in piped.stderr
+    assert piped.stderr.splitlines()[-1] == "Found 2 findings (1 fixed, 1 remaining); 1 more with --unsafe-fixes."
+
+
+def test_diff_output_options(tmp_path):
+    # Regressions (second fuzz pass): --diff ignored -o and --exit-zero; diffs of latin-1 files did
+    # not apply; -o could overwrite the file being checked.
+    (tmp_path / "lat.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + _HEAD.encode() + b"x = '\xe9'\n"
+                                      b"for step in range(100):\n    sess.run(tf.argmax(y, 1))  # \xe9\n")
+    assert subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--diff", "--exit-zero", "lat.py"],
+                          cwd=tmp_path, capture_output=True, timeout=60).returncode == 0
+    assert graphguard("--diff", "-o", "fix.diff", "lat.py", cwd=tmp_path).returncode == 1
+    applied = subprocess.run(["patch", "--dry-run", "lat.py", "fix.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    same = graphguard("-o", "lat.py", "lat.py", cwd=tmp_path)
+    assert same.returncode == 2 and "is one of the files being checked" in same.stderr

@@ -52,14 +52,18 @@ class FileFix:
     hidden: int = 0
     remaining_before: list = field(default_factory=list)  #: the findings of ``original``
 
-    def diff(self) -> str:
-        """A unified diff from the original to the fixed text (``""`` when unchanged), as ``diff -u``
-        writes it: a last line without a newline is followed by ``\\ No newline at end of file``, so
-        ``git apply`` and ``patch`` take it."""
-        lines = difflib.unified_diff(self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True),
+    def diff(self, encoding: str = "utf-8") -> bytes:
+        """A unified diff from the original to the fixed text (``b""`` when unchanged), as ``diff -u``
+        writes it: lines split where the tokenizer splits them (``\\n``, ``\\r\\n``, ``\\r``; not at a
+        form feed or U+2028), the changed lines in the file's own ``encoding``, a last line without a
+        newline followed by ``\\ No newline at end of file``; ``git apply`` and ``patch`` take it."""
+        from graphguard.fix.edits import split_lines
+
+        lines = difflib.unified_diff(split_lines(self.original), split_lines(self.fixed),
                                      fromfile=self.path, tofile=self.path)
-        return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                        for line in lines)
+        return text.encode(encoding, "surrogateescape")
 
 
 def _key(d) -> tuple:
@@ -113,6 +117,12 @@ def _compile_problem(text: str, path: str):
     except (SyntaxError, ValueError) as error:
         return getattr(error, "msg", None) or str(error)
     return None
+
+
+def encoding_of(source: bytes) -> str:
+    """The encoding ``source`` declares (its coding cookie or byte-order mark), UTF-8 by default."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 def encode_like(original: bytes, text: str) -> bytes:

@@ -60,6 +60,9 @@ _MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN
 #: Builders that capture what the graph holds when they are built: moved only when nothing else in the
 #: loop may add variables or summaries before them.
 _CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
+#: Methods that change the object they are called on (in place).
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+                       "sort", "reverse", "add", "discard", "fill", "resize", "put", "__setitem__"})
 #: Methods called for what they do, not for a value: a helper calling one is never moved.
 _EFFECT_METHODS = frozenset({"run", "eval", "save", "restore", "write", "dump", "add_summary", "flush", "close",
                              "append", "extend", "update", "insert", "pop", "remove", "clear", "put", "send",
@@ -115,6 +118,22 @@ class _File:
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[_Module]] = {}
+
+    def globals_set(self, name: str, seen: Optional[set] = None) -> set:
+        """The module-level names the function ``name`` of this file (and the functions of this file
+        it calls) rebinds through ``global`` statements."""
+        seen = set() if seen is None else seen
+        function = self.functions.get(name)
+        if function is None or name in seen:
+            return set()
+        seen.add(name)
+        found: set = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                found |= self.globals_set(node.func.id, seen)
+        return found
 
     def builds_only(self, name: str) -> bool:
         """Whether the module-level function ``name`` of this file does nothing a caller could miss if
@@ -382,6 +401,7 @@ class _LoopFacts:
     attribute_roots: set = field(default_factory=set)  #: names whose attribute or item is assigned/deleted
     method_roots: set = field(default_factory=set)  #: names a method is called on
     changes_graph: bool = False
+    rebinds_anything: bool = False  #: exec, globals(), setattr...: any name may change
     with_blocks: list = field(default_factory=list)
 
 
@@ -422,6 +442,10 @@ def _loop_facts(module: _Module, loop: cst.CSTNode) -> _LoopFacts:
             target(node.asname.name)
         elif isinstance(node, cst.ExceptHandler) and node.name is not None:
             target(node.name.name)
+        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+            target(node.name)  # `case w:` binds w
+        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+            target(node.rest)
         elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(getattr(node, "names", None), cst.ImportStar):
             for alias in node.names:
                 name = alias.asname.name if alias.asname is not None else alias.name
@@ -437,6 +461,13 @@ def _loop_facts(module: _Module, loop: cst.CSTNode) -> _LoopFacts:
                 root = _root(node.func.value)
                 if root is not None and root not in module.aliases:
                     facts.method_roots.add(root)
+                    if node.func.attr.value in _MUTATORS and isinstance(node.func.value, cst.Name):
+                        facts.attribute_roots.add(root)  # y.append(1): y's contents change in the loop
+            if isinstance(node.func, cst.Name):
+                if node.func.value in ("exec", "globals", "vars", "setattr", "delattr", "locals"):
+                    facts.rebinds_anything = True
+                else:  # a function of this file that rebinds globals (`global y; y = ...`)
+                    facts.names |= module.file.globals_set(node.func.value)
             if dotted is not None:
                 head, _, rest = dotted.partition(".")
                 imported = module.aliases.get(head)
@@ -530,7 +561,15 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
         raise _NotFixable("the expression is not in the loop's body")
     body = loop.body
     statement = None
+    guarded, child = [], expr
     for node in chain:
+        # Code that runs only under a condition: moved before the loop it runs unconditionally, once.
+        # A condition on what it reads (`y is not None`) may be what keeps it from failing.
+        if isinstance(node, (cst.If, cst.IfExp, cst.While)) and child is not node.test:
+            guarded.append(node.test)
+        elif isinstance(node, cst.BooleanOperation) and child is node.right:
+            guarded.append(node.left)
+        child = node
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             raise _NotFixable("inside a function or class defined in the loop")
         if isinstance(node, cst.With):
@@ -546,6 +585,8 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
     facts = _loop_facts(module, loop)
     if facts.changes_graph:
         raise _NotFixable("the loop resets or replaces the default graph")
+    if facts.rebinds_anything:
+        raise _NotFixable("the loop calls exec, globals() or setattr(), which may change any name")
     if through and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is expr:
         # `save_checkpoint(sess, step)`: called for what it does (saving, logging), not for a value.
         # Moving the call would do that once; the fix belongs inside the helper (build its Saver once).
@@ -565,7 +606,7 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
                 return fix
         raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
                           "iteration: feed it through a placeholder)")
-    mutated = sorted(reads.roots & facts.attribute_roots)
+    mutated = sorted((reads.roots | reads.names) & facts.attribute_roots)
     if mutated:
         raise _NotFixable(f"the loop assigns attributes or items of {', '.join(mutated)}")
     effects = {effect_of(name) for name in reads.tf_calls}
@@ -574,6 +615,11 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
         raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
                           "initializer would miss; those are fixed first")
     unsafe = []
+    if any(isinstance(node, (cst.Try, cst.TryStar)) and node.body in chain for node in chain):
+        unsafe.append("it moves out of a try block: an error building it is no longer handled there")
+    conditions = {n.value for test in guarded for n in _names_in(test)}
+    if conditions & (reads.names | reads.roots):
+        unsafe.append("it runs only when a condition on its inputs holds; before the loop it runs anyway")
     if reads.helpers:
         unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
     if reads.creates_variables:
@@ -582,7 +628,7 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" for c in _calls(loop.body)):
             raise _NotFixable("the loop closes a writer: one writer for all iterations would be closed after the first")
         unsafe.append("a FileWriter opens an event file: there will be one instead of one per iteration")
-    touched = sorted(reads.roots & facts.method_roots)
+    touched = sorted((reads.roots | reads.names) & facts.method_roots - set(module.aliases))
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
 

@@ -29,7 +29,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     findings in the chosen output format."""
     from graphguard.reading import read_regular
     from graphguard.fix.edits import FIXABLE_CODES
-    from graphguard.fix.apply import decode, encode_like, fix_text
+    from graphguard.fix.apply import decode, encode_like, encoding_of, fix_text
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -60,12 +60,19 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
                        key=lambda d: (d.filename, d.row, d.column, d.code))
 
     if args.diff:
-        for filename, (_, result) in sorted(fixed_files.items()):
-            sys.stdout.write(result.diff())
+        from graphguard.cli import open_output
+
+        out = open_output(args.output_file) if args.output_file else sys.stdout
+        out.flush()
+        for filename, (raw, result) in sorted(fixed_files.items()):
+            out.buffer.write(result.diff(encoding_of(raw)))
+        out.buffer.flush()
+        if out is not sys.stdout:
+            out.close()
         if not args.quiet:
             print(f"Would fix {applied} finding{'s' if applied != 1 else ''}"
                   f"{_hidden(hidden)}." if applied else f"No fixes available{_hidden(hidden)}.", file=sys.stderr)
-        return EXIT_ERROR if failed else (EXIT_FINDINGS if fixed_files else EXIT_CLEAN)
+        return EXIT_ERROR if failed else (EXIT_FINDINGS if fixed_files and not args.exit_zero else EXIT_CLEAN)
 
     stdin = bool(sources) and files == list(sources)
     if stdin:
