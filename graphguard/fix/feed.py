@@ -14,6 +14,11 @@ Nothing is guessed about the dtype or shape (they are read from the variable), b
 *unsafe*: feeding needs a Python or NumPy value, and graphguard cannot always see that ``new_lr`` is
 not a tensor. Only the form whose assign is the first argument of ``<session>.run(...)`` is fixed; its
 feed (none, a dict literal, or any other mapping) gets the new entry.
+
+The same for data copied into a constant per step (GG105): ``images = tf.constant(batch)`` at the top
+of the loop body becomes ``images = tf.placeholder(...)`` before the loop, and every ``run`` after it
+in the loop feeds ``{images: batch}``. Unsafe too: the dtype is the ``dtype=`` given, or else a guess
+(``float32``; ``tf.constant`` of a float64 array made float64), and the shape is left open.
 """
 
 from __future__ import annotations
@@ -132,3 +137,69 @@ def _free(module, base: str) -> str:
         name, number = f"{base}_{number}", number + 1
     module.taken.add(name)
     return name
+
+
+def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loop_names: set) -> Optional[Fix]:
+    """The placeholder fix for ``name = tf.constant(value[, dtype=...])`` (or ``convert_to_tensor``) at
+    the top of ``loop``'s body whose ``value`` changes per iteration, or None when the shape differs:
+    ``name`` assigned elsewhere in the loop, no ``run`` after it to feed, ``value`` reassigned later in
+    the loop body (the feed would read the new value)."""
+    from graphguard.fix import hoist
+
+    body = loop.body
+    if not (isinstance(body, cst.IndentedBlock) and statement in body.body and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is expr
+            and isinstance(assign.targets[0].target, cst.Name) and isinstance(expr, cst.Call)):
+        return None
+    name = assign.targets[0].target.value
+    callee = hoist._dotted(expr.func)
+    method = callee.rsplit(".", 1)[-1] if callee else ""
+    if method not in ("constant", "convert_to_tensor") or not expr.args or expr.args[0].keyword is not None:
+        return None
+    value = expr.args[0].value
+    dtype = next((arg.value for arg in expr.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
+    if len(expr.args) > (2 if dtype is not None else 1):
+        return None  # a shape, a name or a positional dtype: not rewritten
+    index = body.body.index(statement)
+    later = body.body[index + 1:]
+    if any(hoist._assigns(node, name) for node in later):
+        return None
+    value_names = {n.value for n in hoist._names_in(value)}
+    if any(hoist._assigns(node, value_name) for node in later for value_name in value_names):
+        return None
+    runs = [call for node in later for call in hoist._calls(node)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
+            and any(hoist._mentions(arg.value, name) for arg in call.args[:1])]
+    if not runs:
+        return None
+    code = module.module.code_for_node
+    prefix = callee[: -len(method)]
+    placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + 'float32'})"
+    value_code = code(value)
+    start = module.positions[loop].start
+    indent = hoist._indent(module.text, start.line, module.file.starts)
+    first, last = module.positions[statement].start.line, module.positions[statement].end.line
+    end = (last + 1, 1)
+    edits = [Edit(start.line, 1, start.line, 1, f"{indent}{name} = {placeholder}{module.newline}"),
+             Edit(first, 1, *end, "")]
+    entry = f"{name}: {value_code}"
+    for run in runs:
+        where = module.positions[run.args[0].value]
+        feed = _feed_argument(run)
+        if feed is None:
+            edits.append(Edit(where.end.line, where.end.column + 1, where.end.line, where.end.column + 1,
+                              f", feed_dict={{{entry}}}"))
+        elif isinstance(feed, cst.Dict):
+            feed_where = module.positions[feed]
+            edits.append(Edit(feed_where.start.line, feed_where.start.column + 2, feed_where.start.line,
+                              feed_where.start.column + 2, f"{entry}, " if feed.elements else entry))
+        else:
+            feed_where = module.positions[feed]
+            edits.append(Edit(feed_where.start.line, feed_where.start.column + 1, feed_where.end.line,
+                              feed_where.end.column + 1, f"{{**{code(feed)}, {entry}}}"))
+    guess = "" if dtype is not None else "; its dtype is a guess (float32): check it"
+    message = (f"Make `{name}` a placeholder built once before the loop at line {start.line} and feed "
+               f"`{value_code}` to each run that uses it (unsafe: the shape is left open{guess})")
+    return Fix(UNSAFE, message, tuple(edits))

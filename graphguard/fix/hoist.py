@@ -604,6 +604,12 @@ def propose(file: _File, row: int, column: int, end_row: int, end_column: int,
             fix = propose_feed(module, loop, expr, set(), facts.names)
             if fix is not None:
                 return fix
+        if any(effect_of(name) is Effect.CONSTANT for name in reads.tf_calls):
+            from graphguard.fix.feed import propose_constant_feed
+
+            fix = propose_constant_feed(module, loop, expr, statement, facts.names)
+            if fix is not None:
+                return fix
         raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
                           "iteration: feed it through a placeholder)")
     mutated = sorted((reads.roots | reads.names) & facts.attribute_roots)

@@ -189,14 +189,26 @@ class Evaluator:
 
     #: The "Fix safety" section of the docs (ruff's heading).
     FIX_SAFETY = """\
-Safe when the data does not change in the loop: the constant is built once, before the loop. Data
-that changes per step needs a placeholder fed per step (its dtype and shape must be chosen): no
-automatic fix yet.
+Safe when the data does not change in the loop: the constant is built once, before the loop. Data that
+changes per step, in `name = tf.constant(batch)` at the top of the loop body, becomes a placeholder
+built once before the loop (`name = tf.placeholder(...)`), and every `run` after it in the loop that
+uses `name` feeds it (`feed_dict={name: batch}`, merged into an existing feed). That fix is unsafe:
+the placeholder's shape is left open, and its dtype is the `dtype=` given or else a guess
+(`float32`, where `tf.constant` of a float64 array made float64). Ops built from the constant in the
+loop stay findings of their own (GG101).
 """
 
     #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
     #: check it, the docs show it.
     FIXES = {
+        0: """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    images = tf.placeholder(tf.float32)
+    for batch in batches:
+        sess.run(model(images), feed_dict={images: batch})
+""",
         2: """\
 import tensorflow.compat.v1 as tf
 
@@ -217,5 +229,17 @@ text = seed
 scaled = logits / v1.constant(temperature)  # GG105
 for i in range(200):
     text += pick(sess.run(scaled, {inputs: encode(text)}))
+""",
+        6: """\
+import tensorflow as tf
+
+class Evaluator:
+    def __init__(self):
+        self.sess = tf.train.MonitoredTrainingSession(checkpoint_dir="ckpt")
+
+    def evaluate(self, batches):
+        inputs = tf.placeholder(tf.float32)
+        for batch in batches:
+            yield self.sess.run(self.model(inputs), feed_dict={inputs: batch})
 """,
     }
