@@ -36,6 +36,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from graphguard.analysis.catalog import Effect, effect_of
+from graphguard.analysis.syntax import dotted_name
 from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 
 #: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`).
@@ -108,7 +109,7 @@ class _File:
                         self.aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
         for node in tree.body:  # tf1 = tf.compat.v1; make_saver = tf.train.Saver
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                dotted = _ast_dotted(node.value)
+                dotted = dotted_name(node.value)
                 head = dotted.split(".")[0] if dotted else None
                 if head in self.aliases:
                     self.aliases.setdefault(node.targets[0].id, self.aliases[head] + dotted[len(head):])
@@ -166,7 +167,7 @@ class _File:
                         return False  # changes an object it did not create
             if not isinstance(node, ast.Call):
                 continue
-            dotted = _ast_dotted(node.func)
+            dotted = dotted_name(node.func)
             if dotted is None:
                 if isinstance(node.func, ast.Attribute) and node.func.attr in _EFFECT_METHODS:
                     return False
@@ -200,15 +201,6 @@ class _File:
             end = self.starts[last] if last < len(self.starts) else len(self.text)
             self._regions[first] = _Module.parse(self, self.text[self.starts[first - 1]:end], first - 1)
         return self._regions[first]
-
-
-def _ast_dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _ast_dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 class _Module:
@@ -674,7 +666,7 @@ def _builds_more(module: _Module, loop: cst.CSTNode, expr: cst.CSTNode, others: 
     optimizer's minimize, a summary op): a Saver or initializer built before it would miss them."""
     for row, column, end_row, end_column in others:
         node = _expression_at(module, row, column - 1, end_row, end_column - 1)
-        if node is None or node is expr or not _contains(module, loop, node):
+        if node is None or node is expr or not _inside(module.parents, node, loop):
             continue
         try:
             reads = _reads(module, node)
@@ -721,26 +713,27 @@ def _anchor(module: _Module, loop: cst.CSTNode, names: set, capturing: bool = Fa
     return anchor
 
 
-def _calls(node: cst.CSTNode) -> Iterable[cst.Call]:
-    if isinstance(node, cst.Call):
+def _nodes(node: cst.CSTNode, kind: type) -> Iterable:
+    """Every node of type ``kind`` in ``node``'s tree, ``node`` included, outermost first."""
+    if isinstance(node, kind):
         yield node
     for child in node.children:
-        yield from _calls(child)
+        yield from _nodes(child, kind)
 
 
-def _only_runs(call: cst.Call) -> bool:
-    """A call that builds no op: a session run, a print, a builtin."""
-    if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in ("run", "eval", "save", "restore", "add_summary", "flush", "close", "info",
-                                        "debug", "warning", "write", "append")
-    return isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value)
+def _calls(node: cst.CSTNode) -> Iterable[cst.Call]:
+    return _nodes(node, cst.Call)
 
 
 def _names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
-    if isinstance(node, cst.Name):
-        yield node
-    for child in node.children:
-        yield from _names_in(child)
+    return _nodes(node, cst.Name)
+
+
+def _only_runs(call: cst.Call) -> bool:
+    """A call that builds no op: a session run, a save, a print, a builtin."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value in _EFFECT_METHODS
+    return isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value)
 
 
 def _assigned_names(statement: cst.CSTNode) -> set:
@@ -818,15 +811,6 @@ def _assigns(node: cst.CSTNode, name: str) -> bool:
 
 def _expression_at(module: _Module, row: int, column: int, end_row: int, end_column: int):
     return module.expressions.get((row, column, end_row, end_column))
-
-
-def _contains(module: _Module, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    node = module.parents.get(inner)
-    while node is not None:
-        if node is outer:
-            return True
-        node = module.parents.get(node)
-    return False
 
 
 def _ancestors(module: _Module, expr: cst.CSTNode, loop: cst.CSTNode) -> Optional[list]:
