@@ -18,12 +18,12 @@ def propose_fixes(text: str, diagnostics: list) -> dict:
 
     ``diagnostics`` are :class:`~graphguard.diagnostics.Diagnostic` s of that file; findings without
     a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out."""
-    from graphguard.fix import hoist
+    from graphguard.fix import hoist, source
 
     wanted = [d for d in diagnostics if d.code in FIXABLE_CODES and d.loop_row is not None]
     if not wanted:
         return {}
-    module = hoist.parse(text)
+    module = source.parse(text)
     if module is None:
         return {}
     found = {}

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from graphguard.fix import propose_fixes
-from graphguard.fix.edits import SAFE, Fix, apply
+from graphguard.fix.edits import SAFE, apply
 
 #: Passes at most; ruff stops at 100. Each pass moves at least one statement.
 MAX_PASSES = 50

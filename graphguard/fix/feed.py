@@ -27,6 +27,7 @@ from typing import Optional
 
 import libcst as cst
 
+from graphguard.fix import source
 from graphguard.fix.edits import UNSAFE, Edit, Fix
 
 _ASSIGNS = ("assign", "assign_add", "assign_sub")
@@ -44,9 +45,9 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
             and run.args and run.args[0].value is expr and run.args[0].keyword is None):
         return None
     method = expr.func.attr.value
-    callee = hoist._dotted(expr.func)
+    callee = source.dotted(expr.func)
     head = callee.split(".")[0] if callee else None
-    module_call = head in module.aliases and hoist._canonical(module.aliases[head] + callee[len(head):]) is not None
+    module_call = head in module.aliases and source.canonical(module.aliases[head] + callee[len(head):]) is not None
     positional = [arg for arg in expr.args if arg.keyword is None]
     if module_call:  # tf.assign(var, value)
         if len(positional) != 2 or len(expr.args) != 2:
@@ -78,7 +79,7 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
                    else f"{variable_code}.{method}({value_name})")
     anchor = hoist._anchor(module, loop, anchor_names | variable_reads.names)
     start = module.positions[anchor].start
-    indent = hoist._indent(module.text, start.line, module.file.starts)
+    indent = source.indent(module.text, start.line, module.file.starts)
     newline = module.newline
     inserted = (f"{indent}{value_name} = {placeholder}({variable_code}.dtype.base_dtype, {variable_code}.shape){newline}"
                 f"{indent}{op_name} = {assign_code}{newline}")
@@ -144,8 +145,6 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     the top of ``loop``'s body whose ``value`` changes per iteration, or None when the shape differs:
     ``name`` assigned elsewhere in the loop, no ``run`` after it to feed, ``value`` reassigned later in
     the loop body (the feed would read the new value)."""
-    from graphguard.fix import hoist
-
     body = loop.body
     if not (isinstance(body, cst.IndentedBlock) and statement in body.body and len(statement.body) == 1):
         return None
@@ -154,7 +153,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
             and isinstance(assign.targets[0].target, cst.Name) and isinstance(expr, cst.Call)):
         return None
     name = assign.targets[0].target.value
-    callee = hoist._dotted(expr.func)
+    callee = source.dotted(expr.func)
     method = callee.rsplit(".", 1)[-1] if callee else ""
     if method not in ("constant", "convert_to_tensor") or not expr.args or expr.args[0].keyword is not None:
         return None
@@ -164,14 +163,14 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
         return None  # a shape, a name or a positional dtype: not rewritten
     index = body.body.index(statement)
     later = body.body[index + 1:]
-    if any(hoist._assigns(node, name) for node in later):
+    if any(source.assigns(node, name) for node in later):
         return None
-    value_names = {n.value for n in hoist._names_in(value)}
-    if any(hoist._assigns(node, value_name) for node in later for value_name in value_names):
+    value_names = {n.value for n in source.names_in(value)}
+    if any(source.assigns(node, value_name) for node in later for value_name in value_names):
         return None
-    runs = [call for node in later for call in hoist._calls(node)
+    runs = [call for node in later for call in source.calls(node)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
-            and any(hoist._mentions(arg.value, name) for arg in call.args[:1])]
+            and any(source.mentions(arg.value, name) for arg in call.args[:1])]
     if not runs:
         return None
     code = module.module.code_for_node
@@ -179,7 +178,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + 'float32'})"
     value_code = code(value)
     start = module.positions[loop].start
-    indent = hoist._indent(module.text, start.line, module.file.starts)
+    indent = source.indent(module.text, start.line, module.file.starts)
     first, last = module.positions[statement].start.line, module.positions[statement].end.line
     end = (last + 1, 1)
     edits = [Edit(start.line, 1, start.line, 1, f"{indent}{name} = {placeholder}{module.newline}"),

@@ -1,0 +1,294 @@
+"""A file as the fixes see it: its imports, names and functions from :mod:`ast` (fast), and the
+top-level statements that hold a fixable loop parsed with libcst, positioned in the file's rows.
+
+Also the small questions about a libcst tree that every fix asks (dotted names, what a statement
+assigns, which names it mentions) and which helpers of the file build nothing but ops
+(:meth:`File.builds_only`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, Optional
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from graphguard.analysis.syntax import dotted_name
+
+#: Builtins that compute a value from their arguments and nothing else.
+PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "abs", "round", "min", "max", "tuple", "range"})
+
+
+#: Methods that change the object they are called on (in place).
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+                       "sort", "reverse", "add", "discard", "fill", "resize", "put", "__setitem__"})
+
+
+#: Methods called for what they do, not for a value: a helper calling one is never moved.
+EFFECT_METHODS = frozenset({"run", "eval", "save", "restore", "write", "dump", "add_summary", "flush", "close",
+                             "append", "extend", "update", "insert", "pop", "remove", "clear", "put", "send",
+                             "info", "debug", "warning", "error", "log", "print", "savefig", "show"})
+
+
+class File:
+    """What every proposal needs from the whole file, read with :mod:`ast` (fast): the imports, the
+    names in use, the line ends, and where each top-level statement starts and ends. libcst parses
+    only the top-level statements that hold a loop with a finding (:meth:`region`), so the cost of a
+    fix grows with the code it touches, not with the file."""
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        from graphguard.fix.edits import line_starts
+
+        self.text = text
+        self.starts = line_starts(text)
+        self.newline = next((end for end in ("\r\n", "\r", "\n") if end in text[:4096]), "\n")
+        self.taken: set[str] = set()  #: fresh names given in this pass
+        self.aliases: dict[str, str] = {}  #: local name -> dotted name it was imported as
+        self.identifiers: set[str] = set()  #: every name used anywhere (fresh names avoid them)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                self.identifiers.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.identifiers.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.identifiers.add(node.arg)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases.setdefault(alias.asname, alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.aliases.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+        for node in tree.body:  # tf1 = tf.compat.v1; make_saver = tf.train.Saver
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                dotted = dotted_name(node.value)
+                head = dotted.split(".")[0] if dotted else None
+                if head in self.aliases:
+                    self.aliases.setdefault(node.targets[0].id, self.aliases[head] + dotted[len(head):])
+        #: module-level functions, by name: a helper moved by an unsafe fix must be one of them
+        self.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        self._pure: dict[str, bool] = {}
+        self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
+                       node.end_lineno or node.lineno) for node in tree.body]
+        self._regions: dict[int, Optional[Region]] = {}
+
+    def globals_set(self, name: str, seen: Optional[set] = None) -> set:
+        """The module-level names the function ``name`` of this file (and the functions of this file
+        it calls) rebinds through ``global`` statements."""
+        seen = set() if seen is None else seen
+        function = self.functions.get(name)
+        if function is None or name in seen:
+            return set()
+        seen.add(name)
+        found: set = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                found |= self.globals_set(node.func.id, seen)
+        return found
+
+    def builds_only(self, name: str) -> bool:
+        """Whether the module-level function ``name`` of this file does nothing a caller could miss if
+        it ran once instead of per iteration: it runs no session, writes nothing, prints nothing,
+        declares no ``global``, changes no object it did not create, and calls only TensorFlow,
+        NumPy (not its random module), pure builtins and other such functions of this file
+        (``model(images)`` in the demo). Calls of it may then move as unsafe fixes."""
+        if name in self._pure:
+            return self._pure[name]
+        self._pure[name] = False  # recursion: assume not until shown
+        function = self.functions.get(name)
+        self._pure[name] = function is not None and self._pure_body(function)
+        return self._pure[name]
+
+    def _pure_body(self, function: ast.FunctionDef) -> bool:
+        local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)):
+                return False
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                for target in targets:
+                    root = target
+                    while isinstance(root, (ast.Attribute, ast.Subscript)):
+                        root = root.value
+                    if target is not root and not (isinstance(root, ast.Name) and root.id in local):
+                        return False  # changes an object it did not create
+            if not isinstance(node, ast.Call):
+                continue
+            dotted = dotted_name(node.func)
+            if dotted is None:
+                if isinstance(node.func, ast.Attribute) and node.func.attr in EFFECT_METHODS:
+                    return False
+                continue  # a method on a computed value: tf.train.AdamOptimizer(lr).minimize(loss)
+            head, _, rest = dotted.partition(".")
+            imported = self.aliases.get(head)
+            if imported is not None:
+                if canonical(imported + ("." + rest if rest else "")) is not None:
+                    continue
+                if imported.split(".")[0] in ("numpy", "np") and ".random" not in "." + rest:
+                    continue
+                return False
+            if "." in dotted:
+                if head not in local or dotted.rsplit(".", 1)[1] in EFFECT_METHODS:
+                    return False
+                continue
+            if dotted in PURE_BUILTINS or dotted in local:
+                continue
+            if not self.builds_only(dotted):
+                return False
+        return True
+
+    def region(self, row: int) -> Optional["Region"]:
+        """The top-level statement holding ``row``, parsed with libcst (None: not parsable alone)."""
+        for first, last in self.spans:
+            if first <= row <= last:
+                break
+        else:
+            return None
+        if first not in self._regions:
+            end = self.starts[last] if last < len(self.starts) else len(self.text)
+            self._regions[first] = Region.parse(self, self.text[self.starts[first - 1]:end], first - 1)
+        return self._regions[first]
+
+
+class Region:
+    """One top-level statement of the file, parsed with libcst; positions are the file's rows."""
+
+    def __init__(self, file: File, module: cst.Module, positions: dict, parents: dict) -> None:
+        self.file, self.module, self.positions, self.parents = file, module, positions, parents
+        self.text, self.newline, self.aliases = file.text, file.newline, file.aliases
+        self.identifiers, self.taken = file.identifiers, file.taken
+        self.loops: dict = {}  #: (row, column 0-based) -> For/While node
+        self.expressions: dict = {}  #: (row, column, end row, end column), 0-based columns -> outermost expression
+        for node, where in positions.items():
+            if isinstance(node, cst.BaseExpression):
+                key = (where.start.line, where.start.column, where.end.line, where.end.column)
+                known = self.expressions.get(key)
+                if known is None or inside(parents, known, node):
+                    self.expressions[key] = node
+            elif isinstance(node, (cst.For, cst.While)):
+                self.loops[(where.start.line, where.start.column)] = node
+
+    @classmethod
+    def parse(cls, file: File, text: str, offset: int) -> Optional["Region"]:
+        try:
+            module = cst.parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            return None
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        shifted = {
+            node: CodeRange(CodePosition(r.start.line + offset, r.start.column), CodePosition(r.end.line + offset, r.end.column))
+            for node, r in wrapper.resolve(PositionProvider).items()
+        }
+        return cls(file, module, shifted, wrapper.resolve(ParentNodeProvider))
+
+
+def parse(text: str) -> Optional[File]:
+    """The file ``text`` for :func:`propose`, or None when it does not parse."""
+    try:
+        return File(text, ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def inside(parents: dict, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    node = parents.get(inner)
+    while node is not None:
+        if node is outer:
+            return True
+        node = parents.get(node)
+    return False
+
+
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def canonical(dotted: str) -> Optional[str]:
+    """``tensorflow.compat.v1.train.Saver`` -> ``tf.train.Saver``; None when not TensorFlow's."""
+    for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow."):
+        if dotted.startswith(prefix):
+            return "tf." + dotted[len(prefix):]
+    return None
+
+
+def root(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def indent(text: str, row: int, starts: list[int]) -> str:
+    line = text[starts[row - 1]:]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def nodes(node: cst.CSTNode, kind: type) -> Iterable:
+    """Every node of type ``kind`` in ``node``'s tree, ``node`` included, outermost first."""
+    if isinstance(node, kind):
+        yield node
+    for child in node.children:
+        yield from nodes(child, kind)
+
+
+def calls(node: cst.CSTNode) -> Iterable[cst.Call]:
+    return nodes(node, cst.Call)
+
+
+def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
+    return nodes(node, cst.Name)
+
+
+def assigned_names(statement: cst.CSTNode) -> set:
+    found = set()
+
+    def visit(node: cst.CSTNode) -> None:
+        targets = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            found.add(node.name.value)
+        for target in targets:
+            found.update(n.value for n in names_in(target) if not isinstance(target, (cst.Attribute, cst.Subscript)))
+        for child in node.children:
+            visit(child)
+
+    visit(statement)
+    return found
+
+
+def mentions(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, cst.Name) and node.value == name:
+        return True
+    if isinstance(node, cst.Attribute):
+        return mentions(node.value, name)
+    return any(mentions(child, name) for child in node.children)
+
+
+def assigns(node: cst.CSTNode, name: str) -> bool:
+    targets = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        targets = [node.target]
+    if any(mentions(t, name) for t in targets):
+        return True
+    return any(assigns(child, name) for child in node.children)
