@@ -29,12 +29,15 @@ Cost model, cheapest first:
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
 import hashlib
 import multiprocessing
 import os
 import re
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -52,6 +55,9 @@ from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
 
 #: Byte patterns that keep a file (see the module docstring).
+#: GG001 (cannot parse) is reported only for files that mention TensorFlow or Keras: a Python 2 script
+#: or a template named on the command line is not graphguard's to judge.
+MENTIONS_TF = re.compile(rb"tensorflow|keras")
 RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|partial_run|make_callable|sess|(?:Net|Network|Model|Solver)\(")
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.M)
 
@@ -127,8 +133,9 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                 warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
                 tree = ast.parse(source, filename=path)
         except SyntaxError as error:
-            result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
-                                       max(1, error.offset or 1)))
+            if MENTIONS_TF.search(source):  # GG001 is for files that mention TensorFlow or Keras, however named
+                result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
+                                           max(1, error.offset or 1)))
             return result
         except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
             result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
@@ -169,7 +176,58 @@ _WORKER: dict = {}
 def _worker_init(settings: tuple, project: frozenset | None, prefilter: bool) -> None:
     _WORKER["settings"], _WORKER["project"], _WORKER["prefilter"] = settings, project, prefilter
     gc.disable()  # as in :meth:`Checker.check_paths`: a worker's trees and facts hold no cycles
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to answer
     _die_with_parent()
+
+
+@contextlib.contextmanager
+def _workers(jobs: int, context, initargs: tuple):
+    """A process pool that never outlives an interrupted run. Workers ignore SIGINT (Ctrl-C reaches the
+    whole process group; only the main process answers it, without worker tracebacks). When the run is
+    interrupted (KeyboardInterrupt, SystemExit) or terminated (SIGTERM to the main process), the workers
+    are killed at once instead of being waited for: a second Ctrl-C used to hang the run in the pool's
+    shutdown, and a worker deep in a large file kept a Ctrl-C waiting for 25 s."""
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=initargs)
+
+    def kill_workers() -> None:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    def on_term(signum, frame) -> None:  # die by SIGTERM as before, the workers first
+        kill_workers()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
+    previous_int = signal.getsignal(signal.SIGINT) if main_thread else None
+    try:
+        yield pool
+    except (KeyboardInterrupt, SystemExit):
+        if main_thread:
+            # A second Ctrl-C must not interrupt the cleanup, nor the exit that follows (130).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            previous_int = None
+        # The pool's manager thread then finds its workers gone; on 3.11 it raises InvalidStateError for
+        # futures the interrupted map() cancelled. The run is ending: that thread has nothing to say.
+        threading.excepthook = lambda args: None
+        kill_workers()
+        pool.shutdown(wait=False)  # not cancel_futures: 3.11's manager thread then raises InvalidStateError
+        raise
+    except BaseException:
+        kill_workers()
+        pool.shutdown(wait=False)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous_term if previous_term is not None else signal.SIG_DFL)
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
 
 
 def _die_with_parent() -> None:
@@ -180,7 +238,6 @@ def _die_with_parent() -> None:
         return
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before the request was made
@@ -352,15 +409,14 @@ class Checker:
         try:
             # concurrent.futures, not multiprocessing.Pool: a worker that dies (the OOM killer on a huge
             # file, ``kill -9``) breaks the pool with an error instead of hanging the run forever.
-            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=initargs) as pool:
+            with _workers(jobs, context, initargs) as pool:
                 for result in pool.map(_worker_read, paths, chunksize=chunk):
                     results.append(result)
         except BrokenProcessPool:
             # Read what is left one file per process, to name the file whose reader dies.
             for path in paths[len(results):]:
                 try:
-                    with ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init,
-                                             initargs=initargs) as pool:
+                    with _workers(1, context, initargs) as pool:
                         results.append(pool.submit(_worker_read, path).result())
                 except BrokenProcessPool:
                     results.append(FileResult(error=f"{path}: the process reading it died (killed, or out of memory)"))

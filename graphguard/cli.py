@@ -146,7 +146,6 @@ def _run_check(args) -> int:
     from graphguard.checker import Checker
     from graphguard.config import ConfigError, find_config, load_config
     from graphguard.discovery import find_python_files
-    from graphguard.reporters import WRITERS
     from graphguard.suppressions import add_noqa
 
     paths = args.paths or ["."]
@@ -183,6 +182,8 @@ def _run_check(args) -> int:
 
     sources = None
     if stdin:
+        if sys.stdin is None:  # started with `<&-`
+            raise UsageError("standard input is closed: pass the file to check instead of '-'")
         name = args.stdin_filename or "-"
         files = [name]
         sources = {name: sys.stdin.buffer.read(config.max_file_bytes + 1)}  # more: GG002, not GBs in memory
@@ -565,6 +566,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"graphguard: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting is not a traceback
         return 130
     except BrokenPipeError:
         # `graphguard check | head`: stop quietly, as other command-line tools do.

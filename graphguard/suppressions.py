@@ -220,10 +220,10 @@ def write_keeping(real: str, info: os.stat_result, data: bytes) -> None:
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
-            os.chmod(temporary, info.st_mode & 0o7777)
             made = os.stat(temporary)
             if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid):
                 os.chown(temporary, info.st_uid, info.st_gid)
+            os.chmod(temporary, info.st_mode & 0o7777)  # after chown, which clears setuid and setgid
             os.replace(temporary, real)
             return
         except PermissionError:

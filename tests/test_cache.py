@@ -345,3 +345,31 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path):
     assert proc.wait(timeout=30) == -signal.SIGTERM
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive
+
+
+def test_a_second_ctrl_c_neither_hangs_nor_prints_worker_tracebacks(tmp_path):
+    # Regression (third fuzz pass): two SIGINTs to the process group 50 ms apart hung the run in the
+    # pool's shutdown for good; 10 ms apart, every worker printed a KeyboardInterrupt traceback.
+    import signal
+    import time
+
+    body = "import tensorflow as tf\nsess = tf.Session()\n" + "".join(
+        f"def f{i}(sess):\n    for s in range(9):\n        sess.run(tf.argmax(x{i}, 1))\n" for i in range(200))
+    psutil = pytest.importorskip("psutil")
+    for index in range(800):
+        (tmp_path / f"m{index}.py").write_text(body)
+    for gap in (0.01, 0.1):
+        proc = subprocess.Popen([sys.executable, "-m", "graphguard", "check", "--no-cache", "-q", "-j", "2", "."],
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.time() + 30
+        while len(psutil.Process(proc.pid).children()) < 2 and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the workers are reading
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(gap)
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and b"Traceback" not in err, err.decode()[-500:]

@@ -221,7 +221,7 @@ def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
               "    sess.run(tf.global_variables_initializer())\n    for step in range(1000):\n        sess.run(train_op)\n"
               "        if step % 100 == 0:\n            tf.train.Saver().save(sess, \"ckpt\")\n")
     (tmp_path / "train.py").write_text(source)
-    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    assert graphguard("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0  # under an if: unsafe
     assert "    sess.run(tf.global_variables_initializer())\n    saver = tf.train.Saver()\n    for step" in \
         (tmp_path / "train.py").read_text()
 
@@ -265,8 +265,12 @@ _HEAD = "import tensorflow as tf\nsess = tf.Session()\n"
     ("for step in range(100):\n    out = tf.argmax(y, 1) if y is not None else None\n    sess.run(out)\n", "unsafe"),
     ("for step in range(100):\n    if y is not None:\n        sess.run(tf.argmax(y, 1))\n", "unsafe"),
     ("for step in range(100):\n    try:\n        sess.run(tf.argmax(y, 1))\n    except Exception:\n        pass\n", "unsafe"),
-    ("for step in range(100):\n    sess.run(flag and tf.reduce_sum(z))\n", "safe"),  # the condition is not on z
-    ("for step in range(100):\n    if step % 100 == 0:\n        sess.run(tf.reduce_sum(z))\n", "safe"),
+    # Conditional code becomes unconditional before the loop (third fuzz pass: a None input, a name
+    # never bound, a Saver with no variables failed after a safe fix): unsafe, whatever the condition.
+    ("for step in range(100):\n    sess.run(flag and tf.reduce_sum(z))\n", "unsafe"),
+    ("for step in range(100):\n    if step % 100 == 0:\n        sess.run(tf.reduce_sum(z))\n", "unsafe"),
+    ("for step in range(100):\n    if z is None:\n        continue\n    sess.run(tf.reduce_sum(z))\n", "unsafe"),
+    ("for step in range(100):\n    for part in parts:\n        if part:\n            break\n    sess.run(tf.reduce_sum(z))\n", "safe"),
 ])
 def test_what_the_loop_may_change_or_guard_is_respected(tmp_path, body, applicability):
     (tmp_path / "train.py").write_text(_HEAD + body)
@@ -302,3 +306,34 @@ def test_diff_output_options(tmp_path):
     assert applied.returncode == 0, applied.stdout + applied.stderr
     same = graphguard("-o", "lat.py", "lat.py", cwd=tmp_path)
     assert same.returncode == 2 and "is one of the files being checked" in same.stderr
+
+
+def test_diffs_of_cr_mixed_and_bom_files_apply_to_what_fix_writes(tmp_path):
+    # Regression (third fuzz pass): CR-only and mixed line endings made the diff unreadable for patch,
+    # and a byte-order mark was missing from its context.
+    body = "import tensorflow as tf{0}sess = tf.Session(){1}for step in range(9):{0}    sess.run(tf.argmax(x, 1)){1}"
+    files = {"cr.py": body.format("\r", "\r").encode(), "mixed.py": body.format("\r\n", "\r").encode(),
+             "bom.py": b"\xef\xbb\xbf" + body.format("\n", "\n").encode()}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    diff = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "-q", "--diff", *files],
+                          cwd=tmp_path, capture_output=True, timeout=60).stdout
+    (tmp_path / "fix.diff").write_bytes(diff)
+    assert subprocess.run(["patch", "-p0", "-s", "-i", "fix.diff"], cwd=tmp_path).returncode == 0
+    patched = {name: (tmp_path / name).read_bytes() for name in files}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    assert graphguard("--fix-only", *files, cwd=tmp_path).returncode == 0
+    assert {name: (tmp_path / name).read_bytes() for name in files} == patched
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file another owner")
+def test_fix_keeps_setuid_and_setgid_bits_of_a_file_owned_by_another_user(tmp_path):
+    # Regression (third fuzz pass): chmod before chown let the chown clear the bits.
+    path = tmp_path / "train.py"
+    path.write_text(LEAK)
+    os.chown(path, 65534, 65534)
+    path.chmod(0o4755)
+    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    info = path.stat()
+    assert (info.st_mode & 0o7777, info.st_uid) == (0o4755, 65534) and path.read_text() == FIXED

@@ -52,18 +52,23 @@ class FileFix:
     hidden: int = 0
     remaining_before: list = field(default_factory=list)  #: the findings of ``original``
 
-    def diff(self, encoding: str = "utf-8") -> bytes:
+    def diff(self, encoding: str = "utf-8", bom: bool = False) -> bytes:
         """A unified diff from the original to the fixed text (``b""`` when unchanged), as ``diff -u``
-        writes it: lines split where the tokenizer splits them (``\\n``, ``\\r\\n``, ``\\r``; not at a
-        form feed or U+2028), the changed lines in the file's own ``encoding``, a last line without a
-        newline followed by ``\\ No newline at end of file``; ``git apply`` and ``patch`` take it."""
-        from graphguard.fix.edits import split_lines
-
-        lines = difflib.unified_diff(split_lines(self.original), split_lines(self.fixed),
+        writes it, so that ``patch`` and ``git apply`` give exactly the fixed file: lines end at
+        ``\\n`` only, as for ``patch`` (a ``\\r`` stays inside a line: CR-only and mixed line endings
+        apply), changed lines in the file's own ``encoding`` with its byte-order mark (``bom``), and a
+        last line without a newline followed by ``\\ No newline at end of file``."""
+        mark = "\ufeff" if bom else ""
+        lines = difflib.unified_diff(_patch_lines(mark + self.original), _patch_lines(mark + self.fixed),
                                      fromfile=self.path, tofile=self.path)
-        text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return text.encode(encoding, "surrogateescape")
+
+
+def _patch_lines(text: str) -> list[str]:
+    """``text`` split after each ``\\n``, the way ``diff`` and ``patch`` count lines."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def _key(d) -> tuple:

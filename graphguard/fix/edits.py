@@ -8,7 +8,6 @@ positions, columns counted in characters, the end exclusive. SARIF's ``fixes`` c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -67,16 +66,6 @@ def line_starts(text: str) -> list[int]:
         else:
             index += 1
     return starts
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-
-
-def split_lines(text: str) -> list[str]:
-    """``text``'s lines with their endings, split as the tokenizer splits them (``\\n``, ``\\r\\n``,
-    ``\\r``); ``str.splitlines`` also splits at a form feed, U+2028 and other separators."""
-    lines = _LINE.findall(text)
-    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def offset(starts: list[int], row: int, column: int) -> int:

@@ -340,14 +340,20 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         raise _NotFixable("the expression is not in the loop's body")
     body = loop.body
     statement = None
-    guarded, child = [], expr
+    conditional, child = False, expr
     for node in chain:
-        # Code that runs only under a condition: moved before the loop it runs unconditionally, once.
-        # A condition on what it reads (`y is not None`) may be what keeps it from failing.
+        # Code that runs only under a condition (an if, a conditional expression, the right side of
+        # `and`/`or`, a match case, an assert message, or after an earlier `continue`/`break` in the
+        # iteration) runs unconditionally once it is before the loop: a None input, a name never bound,
+        # a Saver with no variables yet would then fail where the program did not.
         if isinstance(node, (cst.If, cst.IfExp, cst.While)) and child is not node.test:
-            guarded.append(node.test)
+            conditional = True
         elif isinstance(node, cst.BooleanOperation) and child is node.right:
-            guarded.append(node.left)
+            conditional = True
+        elif isinstance(node, (cst.MatchCase, cst.Assert)) and child is not getattr(node, "test", None):
+            conditional = True
+        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)) and _exits_before(node, child):
+            conditional = True
         child = node
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             raise _NotFixable("inside a function or class defined in the loop")
@@ -402,9 +408,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     unsafe = []
     if any(isinstance(node, (cst.Try, cst.TryStar)) and node.body in chain for node in chain):
         unsafe.append("it moves out of a try block: an error building it is no longer handled there")
-    conditions = {n.value for test in guarded for n in source.names_in(test)}
-    if conditions & (reads.names | reads.roots):
-        unsafe.append("it runs only when a condition on its inputs holds; before the loop it runs anyway")
+    if conditional or _exits_before(body, next(n for n in [expr, *chain] if n in body.body or n is body)):
+        unsafe.append("it runs only under a condition; before the loop it runs once whatever the condition")
     if reads.helpers:
         unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
     if reads.creates_variables:
@@ -446,6 +451,29 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
+
+
+def _exits_before(block: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """Whether a statement of ``block`` before ``child`` may leave the iteration (``continue``,
+    ``break``, ``return``, ``raise``; not inside a nested loop or function, whose exits are their own)."""
+    statements = getattr(block, "body", ())
+    if child not in statements:
+        return False
+    for statement in statements[: statements.index(child)]:
+        if _may_exit(statement):
+            return True
+    return False
+
+
+def _may_exit(node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.Continue, cst.Break, cst.Return, cst.Raise)):
+        return True
+    if isinstance(node, (cst.For, cst.While)):
+        return any(_may_exit(child) for child in (node.orelse,) if child is not None) or \
+            any(isinstance(n, (cst.Return, cst.Raise)) for n in source.nodes(node.body, cst.BaseSmallStatement))
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_exit(child) for child in node.children)
 
 
 def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, others: Iterable[tuple]) -> bool:

@@ -65,7 +65,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         out = open_output(args.output_file) if args.output_file else sys.stdout
         out.flush()
         for filename, (raw, result) in sorted(fixed_files.items()):
-            out.buffer.write(result.diff(encoding_of(raw)))
+            out.buffer.write(result.diff(encoding_of(raw), bom=raw.startswith(b"\xef\xbb\xbf")))
         out.buffer.flush()
         if out is not sys.stdout:
             out.close()
