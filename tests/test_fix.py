@@ -337,3 +337,15 @@ def test_fix_keeps_setuid_and_setgid_bits_of_a_file_owned_by_another_user(tmp_pa
     assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
     info = path.stat()
     assert (info.st_mode & 0o7777, info.st_uid) == (0o4755, 65534) and path.read_text() == FIXED
+
+
+def test_variable_creators_never_move_past_an_initializer(tmp_path):
+    # The rule: an optimizer's minimize() or a layer, which create variables, moves only where
+    # no initializer has run yet, or not at all. Plain gradient descent creates no slot: it moves.
+    template = ("import tensorflow as tf\n\nx = tf.placeholder(tf.float32, [None, 3])\nloss = tf.reduce_sum(x)\n"
+                "sess = tf.Session()\nsess.run(tf.global_variables_initializer())\nfor step in range(100):\n"
+                "    train_op = tf.train.{}(0.1).minimize(loss)\n    sess.run(train_op, {{x: batch}})\n")
+    for optimizer, moved in (("AdamOptimizer", False), ("GradientDescentOptimizer", True)):
+        (tmp_path / "train.py").write_text(template.format(optimizer))
+        diff = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path).stdout
+        assert bool(diff) == moved, (optimizer, diff)

@@ -127,14 +127,15 @@ def _reads(module: Region, expr: cst.BaseExpression, trusted: Optional[cst.Call]
         dotted = source.dotted(node.func)
         if (node is trusted and isinstance(node.func, cst.Attribute) and node.func.attr.value not in ("run", "eval")
                 and (dotted is None or dotted.split(".")[0] not in module.aliases)):
-            if node.func.attr.value in _VARIABLE_METHODS:
+            if node.func.attr.value in _VARIABLE_METHODS and not _slotless(module, node.func.value):
                 reads.creates_variables = True
+            visit(node.func.value)
             reads.tf_calls.append("." + node.func.attr.value)  # a TensorFlow object's method
             return
         if dotted is None:  # a method on a result: tf.train.AdamOptimizer(lr).minimize(loss)
             if isinstance(node.func, cst.Attribute):
                 visit(node.func.value)
-                if node.func.attr.value in _VARIABLE_METHODS:
+                if node.func.attr.value in _VARIABLE_METHODS and not _slotless(module, node.func.value):
                     reads.creates_variables = True
                     return
             raise _NotFixable("a call on a computed value")
@@ -413,7 +414,10 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     if reads.helpers:
         unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
     if reads.creates_variables:
-        unsafe.append("it may create variables, which the initializer run before the loop must see")
+        if _initializes_before(module, loop):
+            raise _NotFixable("it creates variables (layers, optimizer slots) and the variables are initialized "
+                              "before the loop: move it above the initializer by hand")
+        unsafe.append("it may create variables; nothing before the loop initializes variables yet")
     if reads.opens_files:
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" for c in source.calls(loop.body)):
             raise _NotFixable("the loop closes a writer: one writer for all iterations would be closed after the first")
@@ -451,6 +455,37 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
+
+
+def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
+    """Whether ``optimizer`` is built right there as plain gradient descent, whose ``minimize`` creates
+    no variable (no slots; a ``global_step`` is passed in, not created)."""
+    if not isinstance(optimizer, cst.Call):
+        return False
+    name = source.dotted(optimizer.func)
+    head = name.split(".")[0] if name else None
+    full = source.canonical(module.aliases[head] + name[len(head):]) if head in module.aliases else None
+    return full in ("tf.train.GradientDescentOptimizer", "tf.keras.optimizers.SGD")
+
+
+def _initializes_before(module: Region, loop: cst.CSTNode) -> bool:
+    """Whether code before ``loop`` in its function (or module) builds or runs a variables
+    initializer: a variable created by code moved before the loop would then never be initialized."""
+    node, scope = loop, None
+    while node is not None:
+        node = module.parents.get(node)
+        if isinstance(node, (cst.FunctionDef, cst.Module)):
+            scope = node
+            break
+    start = module.positions[loop].start.line
+    for call in source.calls(scope if scope is not None else module.module):
+        where = module.positions.get(call)
+        if where is None or where.start.line >= start:
+            continue
+        name = source.dotted(call.func) or ""
+        if "initializer" in name or "initialize_all_variables" in name or name.endswith(".load_weights"):
+            return True
+    return False
 
 
 def _exits_before(block: cst.CSTNode, child: cst.CSTNode) -> bool:
