@@ -414,7 +414,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     if reads.helpers:
         unsafe.append(f"it calls {', '.join(sorted(set(reads.helpers)))}, which may do more than build ops")
     if reads.creates_variables:
-        if _initializes_before(module, loop):
+        if module.file.initializes_before(module.positions[loop].start.line):
             raise _NotFixable("it creates variables (layers, optimizer slots) and the variables are initialized "
                               "before the loop: move it above the initializer by hand")
         unsafe.append("it may create variables; nothing before the loop initializes variables yet")
@@ -466,26 +466,6 @@ def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
     head = name.split(".")[0] if name else None
     full = source.canonical(module.aliases[head] + name[len(head):]) if head in module.aliases else None
     return full in ("tf.train.GradientDescentOptimizer", "tf.keras.optimizers.SGD")
-
-
-def _initializes_before(module: Region, loop: cst.CSTNode) -> bool:
-    """Whether code before ``loop`` in its function (or module) builds or runs a variables
-    initializer: a variable created by code moved before the loop would then never be initialized."""
-    node, scope = loop, None
-    while node is not None:
-        node = module.parents.get(node)
-        if isinstance(node, (cst.FunctionDef, cst.Module)):
-            scope = node
-            break
-    start = module.positions[loop].start.line
-    for call in source.calls(scope if scope is not None else module.module):
-        where = module.positions.get(call)
-        if where is None or where.start.line >= start:
-            continue
-        name = source.dotted(call.func) or ""
-        if "initializer" in name or "initialize_all_variables" in name or name.endswith(".load_weights"):
-            return True
-    return False
 
 
 def _exits_before(block: cst.CSTNode, child: cst.CSTNode) -> bool:

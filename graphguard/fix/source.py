@@ -40,7 +40,7 @@ class File:
     def __init__(self, text: str, tree: ast.Module) -> None:
         from graphguard.fix.edits import line_starts
 
-        self.text = text
+        self.text, self.tree = text, tree
         self.starts = line_starts(text)
         self.newline = next((end for end in ("\r\n", "\r", "\n") if end in text[:4096]), "\n")
         self.taken: set[str] = set()  #: fresh names given in this pass
@@ -76,6 +76,21 @@ class File:
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[Region]] = {}
+
+    def initializes_before(self, row: int) -> bool:
+        """Whether the function holding line ``row`` (or the module, outside functions) builds or runs a
+        variables initializer, or loads weights, on a line before ``row``."""
+        scope: ast.AST = self.tree
+        for node in ast.walk(self.tree):
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= row <= (node.end_lineno or 0)
+                    and node.lineno >= getattr(scope, "lineno", 0)):
+                scope = node
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call) and node.lineno < row:
+                name = dotted_name(node.func) or ""
+                if "initializer" in name or "initialize_all_variables" in name or name.endswith(".load_weights"):
+                    return True
+        return False
 
     def globals_set(self, name: str, seen: Optional[set] = None) -> set:
         """The module-level names the function ``name`` of this file (and the functions of this file
