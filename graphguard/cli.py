@@ -265,7 +265,7 @@ def _run_check(args) -> int:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
-    if output_format in ("json", "json-lines", "sarif") and not args.statistics:
+    if output_format in ("json", "json-lines", "sarif", "full") and not args.statistics:
         diagnostics = _with_fixes(diagnostics, sources)
     out = sys.stdout
     if args.output_file:
@@ -314,14 +314,15 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     from graphguard.fix import propose_fixes
     from graphguard.fix.apply import decode
 
-    fixes = {}
+    fixes, reasons = {}, {}
     for filename in files:
         try:
             raw = sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
-            fixes.update(propose_fixes(decode(raw), [d for d in diagnostics if d.filename == filename]))
+            fixes.update(propose_fixes(decode(raw), [d for d in diagnostics if d.filename == filename], reasons))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
-    return [dataclasses.replace(d, fix=fixes[d]) if d in fixes else d for d in diagnostics]
+    return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons
+            else d for d in diagnostics]
 
 
 def _kept(report, config, selected, only: str | None = None) -> list:

@@ -27,6 +27,9 @@ class Diagnostic:
     #: A :class:`graphguard.fix.Fix`, attached only where fixes were asked for (``--fix``, ``--diff``,
     #: JSON and SARIF output); not part of a finding's identity.
     fix: Any = field(default=None, compare=False)
+    #: Why a finding of a fixable code has no fix (``"it reads step, which the loop assigns ..."``),
+    #: where fixes were asked for; None otherwise.
+    fix_unavailable: Any = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:

@@ -89,6 +89,10 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, sources: dict | None 
             if d.loop_row is not None:
                 loop = lines[d.loop_row - 1].strip() if 0 < d.loop_row <= len(lines) else ""
                 out.write(f"{'':>{width}} = repeated by the loop at line {d.loop_row}: {loop}\n")
+            if d.fix is not None:
+                out.write(f"{'':>{width}} = fix ({d.fix.applicability}): {d.fix.message}\n")
+            elif d.fix_unavailable:
+                out.write(f"{'':>{width}} = no automatic fix: {d.fix_unavailable}\n")
         out.write("\n")
 
 
@@ -102,14 +106,16 @@ def _json_item(d: Diagnostic) -> dict:
         "end_location": {"row": d.end_row, "column": d.end_column},
         "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
         "fix": d.fix.as_json() if d.fix is not None else None,
+        "fix_unavailable": d.fix_unavailable,
         "url": d.url,
     }
 
 
 def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """A JSON array with ruff's keys (``code``, ``message``, ``filename`` (absolute), ``location``,
-    ``end_location``, ``fix``, ``url``) plus ``name`` and ``loop`` (the loop that repeats the finding,
-    or null). Rows and columns are 1-based."""
+    ``end_location``, ``fix``, ``url``) plus ``name``, ``loop`` (the loop that repeats the finding, or
+    null) and ``fix_unavailable`` (why a finding of a fixable code has no fix, or null). Rows and
+    columns are 1-based."""
     json.dump([_json_item(d) for d in diagnostics], out, indent=2)
     out.write("\n")
 

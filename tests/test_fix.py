@@ -161,7 +161,7 @@ def test_a_fix_that_would_not_compile_is_dropped_with_a_note(monkeypatch):
     lint = lambda text: checker.check_source(text.encode(), "t.py")  # noqa: E731
     result = apply_module.fix_text("t.py", LEAK, lint, unsafe=False)
     assert result.fixed == LEAK and result.applied == []
-    assert result.note.startswith("a fix would not compile")
+    assert result.note == "fix dropped for GG101 at line 6: it would not compile (invalid syntax)"
 
 
 def test_a_fix_that_leaves_its_finding_is_dropped(monkeypatch):
@@ -349,3 +349,37 @@ def test_variable_creators_never_move_past_an_initializer(tmp_path):
         (tmp_path / "train.py").write_text(template.format(optimizer))
         diff = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path).stdout
         assert bool(diff) == moved, (optimizer, diff)
+
+
+def test_one_rejected_fix_does_not_cost_the_file_its_other_fixes(tmp_path):
+    # Regression (fresh-user trial): a fix that failed the re-lint check dropped every fix of the
+    # file, and the note blamed a GG202 that was there before.
+    from graphguard.fix import apply as apply_module
+    from graphguard.fix.edits import Edit, Fix
+
+    source = LEAK + "        print(sess.run(tf.reduce_sum(z)))\n"
+    checker = Checker()
+    lint = lambda text: checker.check_source(text.encode(), "t.py")  # noqa: E731
+    real = apply_module.propose_fixes
+
+    def one_bad(text, diagnostics):
+        fixes = real(text, diagnostics)
+        return {d: (Fix("safe", "bad", (Edit(5, 1, 5, 1, "        sess.run(tf.reduce_max(q))\n"),))
+                    if "reduce_sum" in d.message else fix) for d, fix in fixes.items()}
+
+    apply_module.propose_fixes = one_bad
+    try:
+        result = apply_module.fix_text("t.py", source, lint, unsafe=False)
+    finally:
+        apply_module.propose_fixes = real
+    assert "argmax_op = tf.argmax(y, 1)" in result.fixed and "tf.reduce_sum(z)" in result.fixed
+    assert result.note.startswith("fix dropped for GG101 at line 7: it would add GG101")
+
+
+def test_a_finding_without_a_fix_says_why(tmp_path):
+    # Fresh-user trial: "fix": null gave no reason. JSON carries fix_unavailable; full output says it.
+    (tmp_path / "train.py").write_text(_HEAD + "for step in range(100):\n    sess.run(tf.argmax(logits[step], 1))\n")
+    (item,) = json.loads(graphguard("--output-format", "json", "train.py", cwd=tmp_path).stdout)
+    assert item["fix"] is None and item["fix_unavailable"].startswith("it reads step, which the loop assigns")
+    full = graphguard("--output-format", "full", "train.py", cwd=tmp_path).stdout
+    assert "= no automatic fix: it reads step, which the loop assigns" in full

@@ -13,11 +13,12 @@ from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 __all__ = ["Edit", "FIXABLE_CODES", "Fix", "SAFE", "UNSAFE", "propose_fixes"]
 
 
-def propose_fixes(text: str, diagnostics: list) -> dict:
+def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> dict:
     """``{diagnostic: Fix}`` for the findings of one file whose text is ``text`` that have a fix.
 
     ``diagnostics`` are :class:`~graphguard.diagnostics.Diagnostic` s of that file; findings without
-    a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out."""
+    a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out; with
+    ``reasons``, it receives ``{diagnostic: why there is no fix}`` for those of fixable codes."""
     from graphguard.fix import hoist, source
 
     wanted = [d for d in diagnostics if d.code in FIXABLE_CODES and d.loop_row is not None]
@@ -34,12 +35,16 @@ def propose_fixes(text: str, diagnostics: list) -> dict:
             fix = propose_clear_session(module, d.loop_row, d.loop_column)
             if fix is not None:
                 found[d] = fix
+            elif reasons is not None:
+                reasons[d] = ("the loop is not a for or while statement, or the file has no TensorFlow or Keras "
+                              "import to spell clear_session() with")
     wanted = [d for d in wanted if d.code in hoist.CODES]
-    sites = [(d.row, d.column, d.end_row, d.end_column) for d in diagnostics if d.loop_row is not None]
     for d in wanted:
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
-                                     others=sites, through="(through " in d.message)
-        except hoist._NotFixable:
+                                     through="(through " in d.message)
+        except hoist._NotFixable as why:
+            if reasons is not None:
+                reasons[d] = str(why)
             continue
     return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from typing import Callable
@@ -72,48 +73,79 @@ def _patch_lines(text: str) -> list[str]:
 
 
 def _key(d) -> tuple:
-    return (d.code, d.message.split(" on every ", 1)[0])
+    """What a finding is about, wherever it is: its code and its subject (the first `...` of its
+    message), not its line, which a fix moves."""
+    match = re.search(r"`[^`]*`", d.message)
+    return (d.code, match[0] if match else d.message)
+
+
+def _site(text: str, d) -> tuple:
+    """A finding's identity in one version of the text: its code and the source of its expression."""
+    from graphguard.fix.edits import line_starts, offset
+
+    starts = line_starts(text)
+    try:
+        return (d.code, text[offset(starts, d.row, d.column): offset(starts, d.end_row, d.end_column)])
+    except ValueError:
+        return (d.code, d.row)
 
 
 def fix_text(path: str, text: str, lint: Callable[[str], list], unsafe: bool, first: list | None = None) -> FileFix:
     """Fix ``text`` (the file ``path``) with the fixes :func:`propose_fixes` proposes for the findings
     ``lint(text)`` returns (in the project's context, suppressions applied); ``first``: those findings
-    when the caller has them already. ``unsafe`` also applies unsafe fixes. Never raises for a fix
-    that fails a check: see :class:`FileFix`."""
+    when the caller has them already. ``unsafe`` also applies unsafe fixes.
+
+    Each pass applies every usable fix, then checks the result: it compiles, and re-linted it has no
+    finding of a kind the original did not have. When a pass fails, each of its fixes is tried alone;
+    those that fail alone are dropped (with a note) and the pass is made again without them, so one bad
+    fix does not cost the file its other fixes. Never raises for a fix that fails a check."""
     first = lint(text) if first is None else first
     result = FileFix(path, text, text, remaining=first)
-    current, findings, applied = text, first, []
+    known = {_key(d) for d in first}
+    current, findings, applied, rejected, notes = text, first, [], set(), []
     for _ in range(MAX_PASSES):
         proposals = propose_fixes(current, findings)
-        usable = [fix for d, fix in sorted(proposals.items(), key=lambda item: (item[0].row, item[0].column))
-                  if unsafe or fix.applicability == SAFE]
         if not applied:
             result.hidden = sum(1 for fix in proposals.values() if fix.applicability != SAFE) if not unsafe else 0
+        usable = [(d, fix) for d, fix in sorted(proposals.items(), key=lambda item: (item[0].row, item[0].column))
+                  if (unsafe or fix.applicability == SAFE) and _site(current, d) not in rejected]
         if not usable:
             break
-        new, used = apply(current, usable)
-        problem = _compile_problem(new, path)
-        if problem is not None and len(used) > 1:  # try the first alone before giving up
-            new, used = apply(current, usable[:1])
-            problem = _compile_problem(new, path)
+        new, used, after, problem = _attempt(current, [fix for _, fix in usable], path, lint, known)
         if problem is not None:
-            result.note = f"a fix would not compile ({problem}); left unchanged"
-            return result
-        current, findings = new, lint(new)
+            for d, fix in usable:  # find the fixes that fail alone
+                _, _, _, alone = _attempt(current, [fix], path, lint, known)
+                if alone is not None:
+                    rejected.add(_site(current, d))
+                    notes.append(f"{d.code} at line {d.row}: {alone}")
+            continue
+        current, findings = new, after
         applied.extend(used)
     else:
         result.note = f"fixes still applied after {MAX_PASSES} passes; left unchanged"
         return result
+    result.note = "; ".join(f"fix dropped for {note}" for note in notes)
     if not applied:
         return result
-    before, after = [_key(d) for d in first], [_key(d) for d in findings]
-    new_kinds = set(after) - set(before)
-    if len(after) >= len(before) or new_kinds:
-        what = f"it would add {sorted(new_kinds)[0][0]}" if new_kinds else "it would not remove a finding"
-        result.note = f"the fixed file failed the re-lint check ({what}); left unchanged"
+    if len(findings) >= len(first):
+        result.note = "the fixed file failed the re-lint check (it would not remove a finding); left unchanged"
         return result
     result.fixed, result.applied, result.remaining_before, result.remaining = current, applied, first, findings
     return result
+
+
+def _attempt(text: str, fixes: list, path: str, lint: Callable[[str], list], known: set):
+    """Apply ``fixes`` to ``text`` and check the result: (new text, fixes applied, its findings,
+    None) or (..., a one-line problem: it does not compile, or it has a finding of a new kind)."""
+    new, used = apply(text, fixes)
+    problem = _compile_problem(new, path)
+    if problem is not None:
+        return new, used, [], f"it would not compile ({problem})"
+    after = lint(new)
+    added = sorted({_key(d) for d in after} - known)
+    if added:
+        return new, used, after, f"it would add {added[0][0]} ({added[0][1]})"
+    return new, used, after, None
 
 
 def _compile_problem(text: str, path: str):

@@ -70,6 +70,8 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
         return None
     if value_reads.tf_calls or value_reads.helpers or not value_reads.names & loop_names:
         return None  # a tensor value, or one that does not change (the plain hoist handles that)
+    if _tensor_in_loop(module, loop, value_reads.names & loop_names, variable_reads.names):
+        return None  # `new_lr = lr * 0.9` in the loop: a tensor, which a feed cannot take
     code = module.module.code_for_node
     word = hoist._word(variable)
     value_name = _free(module, f"{word}_value")
@@ -104,6 +106,35 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
                f"{module.positions[loop].start.line}, and feed the value per step (unsafe: the value must "
                "be a Python or NumPy value, not a tensor)")
     return Fix(UNSAFE, message, tuple(edits))
+
+
+def source_anchor(module, loop, names: set):
+    """Where the placeholder goes: before the loop, or above the session and guard blocks around it."""
+    from graphguard.fix import hoist
+
+    return hoist._anchor(module, loop, names)
+
+
+def _tensor_in_loop(module, loop, names: set, variable_names: set) -> bool:
+    """Whether one of ``names`` is assigned in ``loop`` from something that may be a tensor: an
+    expression that reads the variable itself (outside a ``run``) or calls TensorFlow."""
+    for assign in source.nodes(loop.body, cst.Assign):
+        targets = {n.value for t in assign.targets for n in source.names_in(t.target)}
+        if not targets & names:
+            continue
+        if _reads_tensor(assign.value, variable_names | set(module.aliases)):
+            return True
+    return False
+
+
+def _reads_tensor(node: cst.CSTNode, tensors: set) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("run", "eval"):
+        return False  # sess.run(lr) * 0.9 is a NumPy value
+    if isinstance(node, cst.Name):
+        return node.value in tensors
+    if isinstance(node, cst.Attribute):
+        return _reads_tensor(node.value, tensors)
+    return any(_reads_tensor(child, tensors) for child in node.children)
 
 
 def _feed_argument(run: cst.Call) -> Optional[cst.BaseExpression]:
@@ -177,7 +208,8 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     prefix = callee[: -len(method)]
     placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + 'float32'})"
     value_code = code(value)
-    start = module.positions[loop].start
+    dtype_names = {n.value for n in source.names_in(dtype)} if dtype is not None else set()
+    start = module.positions[source_anchor(module, loop, dtype_names)].start
     indent = source.indent(module.text, start.line, module.file.starts)
     first, last = module.positions[statement].start.line, module.positions[statement].end.line
     end = (last + 1, 1)
@@ -199,6 +231,6 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
             edits.append(Edit(feed_where.start.line, feed_where.start.column + 1, feed_where.end.line,
                               feed_where.end.column + 1, f"{{**{code(feed)}, {entry}}}"))
     guess = "" if dtype is not None else "; its dtype is a guess (float32): check it"
-    message = (f"Make `{name}` a placeholder built once before the loop at line {start.line} and feed "
+    message = (f"Make `{name}` a placeholder built once before the loop at line {module.positions[loop].start.line} and feed "
                f"`{value_code}` to each run that uses it (unsafe: the shape is left open{guess})")
     return Fix(UNSAFE, message, tuple(edits))

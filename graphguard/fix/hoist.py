@@ -32,7 +32,7 @@ from __future__ import annotations
 import builtins
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -45,7 +45,7 @@ from graphguard.fix.source import EFFECT_METHODS, MUTATORS, PURE_BUILTINS, File,
 CODES = FIXABLE_CODES - {"GG201"}
 
 #: TensorFlow names (canonical ``tf.`` spelling) that create variables: moved only as unsafe fixes.
-_VARIABLE_PREFIXES = ("tf.layers.", "tf.contrib.layers.", "tf.keras.", "tf.contrib.rnn.", "tf.nn.rnn_cell.",
+_VARIABLE_PREFIXES = ("tf.layers.", "tf.contrib.layers.", "tf.keras.", "tf.contrib.rnn.", "tf.nn.rnn_cell.", "tf.metrics.",
                       "tf.contrib.slim.", "tf.contrib.seq2seq.", "tf.estimator.")
 _VARIABLE_NAMES = frozenset({"tf.nn.dynamic_rnn", "tf.nn.static_rnn", "tf.nn.bidirectional_dynamic_rnn",
                              "tf.contrib.rnn.static_rnn", "tf.train.get_or_create_global_step",
@@ -321,10 +321,9 @@ def _short(code: str) -> str:
 
 
 def propose(file: File, row: int, column: int, end_row: int, end_column: int,
-            loop_row: int, loop_column: int, others: Iterable[tuple] = (), through: bool = False) -> Fix:
+            loop_row: int, loop_column: int, through: bool = False) -> Fix:
     """The fix for the expression at ``(row, column)``-``(end_row, end_column)`` (1-based, end
-    exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``others`` are the positions
-    (row, column, end_row, end_column) of the file's other findings; ``through``: the finding is a
+    exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``through``: the finding is a
     call to a helper that builds the ops (the call is then not trusted to do only that). Raises
     :class:`_NotFixable`."""
     module = file.region(loop_row)
@@ -400,10 +399,10 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
                           "iteration: feed it through a placeholder)")
     mutated = sorted((reads.roots | reads.names) & facts.attribute_roots)
     if mutated:
-        raise _NotFixable(f"the loop assigns attributes or items of {', '.join(mutated)}")
+        raise _NotFixable(f"the loop changes {', '.join(mutated)} (assigns its attributes or items, or changes it in place)")
     effects = {effect_of(name) for name in reads.tf_calls}
     capturing = bool(effects & _CAPTURING) or any(_CAPTURING_NAMES.search(name) for name in reads.tf_calls)
-    if capturing and _builds_more(module, loop, expr, others):
+    if capturing and _builds_more(module, loop, expr, summaries="tf.summary.merge_all" in reads.tf_calls):
         raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
                           "initializer would miss; those are fixed first")
     unsafe = []
@@ -491,21 +490,56 @@ def _may_exit(node: cst.CSTNode) -> bool:
     return any(_may_exit(child) for child in node.children)
 
 
-def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, others: Iterable[tuple]) -> bool:
-    """Whether another finding inside ``loop`` may add variables or summaries (a helper, a layer, an
-    optimizer's minimize, a summary op): a Saver or initializer built before it would miss them."""
-    for row, column, end_row, end_column in others:
-        node = _expression_at(module, row, column - 1, end_row, end_column - 1)
-        if node is None or node is expr or not source.inside(module.parents, node, loop):
+def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries: bool) -> bool:
+    """Whether anything else in ``loop`` may add variables (or, with ``summaries``, summary ops) that
+    a Saver, an initializer or ``merge_all()`` built before the loop would miss: a TensorFlow variable,
+    layer, metric or model, an optimizer with slots, a function of this file that makes one, or a
+    function graphguard cannot read (another module's). Read from the code itself, not from the
+    findings, so a suppressed or unselected finding (``# noqa``, ``--ignore``) still counts."""
+    own = {id(node) for node in source.calls(expr)}
+    for call in source.calls(loop.body):
+        if id(call) in own:
             continue
-        try:
-            reads = _reads(module, node)
-        except _NotFixable:
-            return True
-        effects = {effect_of(name) for name in reads.tf_calls}
-        if reads.helpers or reads.creates_variables or Effect.SUMMARY in effects or Effect.VARIABLE in effects:
-            return True
+        name = source.dotted(call.func)
+        if name is None:  # a method on a computed value: tf.train.AdamOptimizer(lr).minimize(loss)
+            if (isinstance(call.func, cst.Attribute) and call.func.attr.value in _VARIABLE_METHODS
+                    and not _slotless(module, call.func.value)):
+                return True
+            continue
+        head, _, rest = name.partition(".")
+        imported = module.aliases.get(head)
+        if imported is not None:
+            full = source.canonical(imported + ("." + rest if rest else ""))
+            if full is None:
+                if imported.split(".")[0] not in _VALUE_MODULES:
+                    return True  # a helper of another module: it may
+                continue
+            if _makes_variables(full) or (summaries and effect_of(full) is Effect.SUMMARY):
+                return True
+            continue
+        if "." in name:
+            if name.rsplit(".", 1)[1] in _VARIABLE_METHODS and not _slotless(module, call.func.value):
+                return True
+            continue  # a method of an object: a run, a save, a print, a NumPy call
+        if name in module.file.functions:
+            if module.file.makes_variables(name, _makes_variables, summaries):
+                return True
+        elif not hasattr(builtins, name):
+            return True  # a name graphguard cannot see into
     return False
+
+
+def _makes_variables(name: str) -> bool:
+    """Whether the TensorFlow name ``name`` (``tf.`` spelling) creates variables when called."""
+    effect = effect_of(name)
+    return ((effect is Effect.VARIABLE and name not in _PLACEHOLDERS) or effect is Effect.MODEL
+            or name in _VARIABLE_NAMES or name.startswith(_VARIABLE_PREFIXES))
+
+
+#: Modules whose functions compute values and build no graph (a call to them blocks nothing).
+_VALUE_MODULES = frozenset({"numpy", "np", "time", "math", "random", "os", "sys", "json", "logging", "pickle",
+                            "collections", "itertools", "functools", "datetime", "shutil", "glob", "re", "scipy",
+                            "sklearn", "pandas", "matplotlib", "PIL", "cv2", "tqdm"})
 
 
 #: Context managers that change where or how ops are built: hoisted code stays inside them.

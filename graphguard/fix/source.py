@@ -92,6 +92,33 @@ class File:
                     return True
         return False
 
+    def makes_variables(self, name: str, creates, summaries: bool = False, seen: Optional[set] = None) -> bool:
+        """Whether the function ``name`` of this file (or one it calls) calls a TensorFlow name for which
+        ``creates(tf_name)`` is true (or, with ``summaries``, a summary op), or a function of another
+        module graphguard cannot read."""
+        from graphguard.analysis.catalog import Effect, effect_of
+
+        seen = set() if seen is None else seen
+        function = self.functions.get(name)
+        if function is None or name in seen:
+            return False
+        seen.add(name)
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            dotted = dotted_name(node.func)
+            if dotted is None:
+                continue
+            head, _, rest = dotted.partition(".")
+            imported = self.aliases.get(head)
+            if imported is not None:
+                full = canonical(imported + ("." + rest if rest else ""))
+                if full is not None and (creates(full) or (summaries and effect_of(full) is Effect.SUMMARY)):
+                    return True
+            elif "." not in dotted and self.makes_variables(dotted, creates, summaries, seen):
+                return True
+        return False
+
     def globals_set(self, name: str, seen: Optional[set] = None) -> set:
         """The module-level names the function ``name`` of this file (and the functions of this file
         it calls) rebinds through ``global`` statements."""
@@ -123,6 +150,14 @@ class File:
 
     def _pure_body(self, function: ast.FunctionDef) -> bool:
         local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        # A mutable default (`cache={}`) lives across calls: changing it is state, not a local.
+        positional = function.args.posonlyargs + function.args.args
+        for arg, default in zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults):
+            if not isinstance(default, ast.Constant):
+                local.discard(arg.arg)
+        for arg, default in zip(function.args.kwonlyargs, function.args.kw_defaults):
+            if default is not None and not isinstance(default, ast.Constant):
+                local.discard(arg.arg)
         for node in ast.walk(function):
             if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
                 local.add(node.id)

@@ -189,13 +189,16 @@ def evaluate(sess, batches):
 
     #: The "Fix safety" section of the docs (ruff's heading).
     FIX_SAFETY = """\
-Safe when the op's inputs do not change in the loop: it is built once, just before the loop (above
-the `with tf.Session()` or `with GraphGuard(...)` blocks that wrap the loop, never out of a graph, scope
-or device context), and the loop runs the built tensor. A top-level `name = ...` statement of the
+Safe when the op's inputs do not change in the loop and it runs on every iteration: it is built
+once, just before the loop (above the `with tf.Session()` or `with GraphGuard(...)` blocks that wrap
+the loop, never out of a graph, scope or device context), and the loop runs the built tensor. A top-level `name = ...` statement of the
 loop body moves whole; an op inside `sess.run(...)` gets a name (`argmax_op`). Unsafe
-(`--unsafe-fixes`) when the expression calls a helper of the project, which may do more than build
-ops, or creates variables (`opt.minimize`, layers), which an initializer run before the loop must
-see, or reads an object that a method called in the loop may change. No fix when it reads a value
+(`--unsafe-fixes`) when it runs only under a condition (an `if` such as `if step % 100 == 0:`, a
+conditional expression, after an earlier `continue`): built once before the loop it is built whatever
+the condition, which fails where its inputs were not ready; when it is in a `try` block; when it calls
+a helper of the same file that builds nothing but ops; when it creates variables (`opt.minimize` with
+slots, layers) and no initializer has run before the loop (after one, it is not moved at all); or when
+it reads an object that a method called in the loop may change. No fix when it reads a value
 the loop changes (feed that value through a placeholder), sits under a `with` inside the loop or in a
 nested function or comprehension, or the loop resets or replaces the default graph.
 """

@@ -166,9 +166,13 @@ for epoch in range(10):
 
     #: The "Fix safety" section of the docs (ruff's heading).
     FIX_SAFETY = """\
-Safe: the Saver is built once, before the loop, as for GG101. A `Saver` saves the variables that
-exist when it is built, so it moves only when nothing else in the loop still creates variables
-(those findings are fixed first, pass after pass); otherwise there is no fix. A Saver in a helper
+Safe: the Saver is built once, before the loop, as for GG101; unsafe when it is built under a
+condition (`if step % 1000 == 0:`): a Saver built before any variable exists raises "No variables to
+save", where the branch may never have run. A `Saver` saves the variables that
+exist when it is built, so it moves only when nothing else in the loop may still create one: a
+TensorFlow variable, layer or metric, an optimizer with slots, a helper of the file that makes one,
+or a function of another module. This is read from the code, so a suppressed or unselected finding
+still counts; what can move is moved first, pass after pass, and otherwise there is no fix. A Saver in a helper
 called from the loop is not fixed automatically.
 """
 

@@ -156,7 +156,7 @@ class Model:
     #: The "Fix safety" section of the docs (ruff's heading).
     FIX_SAFETY = """\
 Safe: the initializer op is built once, before the loop, and its `run` stays where it was (resetting
-may be the point). It moves only when nothing else in the loop still creates variables, which an
+may be the point); unsafe under a condition, as for GG101. It moves only when nothing else in the loop still creates variables, which an
 initializer built earlier would not initialize; otherwise there is no fix.
 """
 

@@ -204,8 +204,8 @@ loop stay findings of their own (GG101).
         0: """\
 import tensorflow as tf
 
+images = tf.placeholder(tf.float32)
 with tf.Session() as sess:
-    images = tf.placeholder(tf.float32)
     for batch in batches:
         sess.run(model(images), feed_dict={images: batch})
 """,
