@@ -537,7 +537,18 @@ def _count(number: int, noun: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code (130 for
+    Ctrl-C at any point, without a traceback)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting is not a traceback
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if sys.stdout is None or sys.stderr is None:  # started with `>&-`: Python has no stream to write to
         if sys.stderr is not None:

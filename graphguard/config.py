@@ -188,6 +188,11 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
                               f"to 2147483648 (2 GiB), got {value!r}")
         if key == "max-bounded-iterations" and value < 0:
             raise ConfigError(f"{where}: [tool.graphguard] max-bounded-iterations: expected a whole number >= 0, got {value!r}")
+        if key == "session-names":
+            for name in value:
+                if not name.isidentifier():
+                    raise ConfigError(f"{where}: [tool.graphguard] session-names: {name!r} is not a Python name "
+                                      f"(a variable or attribute name that holds a session, e.g. runner)")
         if key == "session-factories":
             for name in value:
                 if not _DOTTED.match(name):

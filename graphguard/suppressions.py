@@ -178,7 +178,9 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
                 new_codes = sorted(codes - _codes(match["codes"]))
                 if not new_codes:
                     continue
-                body = body[: match.end()] + "".join(f", {code}" for code in new_codes) + body[match.end():]
+                rest = body[match.end():]
+                glue = " " if rest[:1] and not rest[:1].isspace() else ""  # `# noqa: GG999x`: keep the x apart
+                body = body[: match.end()] + "".join(f", {code}" for code in new_codes) + glue + rest
             else:
                 body = body + "  # noqa: " + ", ".join(sorted(codes))
             lines[row - 1] = body + ending

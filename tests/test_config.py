@@ -210,3 +210,15 @@ def test_a_huge_pyproject_is_not_read_whole(tmp_path):
     named = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--config", "pyproject.toml", "."],
                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert named.returncode == 2 and len(named.stderr.splitlines()) == 1 and "file too large" in named.stderr
+
+
+def test_session_names_must_be_python_names(tmp_path):
+    # Regression (fourth fuzz pass): "(" and "x y" were accepted silently.
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text('[tool.graphguard]\nsession-names = ["x y"]\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "."], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2 and "session-names: 'x y' is not a Python name" in result.stderr

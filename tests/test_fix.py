@@ -383,3 +383,22 @@ def test_a_finding_without_a_fix_says_why(tmp_path):
     assert item["fix"] is None and item["fix_unavailable"].startswith("it reads step, which the loop assigns")
     full = graphguard("--output-format", "full", "train.py", cwd=tmp_path).stdout
     assert "= no automatic fix: it reads step, which the loop assigns" in full
+
+
+def test_fourth_fuzz_pass(tmp_path):
+    # Regressions (issue 13, fourth fuzz pass).
+    # `with sess:` makes the session's graph the default: a safe fix must not leave it.
+    (tmp_path / "graph.py").write_text(
+        "import tensorflow as tf\ng = tf.Graph()\nwith g.as_default():\n    y = tf.placeholder(tf.float32, [None, 3])\n"
+        "sess = tf.Session(graph=g)\nwith sess:\n    for step in range(100):\n        sess.run(tf.argmax(y, 1))\n")
+    assert "+    argmax_op = tf.argmax(y, 1)\n" in graphguard("--diff", "graph.py", cwd=tmp_path).stdout
+    # A chain of 100 dependent ops moves in one pass (it took 49 s, one pass per statement).
+    (tmp_path / "chain.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(x)\n"
+                                       + "".join(f"    a{i} = tf.argmax(a{i - 1}, 1)\n" for i in range(1, 100)))
+    result = graphguard("--fix-only", "chain.py", cwd=tmp_path)
+    assert "Fixed 99 findings." in result.stderr
+    # A file name with a space: the diff's headers end with a tab and a time, so patch -p0 applies it.
+    (tmp_path / "x y.py").write_text(LEAK)
+    (tmp_path / "sp.diff").write_text(graphguard("--diff", "x y.py", cwd=tmp_path).stdout)
+    assert subprocess.run(["patch", "-p0", "-s", "-i", "sp.diff"], cwd=tmp_path).returncode == 0
+    assert (tmp_path / "x y.py").read_text() == FIXED

@@ -38,11 +38,12 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
             elif reasons is not None:
                 reasons[d] = ("the loop is not a for or while statement, or the file has no TensorFlow or Keras "
                               "import to spell clear_session() with")
-    wanted = [d for d in wanted if d.code in hoist.CODES]
+    wanted = sorted((d for d in wanted if d.code in hoist.CODES), key=lambda d: (d.row, d.column))
+    moved: dict = {}  # statements moved by this pass's earlier proposals: a chain moves in one pass
     for d in wanted:
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
-                                     through="(through " in d.message)
+                                     through="(through " in d.message, pass_moves=moved)
         except hoist._NotFixable as why:
             if reasons is not None:
                 reasons[d] = str(why)

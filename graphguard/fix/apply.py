@@ -53,15 +53,20 @@ class FileFix:
     hidden: int = 0
     remaining_before: list = field(default_factory=list)  #: the findings of ``original``
 
-    def diff(self, encoding: str = "utf-8", bom: bool = False) -> bytes:
+    def diff(self, encoding: str = "utf-8", bom: bool = False, mtime: float | None = None) -> bytes:
         """A unified diff from the original to the fixed text (``b""`` when unchanged), as ``diff -u``
         writes it, so that ``patch`` and ``git apply`` give exactly the fixed file: lines end at
         ``\\n`` only, as for ``patch`` (a ``\\r`` stays inside a line: CR-only and mixed line endings
         apply), changed lines in the file's own ``encoding`` with its byte-order mark (``bom``), and a
         last line without a newline followed by ``\\ No newline at end of file``."""
         mark = "\ufeff" if bom else ""
+        # `diff -u` ends each file name with a tab and a time: patch then reads a name with spaces whole.
+        # Not the epoch: git apply takes an epoch time for a file that does not exist.
+        import time as _time
+
+        stamp = _time.strftime("%Y-%m-%d %H:%M:%S.000000000 +0000", _time.gmtime(mtime))
         lines = difflib.unified_diff(_patch_lines(mark + self.original), _patch_lines(mark + self.fixed),
-                                     fromfile=self.path, tofile=self.path)
+                                     fromfile=self.path, tofile=self.path, fromfiledate=stamp, tofiledate=stamp)
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return text.encode(encoding, "surrogateescape")
 

@@ -8,7 +8,7 @@ positions, columns counted in characters, the end exclusive. SARIF's ``fixes`` c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SAFE, UNSAFE = "safe", "unsafe"
 #: The codes that can have a fix (the others never do); read without loading libcst.
@@ -35,6 +35,9 @@ class Fix:
     applicability: str
     message: str
     edits: tuple[Edit, ...]
+    #: Fixes this one builds on (a statement reading a name that an earlier fix of the same pass moves
+    #: out of the loop): it is applied only with all of them.
+    needs: tuple = field(default=(), compare=False)
 
     def as_json(self) -> dict:
         """ruff's ``fix`` object: ``applicability``, ``message``, ``edits`` with ``content``,
@@ -85,6 +88,8 @@ def apply(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     chosen: list[tuple[int, int, int, str]] = []
     applied = []
     for fix in fixes:
+        if not all(any(need is done for done in applied) for need in fix.needs):
+            continue  # what it builds on was not applied in this pass
         spans = [(offset(starts, e.row, e.column), offset(starts, e.end_row, e.end_column), e.content) for e in fix.edits]
         if any(_overlaps(start, end, other) for start, end, _ in spans for other in taken):
             continue

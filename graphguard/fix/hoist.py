@@ -321,11 +321,13 @@ def _short(code: str) -> str:
 
 
 def propose(file: File, row: int, column: int, end_row: int, end_column: int,
-            loop_row: int, loop_column: int, through: bool = False) -> Fix:
+            loop_row: int, loop_column: int, through: bool = False, pass_moves: Optional[dict] = None) -> Fix:
     """The fix for the expression at ``(row, column)``-``(end_row, end_column)`` (1-based, end
     exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``through``: the finding is a
-    call to a helper that builds the ops (the call is then not trusted to do only that). Raises
-    :class:`_NotFixable`."""
+    call to a helper that builds the ops (the call is then not trusted to do only that). ``pass_moves``
+    carries the statements moved by earlier proposals of the same pass (``{(loop, name): (anchor,
+    fix)}``): a statement reading such a name may move too, after it, so a chain (model, losses, train
+    op) moves in one pass. Raises :class:`_NotFixable`."""
     module = file.region(loop_row)
     if module is None:
         raise _NotFixable("its top-level statement does not parse alone")
@@ -367,7 +369,9 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             statement = node
     if not isinstance(body, cst.IndentedBlock) or statement is None:
         raise _NotFixable("the loop body is on the loop's line")
-    facts = _loop_facts(module, loop)
+    facts = module.loop_facts.get(id(loop))
+    if facts is None:
+        facts = module.loop_facts[id(loop)] = _loop_facts(module, loop)
     if facts.changes_graph:
         raise _NotFixable("the loop resets or replaces the default graph")
     if facts.rebinds_anything:
@@ -380,7 +384,10 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
             raise _NotFixable("it builds nothing graphguard knows")
-    variant = sorted(reads.names & facts.names)
+    pass_moves = {} if pass_moves is None else pass_moves
+    earlier = {name: entry for (loop_id, name), entry in pass_moves.items()
+               if loop_id == id(loop) and name in reads.names}
+    variant = sorted((reads.names & facts.names) - set(earlier))
     if variant:
         if any(effect_of(name) is Effect.ASSIGN or name in (".assign", ".assign_add", ".assign_sub")
                for name in reads.tf_calls):
@@ -427,7 +434,9 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
 
     text, newline = module.text, module.newline
     starts = file.starts
-    anchor = _anchor(module, loop, reads.names, capturing)
+    floor = max((anchor for anchor, _ in earlier.values()), key=lambda node: module.positions[node].start.line,
+                default=None)
+    anchor = _anchor(module, loop, reads.names, capturing, floor)
     anchor_start = module.positions[anchor].start
     indent = source.indent(text, anchor_start.line, starts)
     insert_at = (anchor_start.line, 1)
@@ -441,7 +450,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         lines = text[starts[first_row - 1]: starts[last_row] if last_row < len(starts) else len(text)]
         own = source.indent(text, first_row, starts)
         moved_text = "".join(indent + line[len(own):] if line.startswith(own) else line
-                             for line in lines.splitlines(keepends=True))
+                             for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", lines))
         if not moved_text.endswith(("\n", "\r")):
             moved_text += newline
         end = (last_row + 1, 1) if last_row < len(starts) else _end_position(text, starts)
@@ -449,7 +458,13 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         edits = [Edit(*insert_at, *insert_at, moved_text),
                  Edit(first_row, 1, *end, f"{own}pass{newline}" if only else "")]
         what = f"`{name} = ...`" if name else f"`{_short(code)}`"
-        return Fix(applicability, f"Move {what} before the loop at line {loop_row}{why}", tuple(edits))
+        fix = Fix(applicability, f"Move {what} before the loop at line {loop_row}{why}", tuple(edits),
+                  needs=tuple(fix for _, fix in earlier.values()))
+        if name:
+            pass_moves[(id(loop), name)] = (anchor, fix)
+        return fix
+    if earlier:
+        raise _NotFixable(f"it reads {', '.join(sorted(earlier))}, which moves in this pass; it follows in the next")
     fresh = _fresh(module, expr, reads)
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
@@ -542,24 +557,30 @@ _VALUE_MODULES = frozenset({"numpy", "np", "time", "math", "random", "os", "sys"
                             "sklearn", "pandas", "matplotlib", "PIL", "cv2", "tqdm"})
 
 
-#: Context managers that change where or how ops are built: hoisted code stays inside them.
-_GRAPH_CONTEXTS = re.compile(r"as_default|scope|device|control_dependencies|colocate|Graph|graph|gradient_override")
+#: What a context manager that changes where or how ops are built looks like (hoisted code stays inside
+#: it): a graph made default, a name or variable scope, a device, control dependencies, a session on
+#: another graph (``graph=``), a gradient tape.
+_GRAPH_CONTEXTS = re.compile(r"as_default|_scope\(|\.scope\(|device\(|control_dependencies|colocate_with|Graph\(|"
+                             r"graph\s*=|gradient_override_map|GradientTape")
 
 
-def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False) -> cst.CSTNode:
+def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False,
+            floor: Optional[cst.CSTNode] = None) -> cst.CSTNode:
     """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
     wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
     GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
-    bind. Graph, scope and device contexts are never left. ``capturing`` code (a Saver, an initializer,
-    a collection read) does not climb above a block that builds anything before the loop: it would
-    miss what that builds."""
+    bind. Graph, scope and device contexts are never left, nor any context graphguard does not know
+    leaves the graph alone (``with sess:`` enters the session's graph). ``capturing`` code (a Saver, an
+    initializer, a collection read) does not climb above a block that builds anything before the loop:
+    it would miss what that builds. ``floor``: a statement moved earlier in the pass whose name the code
+    reads, which it must stay below."""
     anchor = loop
     node = module.parents.get(loop)
-    while isinstance(node, cst.IndentedBlock):
+    while isinstance(node, cst.IndentedBlock) and anchor is not floor:
         owner = module.parents.get(node)
         if not isinstance(owner, cst.With) or owner.body is not node:
             break
-        if any(_GRAPH_CONTEXTS.search(module.module.code_for_node(item.item)) for item in owner.items):
+        if not all(_leaves_graph_alone(module, item.item) for item in owner.items):
             break
         bound = set()
         for item in owner.items:
@@ -575,6 +596,37 @@ def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = Fal
         anchor = owner
         node = module.parents.get(owner)
     return anchor
+
+
+#: Context managers that open a session or guard one and leave the default graph as it is (without a
+#: ``graph=`` argument), by their last name.
+_SESSION_CONTEXTS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "MonitoredSession",
+                               "SingularMonitoredSession", "managed_session", "GraphGuard", "nullcontext",
+                               "TemporaryDirectory", "open"})
+
+
+def _leaves_graph_alone(module: Region, item: cst.BaseExpression) -> bool:
+    """Whether the ``with`` item ``item`` is known to leave the default graph, name scope and device as
+    they are: a session or guard opened there (``tf.Session(config=...)``, ``GraphGuard(sess)``), a
+    temporary folder or file, or a function of this file whose code enters no graph, scope or device.
+    Anything else (``with sess:``, ``with ctx:``, ``with tf.GradientTape():``) may not."""
+    if not isinstance(item, cst.Call):
+        return False
+    code = module.module.code_for_node(item)
+    if _GRAPH_CONTEXTS.search(code):
+        return False
+    name = source.dotted(item.func)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1]
+    if last in _SESSION_CONTEXTS:
+        return True
+    function = module.file.functions.get(name)
+    if function is None:
+        return False
+    import ast
+
+    return not _GRAPH_CONTEXTS.search(ast.get_source_segment(module.text, function) or "Graph")
 
 
 def _only_runs(call: cst.Call) -> bool:

@@ -46,8 +46,16 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             print(f"graphguard: warning: {filename}: cannot fix it: {getattr(error, 'strerror', None) or error}",
                   file=sys.stderr)
             continue
-        result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
-                          unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
+        try:
+            result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
+                              unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
+            print(f"graphguard: internal error: {filename}: while fixing it: {type(error).__name__}: {error} "
+                  "(please report this); left unchanged", file=sys.stderr)
+            failed = True
+            continue
         hidden += result.hidden
         if result.note:
             print(f"graphguard: warning: {filename}: {result.note}", file=sys.stderr)
@@ -65,7 +73,11 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         out = open_output(args.output_file) if args.output_file else sys.stdout
         out.flush()
         for filename, (raw, result) in sorted(fixed_files.items()):
-            out.buffer.write(result.diff(encoding_of(raw), bom=raw.startswith(b"\xef\xbb\xbf")))
+            try:
+                mtime = os.stat(filename).st_mtime
+            except OSError:
+                mtime = None
+            out.buffer.write(result.diff(encoding_of(raw), bom=raw.startswith(b"\xef\xbb\xbf"), mtime=mtime))
         out.buffer.flush()
         if out is not sys.stdout:
             out.close()

@@ -218,6 +218,7 @@ class Region:
         self.text, self.newline, self.aliases = file.text, file.newline, file.aliases
         self.identifiers, self.taken = file.identifiers, file.taken
         self.loops: dict = {}  #: (row, column 0-based) -> For/While node
+        self.loop_facts: dict = {}  #: id(loop) -> what the loop assigns and calls (hoist's, computed once)
         self.expressions: dict = {}  #: (row, column, end row, end column), 0-based columns -> outermost expression
         for node, where in positions.items():
             if isinstance(node, cst.BaseExpression):
