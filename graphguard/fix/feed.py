@@ -89,19 +89,7 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
     where = module.positions[expr]
     edits.append(Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, op_name))
     entry = f"{value_name}: {value_code}"
-    feed = _feed_argument(run)
-    if feed is None:
-        edits.append(Edit(where.end.line, where.end.column + 1, where.end.line, where.end.column + 1,
-                          f", feed_dict={{{entry}}}"))
-    else:
-        feed_where = module.positions[feed]
-        if isinstance(feed, cst.Dict):
-            inner = f"{entry}, " if feed.elements else entry
-            edits.append(Edit(feed_where.start.line, feed_where.start.column + 2, feed_where.start.line,
-                              feed_where.start.column + 2, inner))
-        else:
-            edits.append(Edit(feed_where.start.line, feed_where.start.column + 1, feed_where.end.line,
-                              feed_where.end.column + 1, f"{{**{code(feed)}, {entry}}}"))
+    edits.append(_feed_edit(module, run, entry))
     message = (f"Build `{op_name}` from the placeholder `{value_name}` once before the loop at line "
                f"{module.positions[loop].start.line}, and feed the value per step (unsafe: the value must "
                "be a Python or NumPy value, not a tensor)")
@@ -135,6 +123,21 @@ def _reads_tensor(node: cst.CSTNode, tensors: set) -> bool:
     if isinstance(node, cst.Attribute):
         return _reads_tensor(node.value, tensors)
     return any(_reads_tensor(child, tensors) for child in node.children)
+
+
+def _feed_edit(module, run: cst.Call, entry: str) -> Edit:
+    """The edit that adds ``entry`` (``"lr_value: new_lr"``) to the feed of ``<session>.run(fetches, ...)``:
+    a new ``feed_dict={...}`` after the fetches, the first item of a dict literal, or ``{**feed, ...}``."""
+    feed = _feed_argument(run)
+    if feed is None:
+        end = module.positions[run.args[0].value].end
+        return Edit(end.line, end.column + 1, end.line, end.column + 1, f", feed_dict={{{entry}}}")
+    where = module.positions[feed]
+    if isinstance(feed, cst.Dict):
+        return Edit(where.start.line, where.start.column + 2, where.start.line, where.start.column + 2,
+                    f"{entry}, " if feed.elements else entry)
+    return Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1,
+                f"{{**{module.module.code_for_node(feed)}, {entry}}}")
 
 
 def _feed_argument(run: cst.Call) -> Optional[cst.BaseExpression]:
@@ -217,19 +220,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
              Edit(first, 1, *end, "")]
     entry = f"{name}: {value_code}"
     for run in runs:
-        where = module.positions[run.args[0].value]
-        feed = _feed_argument(run)
-        if feed is None:
-            edits.append(Edit(where.end.line, where.end.column + 1, where.end.line, where.end.column + 1,
-                              f", feed_dict={{{entry}}}"))
-        elif isinstance(feed, cst.Dict):
-            feed_where = module.positions[feed]
-            edits.append(Edit(feed_where.start.line, feed_where.start.column + 2, feed_where.start.line,
-                              feed_where.start.column + 2, f"{entry}, " if feed.elements else entry))
-        else:
-            feed_where = module.positions[feed]
-            edits.append(Edit(feed_where.start.line, feed_where.start.column + 1, feed_where.end.line,
-                              feed_where.end.column + 1, f"{{**{code(feed)}, {entry}}}"))
+        edits.append(_feed_edit(module, run, entry))
     guess = "" if dtype is not None else "; its dtype is a guess (float32): check it"
     message = (f"Make `{name}` a placeholder built once before the loop at line {module.positions[loop].start.line} and feed "
                f"`{value_code}` to each run that uses it (unsafe: the shape is left open{guess})")
