@@ -402,3 +402,12 @@ def test_fourth_fuzz_pass(tmp_path):
     (tmp_path / "sp.diff").write_text(graphguard("--diff", "x y.py", cwd=tmp_path).stdout)
     assert subprocess.run(["patch", "-p0", "-s", "-i", "sp.diff"], cwd=tmp_path).returncode == 0
     assert (tmp_path / "x y.py").read_text() == FIXED
+
+
+def test_two_findings_with_one_fix_apply_it_once(tmp_path):
+    # Two models rebuilt in one loop: one clear_session(), not two.
+    (tmp_path / "two.py").write_text("import tensorflow as tf\nfor fold in range(5):\n"
+                                     "    a = tf.keras.Sequential([tf.keras.layers.Dense(3)])\n"
+                                     "    b = tf.keras.models.load_model('m.h5')\n    a.fit(x, y)\n    b.fit(x, y)\n")
+    assert graphguard("--fix-only", "--unsafe-fixes", "two.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "two.py").read_text().count("clear_session()") == 1

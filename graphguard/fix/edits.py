@@ -90,6 +90,8 @@ def apply(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     for fix in fixes:
         if not all(any(need is done for done in applied) for need in fix.needs):
             continue  # what it builds on was not applied in this pass
+        if any(fix.edits == done.edits for done in applied):
+            continue  # two findings, one fix (two models rebuilt in one loop: one clear_session())
         spans = [(offset(starts, e.row, e.column), offset(starts, e.end_row, e.end_column), e.content) for e in fix.edits]
         if any(_overlaps(start, end, other) for start, end, _ in spans for other in taken):
             continue
