@@ -133,7 +133,8 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                 warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
                 tree = ast.parse(source, filename=path)
         except SyntaxError as error:
-            if MENTIONS_TF.search(source):  # GG001 is for files that mention TensorFlow or Keras, however named
+            # GG001 is for files that mention TensorFlow or Keras, however named (in UTF-16 too)
+            if MENTIONS_TF.search(source) or (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b""))):
                 result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
                                            max(1, error.offset or 1)))
             return result
@@ -358,7 +359,7 @@ class Checker:
             results[path] = result
             # Not cached: an internal error, or a file that could not be read (made readable again
             # by chmod, it keeps its modification time).
-            if (run_key is not None and keys.get(path) is not None and result.error is None
+            if (cache is not None and keys.get(path) is not None and result.error is None
                     and not any(d[0] == "GG002" for d in result.diagnostics)):
                 cache.put(path, keys[path], result)
 

@@ -236,6 +236,10 @@ def _run_check(args) -> int:
 
     diagnostics = _kept(report, config, selected)
     fixing = args.fix or args.fix_only or args.diff
+    if fixing and cache is None and not args.add_noqa and not stdin:
+        from graphguard.cache import MemoryCache
+
+        cache = MemoryCache()  # each file's re-lints read the other files' facts from memory, not disk
     if fixing and not args.add_noqa:
         from graphguard.fix.run import run_fixes
 
@@ -545,6 +549,14 @@ def main(argv: list[str] | None = None) -> int:
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting is not a traceback
+        if argv is None:  # the command line itself: leave now, without the interpreter's shutdown, whose
+            for stream in (sys.stdout, sys.stderr):  # thread joins can print "Exception ignored" noise
+                try:
+                    if stream is not None:
+                        stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(130)
         return 130
 
 

@@ -411,3 +411,16 @@ def test_two_findings_with_one_fix_apply_it_once(tmp_path):
                                      "    b = tf.keras.models.load_model('m.h5')\n    a.fit(x, y)\n    b.fit(x, y)\n")
     assert graphguard("--fix-only", "--unsafe-fixes", "two.py", cwd=tmp_path).returncode == 0
     assert (tmp_path / "two.py").read_text().count("clear_session()") == 1
+
+
+@pytest.mark.parametrize("body", [
+    # Regressions (fifth fuzz pass): state the loop changes without assigning the name in it.
+    "def main():\n    y = tf.zeros([3])\n    def bump():\n        nonlocal y\n        y = y + 1\n"
+    "    for step in range(10):\n        sess.run(tf.argmax(y, 1))\n        bump()\n",
+    "for step in range(1000):\n    tf.set_random_seed(step)\n    sess.run(tf.random_normal([3]))\n",
+    "scope = tf.device('/cpu:0')\nfor step in range(1000):\n    scope.__enter__()\n    sess.run(tf.argmax(y, 1))\n",
+])
+def test_state_changed_by_the_loop_stops_the_fix(tmp_path, body):
+    (tmp_path / "train.py").write_text(_HEAD + body)
+    result = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")

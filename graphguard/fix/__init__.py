@@ -27,6 +27,7 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
     module = source.parse(text)
     if module is None:
         return {}
+    module.prepare([d.loop_row for d in wanted])
     found = {}
     for d in wanted:
         if d.code == "GG201":

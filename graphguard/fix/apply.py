@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from graphguard.fix import propose_fixes
-from graphguard.fix.edits import SAFE, apply
+from graphguard.fix.edits import SAFE, apply, line_starts
 
 #: Passes at most; ruff stops at 100. Each pass moves at least one statement.
 MAX_PASSES = 50
@@ -84,11 +84,11 @@ def _key(d) -> tuple:
     return (d.code, match[0] if match else d.message)
 
 
-def _site(text: str, d) -> tuple:
+def _site(text: str, d, starts: list | None = None) -> tuple:
     """A finding's identity in one version of the text: its code and the source of its expression."""
     from graphguard.fix.edits import line_starts, offset
 
-    starts = line_starts(text)
+    starts = line_starts(text) if starts is None else starts
     try:
         return (d.code, text[offset(starts, d.row, d.column): offset(starts, d.end_row, d.end_column)])
     except ValueError:
@@ -112,8 +112,9 @@ def fix_text(path: str, text: str, lint: Callable[[str], list], unsafe: bool, fi
         proposals = propose_fixes(current, findings)
         if not applied:
             result.hidden = sum(1 for fix in proposals.values() if fix.applicability != SAFE) if not unsafe else 0
+        starts = line_starts(current)
         usable = [(d, fix) for d, fix in sorted(proposals.items(), key=lambda item: (item[0].row, item[0].column))
-                  if (unsafe or fix.applicability == SAFE) and _site(current, d) not in rejected]
+                  if (unsafe or fix.applicability == SAFE) and (not rejected or _site(current, d, starts) not in rejected)]
         if not usable:
             break
         new, used, after, problem = _attempt(current, [fix for _, fix in usable], path, lint, known)

@@ -8,6 +8,7 @@ positions, columns counted in characters, the end exclusive. SARIF's ``fixes`` c
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -84,32 +85,47 @@ def apply(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     ruff does. Insertions at one point are kept in the order of ``fixes`` (hoisted statements before
     one loop stay in source order)."""
     starts = line_starts(text)
-    taken: list[tuple[int, int]] = []
+    ranges: list[tuple[int, int]] = []  # replaced ranges (start < end), sorted
+    points: list[int] = []  # insertion points, sorted
     chosen: list[tuple[int, int, int, str]] = []
-    applied = []
+    applied, applied_ids, seen_edits = [], set(), set()
     for fix in fixes:
-        if not all(any(need is done for done in applied) for need in fix.needs):
+        if not all(id(need) in applied_ids for need in fix.needs):
             continue  # what it builds on was not applied in this pass
-        if any(fix.edits == done.edits for done in applied):
+        if fix.edits in seen_edits:
             continue  # two findings, one fix (two models rebuilt in one loop: one clear_session())
         spans = [(offset(starts, e.row, e.column), offset(starts, e.end_row, e.end_column), e.content) for e in fix.edits]
-        if any(_overlaps(start, end, other) for start, end, _ in spans for other in taken):
+        if any(_clashes(start, end, ranges, points) for start, end, _ in spans):
             continue
-        taken.extend((start, end) for start, end, _ in spans)
+        for start, end, _ in spans:
+            if start == end:
+                bisect.insort(points, start)
+            else:
+                bisect.insort(ranges, (start, end))
         chosen.extend((start, end, len(chosen), content) for start, end, content in spans)
         applied.append(fix)
+        applied_ids.add(id(fix))
+        seen_edits.add(fix.edits)
     # From the end backwards; at one point the later insertion first, so the earlier ends up before it.
+    pieces, cursor = [], len(text)
     for start, end, _, content in sorted(chosen, reverse=True):
-        text = text[:start] + content + text[end:]
-    return text, applied
+        pieces.append(text[end:cursor])
+        pieces.append(content)
+        cursor = start
+    pieces.append(text[:cursor])
+    return "".join(reversed(pieces)), applied
 
 
-def _overlaps(start: int, end: int, other: tuple[int, int]) -> bool:
-    other_start, other_end = other
-    if start == end and other_start == other_end:
-        return False  # two insertions, at one point or not
+def _clashes(start: int, end: int, ranges: list, points: list) -> bool:
+    """Whether the edit ``[start, end)`` overlaps a replaced range, or (a replacement) swallows an
+    insertion point; two insertions never clash. ``ranges`` do not overlap each other."""
     if start == end:
-        return other_start < start < other_end
-    if other_start == other_end:
-        return start < other_start < end
-    return start < other_end and other_start < end
+        index = bisect.bisect_left(ranges, (start, start))
+        neighbours = ranges[max(0, index - 1): index + 1]
+        return any(s < start < e for s, e in neighbours)
+    index = bisect.bisect_left(ranges, (start, end))
+    for s, e in ranges[max(0, index - 1): index + 1]:
+        if start < e and s < end:
+            return True
+    inside = bisect.bisect_right(points, start)
+    return inside < len(points) and points[inside] < end

@@ -257,8 +257,10 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
                 head, _, rest = dotted.partition(".")
                 imported = module.aliases.get(head)
                 name = source.canonical(imported + ("." + rest if rest else "")) if imported else None
-                if name in _GRAPH_CHANGERS:
-                    facts.changes_graph = True
+                if name is not None and (name in _GRAPH_CHANGERS or name.endswith(("set_random_seed", "random.set_seed"))):
+                    facts.changes_graph = True  # a seed set per iteration: random ops built later differ
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("__enter__", "__exit__"):
+                facts.changes_graph = True  # a context entered by hand: a device or scope, maybe
         for child in node.children:
             visit(child)
 

@@ -52,7 +52,8 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
-            print(f"graphguard: internal error: {filename}: while fixing it: {type(error).__name__}: {error} "
+            what = str(error).splitlines()[0][:200] if str(error) else ""
+            print(f"graphguard: internal error: {filename}: while fixing it: {type(error).__name__}: {what} "
                   "(please report this); left unchanged", file=sys.stderr)
             failed = True
             continue

@@ -72,10 +72,15 @@ class File:
                     self.aliases.setdefault(node.targets[0].id, self.aliases[head] + dotted[len(head):])
         #: module-level functions, by name: a helper moved by an unsafe fix must be one of them
         self.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        self.all_functions: dict[str, list] = {}  #: every function of the file, nested ones too, by name
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.all_functions.setdefault(node.name, []).append(node)
         self._pure: dict[str, bool] = {}
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[Region]] = {}
+        self.whole = None  #: the whole file as one region, once :meth:`prepare` found it worth it
 
     def initializes_before(self, row: int) -> bool:
         """Whether the function holding line ``row`` (or the module, outside functions) builds or runs a
@@ -120,19 +125,19 @@ class File:
         return False
 
     def globals_set(self, name: str, seen: Optional[set] = None) -> set:
-        """The module-level names the function ``name`` of this file (and the functions of this file
-        it calls) rebinds through ``global`` statements."""
+        """The names the functions called ``name`` in this file (nested ones too, and the functions they
+        call) rebind through ``global`` or ``nonlocal`` statements."""
         seen = set() if seen is None else seen
-        function = self.functions.get(name)
-        if function is None or name in seen:
+        if name in seen:
             return set()
         seen.add(name)
         found: set = set()
-        for node in ast.walk(function):
-            if isinstance(node, ast.Global):
-                found.update(node.names)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                found |= self.globals_set(node.func.id, seen)
+        for function in self.all_functions.get(name, ()):  # nested functions too: `nonlocal y` in a closure
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Global, ast.Nonlocal)):
+                    found.update(node.names)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    found |= self.globals_set(node.func.id, seen)
         return found
 
     def builds_only(self, name: str) -> bool:
@@ -197,6 +202,13 @@ class File:
                 return False
         return True
 
+    def prepare(self, rows: list[int]) -> None:
+        """Say which rows fixes will be proposed for: when they fall in many top-level statements, the
+        file is parsed once, whole (each separate libcst parse has a fixed cost of some milliseconds)."""
+        wanted = {first for first, last in self.spans for row in rows if first <= row <= last}
+        if len(wanted) > 40:
+            self.whole = Region.parse(self, self.text, 0) or False
+
     def region(self, row: int) -> Optional["Region"]:
         """The top-level statement holding ``row``, parsed with libcst (None: not parsable alone)."""
         for first, last in self.spans:
@@ -204,6 +216,8 @@ class File:
                 break
         else:
             return None
+        if self.whole is not None:  # many regions wanted: the file was parsed once, whole
+            return self.whole or None
         if first not in self._regions:
             end = self.starts[last] if last < len(self.starts) else len(self.text)
             self._regions[first] = Region.parse(self, self.text[self.starts[first - 1]:end], first - 1)
