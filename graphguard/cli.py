@@ -589,11 +589,6 @@ def _main(argv: list[str] | None) -> int:
     except UsageError as error:
         print(f"graphguard: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting is not a traceback
-        return 130
     except BrokenPipeError:
         # `graphguard check | head`: stop quietly, as other command-line tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
