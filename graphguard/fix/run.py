@@ -47,11 +47,14 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
                   file=sys.stderr)
             continue
         try:
-            result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
-                              unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
+            with _ctrl_c_between_files() as interrupted:
+                result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
+                                  unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
+            if interrupted:
+                raise KeyboardInterrupt from None
             what = str(error).splitlines()[0][:200] if str(error) else ""
             print(f"graphguard: internal error: {filename}: while fixing it: {type(error).__name__}: {what} "
                   "(please report this); left unchanged", file=sys.stderr)
@@ -130,6 +133,37 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     if remaining and not args.fix_only and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+class _ctrl_c_between_files:
+    """Ctrl-C while a file is being fixed takes effect when that file is done (a KeyboardInterrupt
+    raised inside libcst's tree walks left it broken, and the next step failed with a KeyError that was
+    reported as an internal error): the interrupt is noted, then raised on leaving. Truthy once noted."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.noted = False
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, signum, frame) -> None:
+        self.noted = True
+
+    def __bool__(self) -> bool:
+        return self.noted
+
+    def __exit__(self, *exc) -> bool:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        if self.noted and exc[0] is None:
+            raise KeyboardInterrupt
+        return False
 
 
 def _hidden(count: int) -> str:
