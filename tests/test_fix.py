@@ -424,3 +424,19 @@ def test_state_changed_by_the_loop_stops_the_fix(tmp_path, body):
     (tmp_path / "train.py").write_text(_HEAD + body)
     result = graphguard("--diff", "--unsafe-fixes", "train.py", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_ctrl_c_while_fixing_a_file_waits_for_that_file():
+    # Regression (fifth fuzz pass): a KeyboardInterrupt raised inside libcst's tree walks broke them, and
+    # the next step's KeyError was reported as an internal error (exit 2 with a node dump).
+    import signal
+
+    from graphguard.fix.run import _ctrl_c_between_files
+
+    reached = False
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_between_files() as interrupted:
+            os.kill(os.getpid(), signal.SIGINT)
+            reached = True  # the file's work goes on to its end
+            assert interrupted
+    assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
