@@ -199,6 +199,11 @@ def _workers(jobs: int, context, initargs: tuple):
 
     def on_term(signum, frame) -> None:  # die by SIGTERM as before, the workers first
         kill_workers()
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.join(1.0)  # gone before we are: none is left running after the exit status
+            except (OSError, ValueError, AssertionError, RuntimeError):
+                pass
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 

@@ -343,8 +343,13 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path):
     assert workers, "no worker started"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == -signal.SIGTERM
-    gone, alive = psutil.wait_procs(workers, timeout=10)
-    assert not alive
+    # Gone by the time the exit status is known (fifth fuzz pass: one was still running just after).
+    def running(worker):
+        try:
+            return worker.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    assert not [worker for worker in workers if running(worker)]
 
 
 def test_a_second_ctrl_c_neither_hangs_nor_prints_worker_tracebacks(tmp_path):
