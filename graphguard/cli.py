@@ -308,20 +308,18 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     Only files with a fixable code are read again, and only they load libcst."""
     import dataclasses
 
-    from graphguard.reading import read_regular
-
     from graphguard.fix.edits import FIXABLE_CODES
 
     files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
         return diagnostics
     from graphguard.fix import propose_fixes
-    from graphguard.fix.apply import decode
+    from graphguard.fix.apply import decode, file_bytes
 
     fixes, reasons = {}, {}
     for filename in files:
         try:
-            raw = sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
+            raw = file_bytes(filename, sources)
             fixes.update(propose_fixes(decode(raw), [d for d in diagnostics if d.filename == filename], reasons))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue

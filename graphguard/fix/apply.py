@@ -162,6 +162,14 @@ def _compile_problem(text: str, path: str):
     return None
 
 
+def file_bytes(filename: str, sources: dict | None) -> bytes:
+    """The bytes a run checked for ``filename``: stdin's, or the regular file's (already read once
+    within the run's size limit). Raises ``OSError`` as :func:`graphguard.reading.read_regular` does."""
+    from graphguard.reading import read_regular
+
+    return sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
+
+
 def encoding_of(source: bytes) -> str:
     """The encoding ``source`` declares (its coding cookie or byte-order mark), UTF-8 by default."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)

@@ -27,7 +27,7 @@ from typing import Optional
 
 import libcst as cst
 
-from graphguard.fix import source
+from graphguard.fix import hoist, source
 from graphguard.fix.edits import UNSAFE, Edit, Fix
 
 _ASSIGNS = ("assign", "assign_add", "assign_sub")
@@ -36,8 +36,6 @@ _ASSIGNS = ("assign", "assign_add", "assign_sub")
 def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop_names: set) -> Optional[Fix]:
     """The placeholder-fed fix for the assign ``expr`` inside ``loop``, or None when it does not have
     the shape described above. ``loop_names`` are the names the loop assigns."""
-    from graphguard.fix import hoist
-
     if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.func.attr.value not in _ASSIGNS:
         return None
     run = module.parents.get(module.parents.get(expr))  # Arg -> Call
@@ -74,8 +72,8 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
         return None  # `new_lr = lr * 0.9` in the loop: a tensor, which a feed cannot take
     code = module.module.code_for_node
     word = hoist._word(variable)
-    value_name = _free(module, f"{word}_value")
-    op_name = _free(module, f"{method}_{word}_op")
+    value_name = hoist.free_name(module, [f"{word}_value"])
+    op_name = hoist.free_name(module, [f"{method}_{word}_op"])
     variable_code, value_code = code(variable), code(value)
     assign_code = (f"{callee}({variable_code}, {value_name})" if module_call
                    else f"{variable_code}.{method}({value_name})")
@@ -94,13 +92,6 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
                f"{module.positions[loop].start.line}, and feed the value per step (unsafe: the value must "
                "be a Python or NumPy value, not a tensor)")
     return Fix(UNSAFE, message, tuple(edits))
-
-
-def source_anchor(module, loop, names: set):
-    """Where the placeholder goes: before the loop, or above the session and guard blocks around it."""
-    from graphguard.fix import hoist
-
-    return hoist._anchor(module, loop, names)
 
 
 def _tensor_in_loop(module, loop, names: set, variable_names: set) -> bool:
@@ -164,16 +155,6 @@ def _placeholder_callee(module) -> Optional[str]:
     return None
 
 
-def _free(module, base: str) -> str:
-    import builtins
-
-    name, number = base, 2
-    while name in module.identifiers or name in module.taken or hasattr(builtins, name):
-        name, number = f"{base}_{number}", number + 1
-    module.taken.add(name)
-    return name
-
-
 def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loop_names: set) -> Optional[Fix]:
     """The placeholder fix for ``name = tf.constant(value[, dtype=...])`` (or ``convert_to_tensor``) at
     the top of ``loop``'s body whose ``value`` changes per iteration, or None when the shape differs:
@@ -212,7 +193,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + 'float32'})"
     value_code = code(value)
     dtype_names = {n.value for n in source.names_in(dtype)} if dtype is not None else set()
-    start = module.positions[source_anchor(module, loop, dtype_names)].start
+    start = module.positions[hoist._anchor(module, loop, dtype_names)].start
     indent = source.indent(module.text, start.line, module.file.starts)
     first, last = module.positions[statement].start.line, module.positions[statement].end.line
     end = (last + 1, 1)

@@ -304,15 +304,19 @@ def _fresh(module: Region, expr: cst.BaseExpression, reads: _Reads) -> str:
         candidates = [f"{_word(expr.value)}_item_op"]
     else:
         candidates = ["hoisted_op"]
-    for name in candidates:
-        if name not in module.identifiers and name not in module.taken and not hasattr(builtins, name):
-            break
-    else:
-        base, number = candidates[0], 2
-        name = f"{base}_{number}"
-        while name in module.identifiers or name in module.taken or hasattr(builtins, name):
-            number += 1
-            name = f"{base}_{number}"
+    return free_name(module, candidates)
+
+
+def free_name(module: Region, candidates: list[str]) -> str:
+    """The first of ``candidates`` used nowhere in the file (nor given earlier in this pass, nor a
+    builtin), else the first with the lowest free ``_2``, ``_3``... suffix; taken for this pass."""
+    def used(name: str) -> bool:
+        return name in module.identifiers or name in module.taken or hasattr(builtins, name)
+
+    name = next((candidate for candidate in candidates if not used(candidate)), None)
+    number = 2
+    while name is None or used(name):
+        name, number = f"{candidates[0]}_{number}", number + 1
     module.taken.add(name)
     return name
 

@@ -27,9 +27,8 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     """Fix, write or show, report; returns the exit status. ``relint(filename, bytes)`` lints one file's
     new bytes in the run's context and returns its reported findings; ``write(findings, out)`` prints
     findings in the chosen output format."""
-    from graphguard.reading import read_regular
     from graphguard.fix.edits import FIXABLE_CODES
-    from graphguard.fix.apply import decode, encode_like, encoding_of, fix_text
+    from graphguard.fix.apply import decode, encode_like, encoding_of, file_bytes, fix_text
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -40,7 +39,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         by_file.setdefault(d.filename, []).append(d)
     for filename in candidates:
         try:
-            raw = sources[filename] if sources and filename in sources else read_regular(filename, limit=1 << 31)
+            raw = file_bytes(filename, sources)
             text = decode(raw)
         except (OSError, UnicodeDecodeError, SyntaxError) as error:
             print(f"graphguard: warning: {filename}: cannot fix it: {getattr(error, 'strerror', None) or error}",
