@@ -8,11 +8,9 @@ requests), ``junit`` (one test suite per file, one failing test case per finding
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import tokenize
 from typing import TextIO
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -61,6 +59,9 @@ def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]
     within the size limit (never a FIFO or a device: that would hang or never end), decoded with its
     coding cookie; ``[]`` when it cannot be read."""
     if filename not in cache:
+        import io
+        import tokenize  # only for `full` output: not on every run's import path
+
         from graphguard.reading import read_regular
 
         try:
