@@ -47,8 +47,8 @@ def guarded_target(test: ast.AST) -> str | None:
         return dotted_name(operand)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, right = test.ops[0], test.comparators[0]
-        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-            return dotted_name(test.left)
+        if isinstance(op, (ast.Is, ast.Eq)) and isinstance(right, ast.Constant) and right.value is None:
+            return dotted_name(test.left)  # `X is None`, and `X == None` in older code
         if isinstance(op, ast.NotIn):
             return dotted_name(right)
     return None
@@ -98,10 +98,17 @@ def assigned_targets(body: list) -> set[str]:
 
 def is_once_guard(test: ast.AST, body: list) -> bool:
     """An ``if`` whose body runs once: it tests a name, attribute or cache entry that the body assigns
-    (``if self._acc is None: self._acc = ...``, ``if key not in ops: ops[key] = ...``), or it tests a
-    loop counter against zero (``if step == 0:``, the first iteration)."""
+    (``if self._acc is None: self._acc = ...``, ``if key not in ops: ops[key] = ...``), possibly as one
+    part of an ``and`` (or ``&``) of conditions, or it tests a loop counter against zero (``if step ==
+    0:``, the first iteration)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_once_guard(value, body) for value in test.values)
+    # A conjunction runs the body only while every part holds: one part the body makes false is enough
+    # (`if saver is None and self._saver is None:`, or with `&` between parenthesized comparisons).
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(is_once_guard(value, body) for value in test.values)
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitAnd):
+        return is_once_guard(test.left, body) or is_once_guard(test.right, body)
     if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0
             and isinstance(test.left, ast.Name)):
