@@ -113,11 +113,14 @@ def _build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    demo = commands.add_parser("demo", help="lint and run a demo: the Tesla P4 slowdown (default) or leaking sweeps (needs TensorFlow)")
-    demo.add_argument("which", nargs="?", choices=("slowdown", "sweep"), default="slowdown",
+    demo = commands.add_parser("demo", help="lint and run a demo: the Tesla P4 slowdown (default), leaking sweeps "
+                               "or TF 2 retracing (needs TensorFlow)")
+    demo.add_argument("which", nargs="?", choices=("slowdown", "sweep", "tf2"), default="slowdown",
                       help="slowdown (default): the graph that grows in a session loop; sweep: sweeps that keep "
-                           "every trial's model, under SweepGuard")
-    demo.add_argument("--steps", type=int, default=200, help="slowdown: training steps per script (default: 200)")
+                           "every trial's model, under SweepGuard; tf2: a TF 2 training loop that passes its step "
+                           "to a tf.function as a Python int and retraces it every step, under TraceGuard")
+    demo.add_argument("--steps", type=int, default=200,
+                      help="slowdown and tf2: training steps per script (default: 200)")
 
     # Listed here for --help only: main() hands everything after "run" to the launcher untouched.
     commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded (needs TensorFlow)")
@@ -493,6 +496,10 @@ def _run_demo(args) -> int:
         return run_sweep_demo()
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
+    if args.which == "tf2":
+        from graphguard.demo_tf2 import run_tf2_demo
+
+        return run_tf2_demo(steps=args.steps)
     from graphguard.demo import run_demo
 
     return run_demo(steps=args.steps)

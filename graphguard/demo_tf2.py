@@ -1,0 +1,300 @@
+"""``graphguard demo tf2``: a TF 2 custom training loop that retraces its ``tf.function`` on every step.
+
+The TF 1 demo (:mod:`graphguard.demo`) shows a graph that grows because ops are built in the loop that
+runs the session. TF 2 has no session to grow, but the same cost comes back through ``tf.function``:
+a Python value passed to a ``tf.function`` is part of its signature, so a loop that passes its Python
+``int`` step (for a learning-rate warm-up computed inside the step) traces the function again on every
+call, into a new graph, and keeps every concrete function. ``fixtures/demo_tf2/`` holds the mistake
+and its fix on the 8x8 digits bundled with scikit-learn (a 64-64-10 Keras MLP, ``tf.GradientTape``
+inside a ``@tf.function`` train step, SGD with momentum and a linear warm-up):
+``train_incorrect.py`` calls ``train_step(images, labels, step)``, ``train_correct.py`` calls
+``train_step(images, labels, tf.constant(step))``. They train identically (same data, seeds, updates,
+accuracy); only the number of traces differs.
+
+The demo has three parts, each in its own subprocess (``sys.executable``; this module never imports
+TensorFlow; each TensorFlow process pays 2-5 s to import it), sharing :mod:`graphguard.demo`'s helpers:
+
+1. **Lint**: ``graphguard check`` on both scripts (static; its output is shown, not judged).
+2. **Run**: both scripts for ``steps`` steps, one after the other (they would compete for the cores),
+   and a side-by-side table at steps 1, 10, 50, 100, 200 (those up to ``steps``) and ``steps``,
+   parsed from the scripts' ``step: N, time cost: S, traces: T, rss: B`` lines:
+
+   * *step time*, in milliseconds: wall time of one ``train_step(...)`` call as the script measures it
+     (``time.perf_counter``; a trace included when the call traces);
+   * *traces*: ``train_step.experimental_get_tracing_count()`` after the step (a count, no unit; TF's
+     public API). The first call traces twice in both scripts: the Keras optimizer creates its
+     variables then, and TensorFlow traces again once they exist;
+   * *RSS*, in MiB (2**20 bytes): the script's resident set size after the step (``psutil``);
+   * *ratio*: incorrect / correct step time.
+
+   Measured on two cores (TF 2.21, Keras 3): about 35 ms per step against 0.28 ms (about 125x; TF-FACTS,
+   "TF 2 retracing", has 12.5 ms against 0.34 ms for a smaller function), one trace and about 1.1 MiB of
+   RSS more per step; 200 steps take about 10 s for the incorrect script, 2.5 s for the correct one,
+   TensorFlow's import included. The part fails unless both scripts finish, the incorrect script's
+   traces grow and the correct script's stay flat after step 1.
+3. **Guard**: ``train_incorrect.py --guard``, which runs its loop under
+   ``graphguard.TraceGuard(max_traces=8, on_retrace="raise")``: the call that would trace ``train_step``
+   a ninth time raises ``RetracingError`` naming the function, the script line that called it and the
+   argument that changed. The part fails unless the script stops with that error at the line of its
+   ``train_step(...)`` call.
+
+:func:`run_tf2_demo` returns 0 when every part behaved as described, 1 when a part did not (its output
+says which), 2 when the fixture scripts are missing (graphguard installed without its ``fixtures/``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, TextIO
+
+from graphguard import demo as _demo
+from graphguard.demo import parse_accuracy, table_steps
+
+__all__ = ["run_tf2_demo", "parse_trace_steps", "format_trace_table", "call_line", "TraceStepRecord"]
+
+DEMO_DIR = _demo.DEMO_DIR.parent / "demo_tf2"
+CORRECT, INCORRECT = _demo.CORRECT, _demo.INCORRECT  # the same names as the TF 1 pair, in their own folder
+
+# Safety timeouts per subprocess, in seconds of wall time, TensorFlow import included. None is expected
+# to be hit: 200 steps take about 10 s (incorrect) and 2.5 s (correct) on two cores. A run's budget is
+# RUN_BUDGET_SECONDS plus SECONDS_PER_STEP_BUDGET per step, about 6x the 35 ms an incorrect step takes.
+RUN_BUDGET_SECONDS = 60.0
+SECONDS_PER_STEP_BUDGET = 0.2
+GUARD_BUDGET_SECONDS = 60.0
+MAX_TRACES = 8  # the scripts' TraceGuard(max_traces=8): the incorrect one is stopped at its 9th trace
+GUARD_STEPS = 20  # the guard stops the incorrect script at about step 8; 20 bounds a miss
+MIB = 2**20
+
+_STEP_LINE = re.compile(r"^step: (\d+), time cost: (\d+(?:\.\d*)?), traces: (\d+), rss: (\d+)\s*$")
+_CALL = re.compile(r"^\s*\w+\s*=\s*train_step\(")  # `loss = train_step(...)` in the scripts' loop
+_TF_WARNING = re.compile(r"(\d+ out of the last \d+ calls to <function \S+)(?: at 0x[0-9a-f]+)?> triggered tf\.function retracing")
+
+
+@dataclass(frozen=True)
+class TraceStepRecord:
+    """One ``step: N, time cost: S, traces: T, rss: B`` line: ``seconds`` of wall time of the step's
+    ``train_step`` call, ``traces`` of ``train_step`` so far, ``rss`` in bytes after the step."""
+
+    seconds: float
+    traces: int
+    rss: int
+
+
+def parse_trace_steps(text: str) -> dict[int, TraceStepRecord]:
+    """Step number -> :class:`TraceStepRecord`, from a TF 2 demo script's stdout. Other lines are ignored."""
+    records = {}
+    for line in text.splitlines():
+        match = _STEP_LINE.match(line.strip())
+        if match:
+            records[int(match[1])] = TraceStepRecord(float(match[2]), int(match[3]), int(match[4]))
+    return records
+
+
+def format_trace_table(correct: dict[int, TraceStepRecord], incorrect: dict[int, TraceStepRecord],
+                       steps: list[int]) -> list[str]:
+    """The side-by-side table, one string per line: step time in ms (and the incorrect / correct ratio),
+    traces, RSS in MiB. A step a script did not reach shows ``-``."""
+    lines = [
+        f"{'':>6}  {'step time (ms)':^29}  {'traces':^17}  {'RSS (MiB)':^19}",
+        f"{'step':>6}  {'correct':>8} {'incorrect':>10} {'ratio':>9}  {'correct':>8} {'incorrect':>8}  "
+        f"{'correct':>9} {'incorrect':>9}",
+    ]
+    for step in steps:
+        good, bad = correct.get(step), incorrect.get(step)
+        cells = [
+            f"{good.seconds * 1000:.2f}" if good else "-",
+            f"{bad.seconds * 1000:.2f}" if bad else "-",
+            _demo._ratio(bad.seconds, good.seconds) if good and bad else "-",
+            f"{good.traces:,}" if good else "-",
+            f"{bad.traces:,}" if bad else "-",
+            f"{good.rss / MIB:,.1f}" if good else "-",
+            f"{bad.rss / MIB:,.1f}" if bad else "-",
+        ]
+        lines.append(f"{step:>6}  {cells[0]:>8} {cells[1]:>10} {cells[2]:>9}  {cells[3]:>8} {cells[4]:>8}  "
+                     f"{cells[5]:>9} {cells[6]:>9}")
+    return lines
+
+
+def call_line(path: os.PathLike | str) -> Optional[int]:
+    """The 1-based line of the ``... = train_step(...)`` call in a demo script, or None."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if _CALL.match(line):
+                return number
+    return None
+
+
+def _budget(steps: int) -> float:
+    return RUN_BUDGET_SECONDS + SECONDS_PER_STEP_BUDGET * steps
+
+
+def _growth(records: dict[int, TraceStepRecord]) -> Optional[tuple[float, float]]:
+    """(traces, RSS bytes) added per step from the first to the last step recorded; None under 2 steps."""
+    if len(records) < 2:
+        return None
+    first, last = min(records), max(records)
+    return ((records[last].traces - records[first].traces) / (last - first),
+            (records[last].rss - records[first].rss) / (last - first))
+
+
+def _tf_warning(stderr: list[str]) -> Optional[str]:
+    """TensorFlow's own retracing warning, first seen, without the function's address."""
+    for line in stderr:
+        match = _TF_WARNING.search(line)
+        if match:
+            return f"{match[1]}> triggered tf.function retracing."
+    return None
+
+
+def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, results: Optional[dict] = None) -> list[str]:
+    """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of the parts that did
+    not behave as described; ``results`` (if given) receives each script's step records and accuracies."""
+    failures = []
+    shown = table_steps(steps)
+    records: dict[str, dict[int, TraceStepRecord]] = {}
+    accuracy: dict[str, dict[int, float]] = {}
+    stderr: dict[str, list[str]] = {}
+    timed_out = False
+    budget = _budget(steps)
+    for name in (CORRECT, INCORRECT):
+        say(f"$ python {relative[name]} --steps {steps}    (safety timeout: {budget:.0f} s)")
+
+        def progress(line: str) -> None:
+            match = _STEP_LINE.match(line.strip())
+            if match and int(match[1]) in shown:
+                say(f"  step {int(match[1]):>4}: {float(match[2]) * 1000:8.2f} ms, {int(match[3]):>4} traces, "
+                    f"RSS {int(match[4]) / MIB:,.1f} MiB")
+
+        result = _demo._run([sys.executable, relative[name], "--steps", str(steps)], budget, on_line=progress)
+        records[name] = parse_trace_steps(result.text)
+        accuracy[name] = parse_accuracy(result.text)
+        stderr[name] = result.stderr
+        reached = max(records[name], default=0)
+        if result.timed_out and name == INCORRECT and reached > 1:
+            timed_out = True  # still shows the retracing, so not a failure; but say plainly what happened
+            summary = (f"stopped by the safety timeout ({budget:.0f} s) at step {reached} of {steps}; "
+                       f"this machine is much slower than expected, or overloaded")
+        elif result.returncode == 0 and reached == steps:
+            summary = f"{steps} steps in {result.seconds:.1f} s"
+        else:
+            summary = f"failed ({_demo._failure(result)}) after step {reached}"
+            for line in _demo._stderr_tail(result):
+                say(f"  | {line}")
+            failures.append(f"run {name}")
+        if records[name]:
+            summary += f" (sum of step times {sum(r.seconds for r in records[name].values()):.2f} s)"
+        say(f"  {name}: {summary}")
+
+    if results is not None:
+        results.update(records=records, accuracy=accuracy)
+    good, bad = records[CORRECT], records[INCORRECT]
+    say()
+    say("Step time: wall milliseconds of one train_step(...) call; traces: train_step.experimental_get_tracing_count()")
+    say("after it (2 after step 1 in both: the optimizer makes its variables on the first call, which TensorFlow")
+    say("then traces again); RSS: the process's resident set size after the step (psutil).")
+    say("Run times above are wall times of the whole process, TensorFlow import included.")
+    for line in format_trace_table(good, bad, shown):
+        say(f"  {line}")
+    if any(step not in bad or step not in good for step in shown):
+        say("  (-: step not reached" + (", the run was stopped by its safety timeout)" if timed_out else ")"))
+    growth = {name: _growth(records[name]) for name in (INCORRECT, CORRECT)}
+    if None not in growth.values():
+        (bad_traces, bad_rss), (good_traces, good_rss) = growth[INCORRECT], growth[CORRECT]
+        say(f"  per step after step 1: {INCORRECT} {bad_traces:.2f} traces, {bad_rss / MIB:+.2f} MiB RSS; "
+            f"{CORRECT} {good_traces:.2f} traces, {good_rss / MIB:+.2f} MiB RSS")
+    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
+    if common:
+        step = common[-1]
+        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
+            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the traces differ)")
+    warning = _tf_warning(stderr[INCORRECT])
+    if warning:
+        say(f"  TensorFlow's own warning (stderr, {INCORRECT}), naming the function but not the calling line:")
+        say(f"    {warning}")
+
+    # Behaved as described: the incorrect script's traces grow, the correct script's stay flat after step 1.
+    if steps > 1 and len(bad) > 1 and bad[max(bad)].traces <= bad[min(bad)].traces:
+        say(f"  {INCORRECT}: its traces did not grow")
+        failures.append(f"traces {INCORRECT}")
+    if len(good) > 1 and len({record.traces for step, record in good.items() if step > 1}) > 1:
+        say(f"  {CORRECT}: its traces grew after step 1")
+        failures.append(f"traces {CORRECT}")
+    return failures
+
+
+def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
+    """Part 3: the incorrect script with ``--guard``. Returns ``["guard"]`` unless TraceGuard stopped it
+    with a ``RetracingError`` naming the line of its ``train_step(...)`` call."""
+    if importlib.util.find_spec("graphguard.runtime.trace") is None:
+        say("  not run: this graphguard has no TraceGuard (graphguard/runtime/trace.py)")
+        return ["guard"]
+    guard_steps = min(steps, GUARD_STEPS)
+    say(f"$ python {relative[INCORRECT]} --guard --steps {guard_steps}")
+    result = _demo._run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(guard_steps)],
+                        GUARD_BUDGET_SECONDS)
+    for line in result.stdout:
+        say(f"  {line}")
+    expected = call_line(DEMO_DIR / INCORRECT)
+    lines = {int(number) for number in re.findall(re.escape(INCORRECT) + r":(\d+)", result.text)}
+    stopped = result.returncode == 1 and "TraceGuard stopped training" in result.text
+    if stopped and expected in lines:
+        say(f"  (exit status 1: stopped at {INCORRECT}:{expected}, the train_step(...) call, "
+            f"before trace {MAX_TRACES + 1})")
+        return []
+    if stopped:
+        say(f"  the guard stopped the script but did not name the line of its train_step(...) call "
+            f"({INCORRECT}:{expected})")
+    else:
+        say(f"  the guard did not stop the script as expected ({_demo._failure(result)})")
+        for line in _demo._stderr_tail(result):
+            say(f"  | {line}")
+    return ["guard"]
+
+
+def run_tf2_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
+    """Lint, run and guard the two TF 2 demo scripts for ``steps`` training steps; print to ``out``.
+
+    ``out`` defaults to ``sys.stdout``. Returns 0 when every part behaved as described, 1 when a part
+    did not (the output says which), 2 when ``fixtures/demo_tf2`` is missing (one line on stderr says a
+    clone is needed) or ``steps`` < 1.
+    """
+    out = sys.stdout if out is None else out
+
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    scripts = {name: DEMO_DIR / name for name in (INCORRECT, CORRECT)}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        print(_demo._not_a_clone("graphguard demo tf2", missing), file=sys.stderr)
+        return 2
+    if steps < 1:
+        say("graphguard demo tf2: error: steps must be at least 1")
+        return 2
+    relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
+    started = time.perf_counter()
+
+    say("graphguard demo tf2: a Keras MLP on the 8x8 digits in a TF 2 custom training loop, trained twice")
+    say(f"  {relative[INCORRECT]}: train_step(images, labels, step), the step a Python int")
+    say(f"  {relative[CORRECT]}: train_step(images, labels, tf.constant(step)), the step a tensor")
+    say()
+    say("== 1. Lint: graphguard check (static, TensorFlow not imported; shown, not judged) ==")
+    failures = _demo._lint(say, relative)
+    say()
+    say(f"== 2. Run: {steps} training steps each, one script after the other ==")
+    failures += _train(say, relative, steps)
+    say()
+    say(f"== 3. Guard: the incorrect script under TraceGuard(max_traces={MAX_TRACES}, on_retrace=\"raise\") ==")
+    failures += _guard(say, relative, steps)
+    say()
+    total = time.perf_counter() - started
+    if failures:
+        say(f"graphguard demo tf2: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
+        return 1
+    say(f"graphguard demo tf2: done in {total:.0f} s")
+    return 0
