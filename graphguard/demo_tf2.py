@@ -227,10 +227,18 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, res
     return failures
 
 
+def _has_trace_guard() -> bool:
+    """Whether this graphguard has ``TraceGuard`` (looked up without importing it, or TensorFlow)."""
+    try:
+        return importlib.util.find_spec("graphguard.runtime.trace") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
     """Part 3: the incorrect script with ``--guard``. Returns ``["guard"]`` unless TraceGuard stopped it
     with a ``RetracingError`` naming the line of its ``train_step(...)`` call."""
-    if importlib.util.find_spec("graphguard.runtime.trace") is None:
+    if not _has_trace_guard():
         say("  not run: this graphguard has no TraceGuard (graphguard/runtime/trace.py)")
         return ["guard"]
     guard_steps = min(steps, GUARD_STEPS)
