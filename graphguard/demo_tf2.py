@@ -33,9 +33,9 @@ TensorFlow; each TensorFlow process pays 2-5 s to import it), sharing :mod:`grap
    TensorFlow's import included. The part fails unless both scripts finish, the incorrect script's
    traces grow and the correct script's stay flat after step 1.
 3. **Guard**: ``train_incorrect.py --guard``, which runs its loop under
-   ``graphguard.TraceGuard(max_traces=8, on_retrace="raise")``: the call that would trace ``train_step``
-   a ninth time raises ``RetracingError`` naming the function, the script line that called it and the
-   argument that changed. The part fails unless the script stops with that error at the line of its
+   ``graphguard.TraceGuard(max_traces=8, on_retrace="raise")``: the call that traces ``train_step`` a
+   ninth time (step 8; the first call traced twice) raises ``RetracingError`` naming the function, the
+   script line that called it and the argument that changed (``step``: Python int 7 -> 8). The part fails unless the script stops with that error at the line of its
    ``train_step(...)`` call.
 
 :func:`run_tf2_demo` returns 0 when every part behaved as described, 1 when a part did not (its output
@@ -47,6 +47,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ RUN_BUDGET_SECONDS = 60.0
 SECONDS_PER_STEP_BUDGET = 0.2
 GUARD_BUDGET_SECONDS = 60.0
 MAX_TRACES = 8  # the scripts' TraceGuard(max_traces=8): the incorrect one is stopped at its 9th trace
-GUARD_STEPS = 20  # the guard stops the incorrect script at about step 8; 20 bounds a miss
+GUARD_STEPS = 20  # the guard stops the incorrect script at step 8; 20 bounds a miss
 MIB = 2**20
 
 _STEP_LINE = re.compile(r"^step: (\d+), time cost: (\d+(?:\.\d*)?), traces: (\d+), rss: (\d+)\s*$")
@@ -207,6 +208,12 @@ def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, res
         (bad_traces, bad_rss), (good_traces, good_rss) = growth[INCORRECT], growth[CORRECT]
         say(f"  per step after step 1: {INCORRECT} {bad_traces:.2f} traces, {bad_rss / MIB:+.2f} MiB RSS; "
             f"{CORRECT} {good_traces:.2f} traces, {good_rss / MIB:+.2f} MiB RSS")
+    both = sorted((set(good) & set(bad)) - {1})  # the first call traces in both scripts
+    if both:
+        medians = [statistics.median(records[name][step].seconds for step in both) for name in (CORRECT, INCORRECT)]
+        say(f"  median step time, steps {both[0]}-{both[-1]}: correct {medians[0] * 1000:.2f} ms, incorrect "
+            f"{medians[1] * 1000:.2f} ms ({_demo._ratio(medians[1], medians[0])}; one step's time varies on a "
+            f"busy machine, the median much less)")
     common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
     if common:
         step = common[-1]
@@ -251,8 +258,9 @@ def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> 
     lines = {int(number) for number in re.findall(re.escape(INCORRECT) + r":(\d+)", result.text)}
     stopped = result.returncode == 1 and "TraceGuard stopped training" in result.text
     if stopped and expected in lines:
-        say(f"  (exit status 1: stopped at {INCORRECT}:{expected}, the train_step(...) call, "
-            f"before trace {MAX_TRACES + 1})")
+        reached = max(parse_trace_steps(result.text), default=0)
+        say(f"  (exit status 1: stopped at {INCORRECT}:{expected}, the train_step(...) call, after step {reached}: "
+            f"the call of step {reached + 1} traced train_step more than {MAX_TRACES} times)")
         return []
     if stopped:
         say(f"  the guard stopped the script but did not name the line of its train_step(...) call "
