@@ -7,13 +7,15 @@ Two halves with one job:
 * ``GraphGuard(sess)`` (``graphguard.runtime``) guards a live ``tf.compat.v1.Session``. It is
   imported lazily, on first access, so ``import graphguard`` stays cheap for the linter. So is
   ``SweepGuard``, which measures each trial of a sweep (learning rates, k folds) and names what keeps
-  its models alive.
+  its models alive, and ``TraceGuard``, which counts TF 2 ``tf.function`` traces and stops one that
+  keeps retracing.
 """
 
 __version__ = "0.2.0"
 
 _RUNTIME = ("GraphGuard", "GraphGrowthError", "GraphGuardHook", "SlowdownWarning", "GraphGrowthWarning",
-            "RssGrowthError", "SweepGuard", "SweepLeakError", "SweepLeakWarning")
+            "RssGrowthError", "SweepGuard", "SweepLeakError", "SweepLeakWarning", "TraceGuard", "RetracingError",
+            "RetracingWarning")
 
 __all__ = [*_RUNTIME, "__version__"]
 

@@ -5,7 +5,9 @@
 * ``graphguard run script.py`` (:mod:`graphguard.runtime.launcher`) guards every session a script
   creates, without editing it;
 * :class:`SweepGuard` (:mod:`graphguard.runtime.sweep`) measures each trial of a sweep (a learning-rate
-  sweep, a k-fold) and names what keeps its models alive; it works on NumPy, Keras and TF1 code.
+  sweep, a k-fold) and names what keeps its models alive; it works on NumPy, Keras and TF1 code;
+* :class:`TraceGuard` (:mod:`graphguard.runtime.trace`) counts TF 2 ``tf.function`` traces per function
+  and calling line, and stops (or warns about) a function that keeps retracing.
 
 The linter never imports this package. Importing it imports neither TensorFlow nor psutil:
 ``GraphGuardHook`` (which subclasses TensorFlow's ``SessionRunHook``) is loaded on first access.
@@ -29,9 +31,13 @@ from graphguard.runtime.sweep import (
     Trial,
     TrialRecord,
 )
+from graphguard.runtime.trace import RetracingError, RetracingWarning, TraceGuard
+from graphguard.runtime.trace_report import ArgChange, CallSite, TracedFunction, TraceReport
 
 __all__ = [
     "AliveObject",
+    "ArgChange",
+    "CallSite",
     "GraphGrowthError",
     "GraphGrowthWarning",
     "GraphGuard",
@@ -41,6 +47,8 @@ __all__ = [
     "Growth",
     "OpGroup",
     "ReferenceChain",
+    "RetracingError",
+    "RetracingWarning",
     "RssGrowthError",
     "Slowdown",
     "SlowdownWarning",
@@ -50,6 +58,9 @@ __all__ = [
     "SweepLeakError",
     "SweepLeakWarning",
     "SweepReport",
+    "TraceGuard",
+    "TraceReport",
+    "TracedFunction",
     "Trial",
     "TrialRecord",
 ]

@@ -1,0 +1,546 @@
+"""``TraceGuard``: count ``tf.function`` traces per function and per calling line; stop one that keeps retracing.
+
+In TF 2 a ``tf.function`` traces (runs the Python function again and builds a new graph) for every
+new Python value, input shape, dtype or Python object it is called with, and every ``tf.function``
+object made anew traces on its first call. A step counter passed as a Python ``int`` traces on every
+call: 12.5 ms per call against 0.34 ms with a tensor, and about 148 KiB of RSS kept per trace
+(TF-FACTS, "TF 2 retracing"). TensorFlow's own warning comes only after 5 of the last 10 calls
+retraced, at most twice per function, and names the function, not the calling line.
+
+``TraceGuard`` counts traces while it is active::
+
+    guard = TraceGuard(max_traces=8, on_retrace="raise")
+    with guard:
+        train()
+    print(guard.report().format())
+
+How: while a guard is active, ``__call__`` (and ``__init__``) of TensorFlow's ``Function`` class,
+obtained publicly as ``type(tf.function(lambda: 0))``, are replaced by thin wrappers. Each call reads
+the public ``experimental_get_tracing_count()`` before and after the real call and counts the call;
+only when the count rose does the guard take the caller's frame (the first frame outside TensorFlow,
+Keras, graphguard's runtime and the standard library), summarise the arguments (Python scalars by
+value, tensors, arrays and variables by shape and dtype, other objects by type and ``id``) and compare
+them with the previous trace of the same function. ``__init__`` records where each ``tf.function``
+object is made, so a new object per loop iteration is reported with that line. TensorFlow's own
+retracing warning (logger ``tensorflow``) is collected as a cross-check. The wrappers are removed when
+the last active guard stops.
+
+Counts are kept per Python code object (``Function.python_function`` unwrapped, as TensorFlow keys its
+own warning) and per ``tf.function`` object. A function is *retracing* when:
+
+* one ``tf.function`` object traced more than ``max_traces`` times under the guard, or
+* the same Python code (not a method, not TensorFlow's or Keras' own code) traced more than
+  ``max_traces`` times through several ``tf.function`` objects, with at least half of its calls
+  tracing: a ``tf.function`` made anew per call. A new model per trial in a sweep (Keras' train
+  function, a ``@tf.function`` method, a step function built once per trial and called many times)
+  is not.
+
+This module imports TensorFlow only when a guard starts (never at ``import graphguard``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+import threading
+import warnings
+import weakref
+from typing import Any, Callable, Optional, Union
+
+from graphguard.runtime.attribution import is_internal, live_frames, source, user_origin
+from graphguard.runtime.report import where
+from graphguard.runtime.trace_report import (
+    ArgChange,
+    CallSite,
+    TracedFunction,
+    TraceReport,
+    fix_for,
+    retracing_message,
+)
+
+__all__ = ["RetracingError", "RetracingWarning", "TraceGuard"]
+
+#: Default limit of traces per function. A healthy function traces a few times: a first call that
+#: creates variables traces twice (measured, TF 2.21), a ``training`` flag doubles that, a last
+#: partial batch (train and evaluation sizes) adds one or two. 8 leaves room for those and still stops
+#: a step counter passed as a Python int within 9 calls (about 0.1 s of retracing, TF-FACTS).
+DEFAULT_MAX_TRACES = 8
+_MAX_SITES = 10  # calling lines kept per function
+_MAX_CHANGES = 5  # argument changes kept (those of the latest trace that changed anything)
+_MAX_ITEMS = 16  # elements of a list/tuple/dict summarised per level
+_MAX_DEPTH = 3  # nesting levels summarised
+_MAX_TF_WARNINGS = 20
+_TF_WARNING = "triggered tf.function retracing"
+
+OnRetrace = Union[str, Callable[[TracedFunction], Any]]
+
+
+class RetracingError(RuntimeError):
+    """A ``tf.function`` traced more than ``max_traces`` times while a ``TraceGuard`` was active.
+
+    Raised (``on_retrace="raise"``) in the calling line, after the call that traced returned, so
+    TensorFlow's state is whole; that call's result is lost. The message names the function (qualified
+    name, ``file:line`` of its definition), the user line that called it, traces and calls, the
+    argument that changed between the last two traces and the fix.
+
+    Attributes:
+        function: the :class:`~graphguard.runtime.trace_report.TracedFunction` (counts, lines, changes).
+        filename, lineno: the calling user line (``None`` when every frame was internal).
+        report: the guard's :class:`~graphguard.runtime.trace_report.TraceReport` at that moment.
+    """
+
+    def __init__(self, message: str, function: TracedFunction, filename: Optional[str], lineno: Optional[int],
+                 report: TraceReport) -> None:
+        super().__init__(message)
+        self.function, self.filename, self.lineno, self.report = function, filename, lineno, report
+
+
+class RetracingWarning(RuntimeWarning):
+    """``on_retrace="warn"``: a ``tf.function`` keeps retracing; shown once per function at the calling line."""
+
+
+# -- what the arguments were ------------------------------------------------------------------------
+
+Leaf = tuple  # ("value", type, repr) | ("tensor", kind, shape, dtype) | ("object", type, id)
+
+
+def _leaf(value: Any) -> Leaf:
+    kind = type(value)
+    if value is None or kind in (bool, int, float, complex, str, bytes):
+        text = repr(value)
+        return ("value", kind.__name__, text if len(text) <= 40 else text[:37] + "...")
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None and not callable(shape):
+        name = kind.__name__
+        what = ("variable" if "Variable" in name else "array" if kind.__module__.startswith("numpy") else "tensor")
+        try:
+            dims: Any = tuple(None if d is None else int(d) for d in shape)
+        except (TypeError, ValueError):  # unknown rank
+            dims = "unknown"
+        return ("tensor", what, dims, str(getattr(dtype, "name", dtype)))
+    return ("object", kind.__qualname__, id(value))
+
+
+def _flatten(value: Any, path: str, out: dict[str, Leaf], depth: int = 0) -> None:
+    if isinstance(value, (list, tuple)) and depth < _MAX_DEPTH:
+        out[path + ".len"] = ("value", "len", str(len(value)))
+        for i, item in enumerate(value[:_MAX_ITEMS]):
+            _flatten(item, f"{path}[{i}]", out, depth + 1)
+    elif isinstance(value, dict) and depth < _MAX_DEPTH:
+        out[path + ".len"] = ("value", "len", str(len(value)))
+        for key in list(value)[:_MAX_ITEMS]:
+            _flatten(value[key], f"{path}[{key!r}]", out, depth + 1)
+    else:
+        out[path] = _leaf(value)
+
+
+def _text(leaf: Leaf) -> str:
+    if leaf[0] == "value":
+        return f"Python {leaf[1]} {leaf[2]}"
+    if leaf[0] == "tensor":
+        return f"{leaf[1]} shape {leaf[2]} {leaf[3]}"
+    return f"`{leaf[1]}` object at {leaf[2]:#x}"
+
+
+def _diff(before: dict[str, Leaf], after: dict[str, Leaf]) -> list[ArgChange]:
+    """What changed between two argument summaries, in argument order."""
+    changes = []
+    for path in dict.fromkeys([*after, *before]):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        if path.endswith(".len"):
+            if old is not None and new is not None:
+                changes.append(ArgChange("structure", path[:-4], f"length {old[2]}", new[2]))
+            continue
+        if old is None or new is None:
+            parent = path.rsplit("[", 1)[0] + ".len"
+            if "[" in path and before.get(parent) != after.get(parent):
+                continue  # an element of a list that grew or shrank: its length says it
+            changes.append(ArgChange("structure", path, _text(old) if old else "not passed",
+                                     _text(new) if new else "not passed"))
+        elif old[0] == new[0] == "tensor":
+            if old[2] != new[2]:
+                changes.append(ArgChange("shape", path, f"shape {old[2]}", str(new[2])))
+            if old[3] != new[3]:
+                changes.append(ArgChange("dtype", path, f"dtype {old[3]}", new[3]))
+            if old[1] != new[1] and old[2] == new[2] and old[3] == new[3]:
+                changes.append(ArgChange("object", path, _text(old), _text(new)))
+        elif old[0] == new[0] == "value":
+            changes.append(ArgChange("value", path, _text(old), new[2] if old[1] == new[1] else f"{new[1]} {new[2]}"))
+        elif old[0] == new[0] == "object" and old[1] == new[1]:
+            changes.append(ArgChange("object", path, _text(old), f"another `{new[1]}` object at {new[2]:#x}"))
+        else:
+            changes.append(ArgChange("value" if new[0] == "value" else "object", path, _text(old), _text(new)))
+    return changes
+
+
+# -- what the guard keeps --------------------------------------------------------------------------
+
+
+class _Code:
+    """Counts for one Python function (code object), over all its ``tf.function`` objects."""
+
+    def __init__(self, fn: Any, target: Any, method: bool) -> None:
+        code = getattr(target, "__code__", None)
+        self.name = getattr(target, "__qualname__", None) or getattr(fn, "name", None) or repr(target)
+        self.module = getattr(target, "__module__", None) or ""
+        self.filename = code.co_filename if code is not None else None
+        self.lineno = code.co_firstlineno if code is not None else None
+        self.internal = bool(self.filename) and is_internal(self.filename)
+        self.method = method
+        self.signature: Optional[inspect.Signature] = None
+        try:
+            self.signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            pass
+        self.traces = self.calls = self.functions = self.max_object_traces = 0
+        self.sites: dict[tuple, list] = {}  # (filename, lineno) -> [text, traces]
+        self.created: dict[str, int] = {}
+        self.last_changes: tuple[ArgChange, ...] = ()
+        self.last: Optional[dict[str, Leaf]] = None
+        self.retracing: Optional[str] = None
+        self.warned = False
+
+    def snapshot(self, max_traces: int) -> TracedFunction:
+        sites = sorted(self.sites.items(), key=lambda item: -item[1][1])
+        return TracedFunction(
+            name=self.name, module=self.module, filename=self.filename, lineno=self.lineno,
+            traces=self.traces, calls=self.calls, functions=self.functions,
+            max_object_traces=self.max_object_traces, internal=self.internal,
+            call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
+            created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
+            changes=self.last_changes, retracing=self.retracing,
+            fix=fix_for(self.last_changes, self.retracing) if self.retracing else "",
+        )
+
+
+class _Object:
+    """Counts for one ``tf.function`` object (weakly referenced: a dead one's record is dropped)."""
+
+    __slots__ = ("ref", "code", "calls", "traces", "last")
+
+    def __init__(self, ref: weakref.ref, code: _Code) -> None:
+        self.ref, self.code, self.calls, self.traces = ref, code, 0, 0
+        self.last: Optional[dict[str, Leaf]] = None
+
+
+def _target(fn: Any) -> tuple[Any, Any, bool]:
+    """(code key, the Python function, is a method) of a ``tf.function`` object, as TensorFlow keys
+    its own retracing warning (``Function._get_key_for_call_stats``: ``__wrapped__``, then ``__func__``)."""
+    target = fn.python_function
+    for _ in range(32):
+        inner = getattr(target, "__wrapped__", None)
+        if inner is None or inner is target:
+            break
+        target = inner
+    method = hasattr(target, "__self__") and hasattr(target, "__func__")
+    function = getattr(target, "__func__", target)
+    code = getattr(function, "__code__", None)
+    return (code if code is not None else type(function)), (target if method else function), method
+
+
+# -- the patch, shared by every active guard -------------------------------------------------------
+
+_LOCK = threading.RLock()
+_GUARDS: tuple["TraceGuard", ...] = ()
+_PATCH: Optional[tuple[type, Any, Any]] = None  # (Function class, original __call__, original __init__)
+_CREATED: dict[int, tuple[weakref.ref, Optional[str], Optional[int]]] = {}  # id(Function) -> where it was made
+_FUNCTION_CLASS: Optional[type] = None
+
+
+def function_class() -> type:
+    """TensorFlow's ``Function`` class, obtained publicly: ``type(tf.function(lambda: 0))`` (imports TF)."""
+    global _FUNCTION_CLASS
+    if _FUNCTION_CLASS is None:
+        import tensorflow as tf
+
+        _FUNCTION_CLASS = type(tf.function(lambda: 0))
+    return _FUNCTION_CLASS
+
+
+class _TFWarnings(logging.Filter):
+    """Collects TensorFlow's own retracing warnings for every active guard; lets every record through."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string is logging's problem, not ours
+            return True
+        if _TF_WARNING in message:
+            for guard in _GUARDS:
+                if len(guard._tf_warnings) < _MAX_TF_WARNINGS:
+                    guard._tf_warnings.append(message.split(". Tracing is expensive", 1)[0])
+        return True
+
+
+_FILTER = _TFWarnings()
+
+
+def _install(cls: type) -> None:
+    global _PATCH
+    original_call, original_init = cls.__dict__["__call__"], cls.__dict__["__init__"]
+
+    def __call__(self: Any, *args: Any, **kwds: Any) -> Any:
+        guards = _GUARDS
+        if not guards:
+            return original_call(self, *args, **kwds)
+        count = self.experimental_get_tracing_count
+        before = count()
+        result = original_call(self, *args, **kwds)
+        traced = count() - before
+        frame = sys._getframe(1) if traced else None
+        error = None
+        for guard in guards:
+            found = guard._count(self, traced, args, kwds, frame)
+            error = error or found
+        if error is not None:
+            del frame
+            raise error
+        return result
+
+    def __init__(self: Any, *args: Any, **kwds: Any) -> None:
+        original_init(self, *args, **kwds)
+        if _GUARDS:
+            filename, lineno, _ = user_origin(live_frames(sys._getframe(1)))
+            key = id(self)
+
+            def gone(ref: weakref.ref, key: int = key) -> None:
+                entry = _CREATED.get(key)
+                if entry is not None and entry[0] is ref:
+                    _CREATED.pop(key, None)
+
+            _CREATED[key] = (weakref.ref(self, gone), filename, lineno)
+
+    __call__.__wrapped__, __init__.__wrapped__ = original_call, original_init  # type: ignore[attr-defined]
+    __call__.__doc__, __init__.__doc__ = original_call.__doc__, original_init.__doc__
+    cls.__call__, cls.__init__ = __call__, __init__  # type: ignore[method-assign]
+    _PATCH = (cls, original_call, original_init)
+    logging.getLogger("tensorflow").addFilter(_FILTER)
+
+
+def _uninstall() -> None:
+    global _PATCH
+    if _PATCH is None:
+        return
+    cls, original_call, original_init = _PATCH
+    # Put TensorFlow's methods back only if nobody replaced ours meanwhile; otherwise ours stay in
+    # their chain and pass straight through (no guard is active).
+    if getattr(cls.__dict__.get("__call__"), "__wrapped__", None) is original_call:
+        cls.__call__ = original_call
+    if getattr(cls.__dict__.get("__init__"), "__wrapped__", None) is original_init:
+        cls.__init__ = original_init
+    logging.getLogger("tensorflow").removeFilter(_FILTER)
+    _CREATED.clear()
+    _PATCH = None
+
+
+def _executing_eagerly() -> bool:
+    tf = sys.modules.get("tensorflow")
+    try:
+        return bool(tf.executing_eagerly()) if tf is not None else True
+    except Exception:
+        return True
+
+
+# -- the guard -------------------------------------------------------------------------------------
+
+
+class TraceGuard:
+    """Count ``tf.function`` traces while active; raise or warn when one function keeps retracing.
+
+    Use it as a context manager (``with TraceGuard(): train()``) or call :meth:`start` and
+    :meth:`stop`. Guards nest (each counts what ran while it was active) and a guard may be started
+    again after it stopped (counts go on). Every ``tf.function`` called while active is counted, from
+    any thread; counts may miss a call when threads call the same function at the same moment (no lock
+    on the per-call path), traces are counted under a lock.
+
+    Args:
+        max_traces: traces, default 8 (:data:`DEFAULT_MAX_TRACES`): a ``tf.function`` object that traces
+            more than this many times under the guard, or one Python function traced more than this
+            many times through new ``tf.function`` objects (with at least half its calls tracing), is
+            retracing. Must be an int >= 1.
+        on_retrace: ``"raise"`` (default): :class:`RetracingError` in the calling line, after the call
+            that traced past the limit returned, at every further trace of that function;
+            ``"warn"``: a :class:`RetracingWarning` at the calling line, once per function; or a
+            callable given the :class:`~graphguard.runtime.trace_report.TracedFunction` at every such
+            trace (the run goes on unless it raises).
+
+    Raises:
+        ValueError: ``max_traces`` not an int >= 1, or ``on_retrace`` not ``"raise"``, ``"warn"`` or a
+            callable.
+
+    Cost: per call, two ``experimental_get_tracing_count()`` reads (about 0.1 us each), a dict lookup
+    and two increments; ``bench/trace_overhead.py`` measures it against a small training step.
+    Sources: ``tf.function``, ``Function.experimental_get_tracing_count`` and
+    ``Function.python_function`` (TF 2.21 public API); TF-FACTS "TF 2 retracing".
+    """
+
+    def __init__(self, max_traces: int = DEFAULT_MAX_TRACES, on_retrace: OnRetrace = "raise") -> None:
+        if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
+            raise ValueError(f"max_traces must be an int >= 1 (traces per tf.function before it counts as "
+                             f"retracing; default {DEFAULT_MAX_TRACES}), not {max_traces!r}")
+        if not (on_retrace in ("raise", "warn") or callable(on_retrace)):
+            raise ValueError(f"on_retrace must be 'raise', 'warn' or a callable taking the TracedFunction, "
+                             f"not {on_retrace!r}")
+        self.max_traces = max_traces
+        self.on_retrace = on_retrace
+        self._lock = threading.Lock()
+        self._codes: dict[Any, _Code] = {}
+        self._objects: dict[int, _Object] = {}
+        self._tf_warnings: list[str] = []
+        self._depth = 0
+
+    # -- life cycle ---------------------------------------------------------------------------------
+
+    def start(self, _function_class: Optional[type] = None) -> "TraceGuard":
+        """Start counting (imports TensorFlow on the first start); returns the guard. Re-entrant:
+        each ``start`` needs its ``stop``."""
+        cls = _function_class or function_class()
+        global _GUARDS
+        with _LOCK:
+            if self._depth == 0:
+                if _PATCH is None:
+                    _install(cls)
+                _GUARDS = (*_GUARDS, self)
+            self._depth += 1
+        return self
+
+    def stop(self) -> None:
+        """Stop counting (the matching ``start``); when no guard is left active, TensorFlow's
+        ``Function.__call__`` and ``__init__`` are restored. Stopping a stopped guard does nothing."""
+        global _GUARDS
+        with _LOCK:
+            if self._depth == 0:
+                return
+            self._depth -= 1
+            if self._depth == 0:
+                _GUARDS = tuple(guard for guard in _GUARDS if guard is not self)
+                if not _GUARDS:
+                    _uninstall()
+
+    @property
+    def active(self) -> bool:
+        """True between :meth:`start` and the matching :meth:`stop`."""
+        return self._depth > 0
+
+    def __enter__(self) -> "TraceGuard":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- counting (called by the patched Function.__call__) ------------------------------------------
+
+    def _count(self, fn: Any, traced: int, args: tuple, kwds: dict, frame: Any) -> Optional[RetracingError]:
+        record = self._objects.get(id(fn))
+        if record is None or record.ref() is not fn:
+            record = self._new_object(fn)
+        record.calls += 1
+        record.code.calls += 1
+        if traced > 0:
+            return self._traced(record, fn, traced, args, kwds, frame)
+        return None
+
+    def _new_object(self, fn: Any) -> _Object:
+        key_id, objects = id(fn), self._objects
+
+        def gone(ref: weakref.ref, key: int = key_id) -> None:
+            record = objects.get(key)
+            if record is not None and record.ref is ref:
+                objects.pop(key, None)
+
+        key, target, method = _target(fn)
+        with self._lock:
+            code = self._codes.get(key)
+            if code is None:
+                code = self._codes[key] = _Code(fn, target, method)
+            code.functions += 1
+            created = _CREATED.get(key_id)
+            if created is not None and created[0]() is fn:
+                made = where(created[1], created[2])
+                code.created[made] = code.created.get(made, 0) + 1
+            record = objects[key_id] = _Object(weakref.ref(fn, gone), code)
+        return record
+
+    def _summary(self, code: _Code, args: tuple, kwds: dict) -> dict[str, Leaf]:
+        out: dict[str, Leaf] = {}
+        bound = None
+        if code.signature is not None:
+            try:
+                bound = code.signature.bind(*args, **kwds).arguments
+            except TypeError:
+                bound = None
+        if bound is None:
+            bound = {**{f"args[{i}]": value for i, value in enumerate(args)}, **kwds}
+        for name, value in bound.items():
+            _flatten(value, name, out)
+        return out
+
+    def _traced(self, record: _Object, fn: Any, traced: int, args: tuple, kwds: dict,
+                frame: Any) -> Optional[RetracingError]:
+        code = record.code
+        summary = self._summary(code, args, kwds)
+        filename, lineno, _ = user_origin(live_frames(frame)) if frame is not None else (None, None, frozenset())
+        with self._lock:
+            if record.last is None and code.last is not None:  # this object's first trace: a new object
+                created = _CREATED.get(id(fn))
+                made = where(created[1], created[2]) if created is not None and created[0]() is fn else ""
+                changes = [ArgChange("new_function", "", "", made)]
+            elif record.last is not None:
+                changes = _diff(record.last, summary) or [ArgChange("unknown", "")]
+            else:
+                changes = []
+            record.traces += traced
+            code.traces += traced
+            code.max_object_traces = max(code.max_object_traces, record.traces)
+            site = code.sites.get((filename, lineno))
+            if site is None and len(code.sites) < 4 * _MAX_SITES:
+                site = code.sites[(filename, lineno)] = [source(filename, lineno), 0]
+            if site is not None:
+                site[1] += traced
+            if changes:
+                code.last_changes = tuple(changes[:_MAX_CHANGES])
+            record.last = code.last = summary
+            if not _executing_eagerly():  # traced inside another function's trace: counted, never acted on
+                return None
+            if record.traces > self.max_traces:
+                verdict = "same_function"
+            elif (not code.internal and not code.method and code.functions > 1 and code.traces > self.max_traces
+                  and 2 * code.traces >= code.calls):
+                verdict = "new_function"
+                if not any(c.kind == "new_function" for c in code.last_changes):
+                    code.last_changes = (ArgChange("new_function", ""), *code.last_changes)
+            else:
+                return None
+            code.retracing = code.retracing if code.retracing == "same_function" else verdict
+            snapshot = code.snapshot(self.max_traces)
+            first_warning = not code.warned
+            traces, calls = record.traces, record.calls
+            code.warned = True
+        call = CallSite(filename, lineno, source(filename, lineno), 0)
+        message = retracing_message(snapshot, call, self.max_traces, traces, calls)
+        if self.on_retrace == "raise":
+            return RetracingError(message, snapshot, filename, lineno, self.report())
+        if self.on_retrace == "warn":
+            if first_warning:
+                warnings.warn_explicit(message, RetracingWarning, filename or "<graphguard>", lineno or 0)
+            return None
+        self.on_retrace(snapshot)  # type: ignore[operator]
+        return None
+
+    # -- results ------------------------------------------------------------------------------------
+
+    def report(self) -> TraceReport:
+        """What was counted so far (while active or after :meth:`stop`): a
+        :class:`~graphguard.runtime.trace_report.TraceReport`, retracing functions first, then by traces."""
+        with self._lock:
+            functions = [code.snapshot(self.max_traces) for code in self._codes.values() if code.calls]
+            tf_warnings = tuple(self._tf_warnings)
+        functions.sort(key=lambda fn: (fn.retracing is None, -fn.traces, fn.name))
+        return TraceReport(self.max_traces, tuple(functions), tf_warnings, self.active)
+
+    def __repr__(self) -> str:
+        return (f"TraceGuard(max_traces={self.max_traces}, on_retrace={self.on_retrace!r}, "
+                f"{'active' if self.active else 'stopped'}, {len(self._codes)} functions)")
