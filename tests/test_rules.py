@@ -292,11 +292,12 @@ def test_values_found_by_a_new_user():
         "def net(x): return tf.layers.dense(x, 1), {'hidden': tf.layers.dense(x, 2)}\n"
         "outputs = net(x)\nfor step in range(1000):\n"
         "    sess.run(outputs[0]); sess.run(outputs[1]['hidden'])\n") == []
-    # TF 2 code that opens a compat.v1 session somewhere is still eager: predict is no session step.
-    assert _rows(
+    # TF 2 code that opens a compat.v1 session somewhere is still eager: predict is no session step
+    # (it is Keras' predict per batch, GG303, and nothing else).
+    assert [row for row in _rows(
         "import tensorflow as tf\ndef export(p):\n    with tf.compat.v1.Session(graph=tf.Graph()) as s:\n        pass\n"
         "model = tf.keras.Sequential([tf.keras.layers.Dense(3)])\nfor x in batches:\n"
-        "    print(tf.argmax(model.predict(x), 1).numpy())\n") == []
+        "    print(tf.argmax(model.predict(x), 1).numpy())\n") if row[0] != "GG303"] == []
     # ``self.optimizer = self.optimizer()`` replaces the method by what it returned (a K.function).
     assert _rows(
         "import tensorflow as tf\nfrom keras import backend as K\nclass Agent:\n    def __init__(self):\n"

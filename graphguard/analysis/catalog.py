@@ -58,6 +58,17 @@ class Effect(enum.Enum):
     MODEL = "model"
     #: Not a call's effect: every iteration's model kept in a container that outlives the loop (GG202).
     RETAINED = "retained"
+    # TF 2 (eager) effects, repeated by any loop, never by a session loop (GG301-GG305):
+    #: a Python number that changes per iteration passed to a ``tf.function``: a new trace per value
+    RETRACE_ARGUMENT = "retrace_argument"
+    #: a new ``tf.function`` object (``tf.function(f)``, a nested ``@tf.function`` def): traced on its first call
+    NEW_FUNCTION = "new_function"
+    #: Keras ``model.predict`` on one sample or one iteration's data: a data pipeline and a call per use
+    PREDICT = "predict"
+    #: a variable, layer, optimizer or model made in a ``tf.function`` body on every trace
+    TRACED_VARIABLE = "traced_variable"
+    #: ``model.compile(...)`` or a new Keras optimizer: the training state rebuilt
+    RECOMPILE = "recompile"
 
     @property
     def builds(self) -> bool:
@@ -65,8 +76,12 @@ class Effect(enum.Enum):
         return self not in _NOT_SESSION_LOOP_EFFECTS
 
 
+#: The TF 2 effects (GG301-GG305): any unbounded loop repeats them; a session loop alone does not matter.
+EAGER_EFFECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.TRACED_VARIABLE,
+                           Effect.RECOMPILE})
+
 _NOT_SESSION_LOOP_EFFECTS = frozenset({Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH,
-                                       Effect.MODEL, Effect.RETAINED})
+                                       Effect.MODEL, Effect.RETAINED, *EAGER_EFFECTS})
 
 
 #: Modules whose functions never touch the graph. Reason for each: they are host-side utilities.
@@ -200,6 +215,16 @@ GRAPH_MODE_NAMES = frozenset({"tf.Session", "tf.InteractiveSession", "tf.placeho
 #: Names used only with eager execution (TF 2): a module that uses one is not run on TF1 graphs, even
 #: if it also opens a ``tf.compat.v1.Session`` somewhere.
 EAGER_NAMES = frozenset({"tf.GradientTape", "tf.function", "tf.enable_eager_execution", "tf.executing_eagerly"})
+
+#: Calls that turn TF 2 behaviour off for the whole program: a module that calls one runs on TF1 graphs,
+#: whatever TF 2 names it also uses (``tf.function`` then builds into the default graph; the GG3xx rules,
+#: about eager retracing, do not apply).
+V1_ONLY_NAMES = frozenset({"tf.disable_v2_behavior", "tf.disable_eager_execution"})
+
+#: Canonical module prefixes of the Keras optimizer classes (TF 2 and Keras 3): making one makes its
+#: ``iterations`` variable and, on first use, a slot variable per weight (measured on TF 2.21: a Keras
+#: optimizer made inside a ``tf.function`` raises ValueError, as a ``tf.Variable`` does).
+KERAS_OPTIMIZER_PREFIXES = ("tf.keras.optimizers.", "tf.optimizers.")
 
 
 #: graphguard's own decisions where they differ from the generated data, with the reason.

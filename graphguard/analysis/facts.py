@@ -13,6 +13,10 @@ from typing import NamedTuple
 from graphguard.analysis.bindings import Ref
 from graphguard.analysis.catalog import Effect
 
+#: Effects whose construction's ``callee`` is already the whole subject (```step` in `train_step(...)```)
+EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE,
+                            Effect.TRACED_VARIABLE})
+
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
 
@@ -176,6 +180,13 @@ class FunctionFacts:
     model_positions: frozenset | set = frozenset()
     #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
     model_returns: tuple | list = ()
+    #: 1 when decorated with ``tf.function`` (every call with new Python values traces it again), 2 when
+    #: the decorator gives an ``input_signature`` (a Python value cannot change its trace); 0 otherwise
+    traced: int = 0
+    #: (construction, kind, refs) of TF 2 findings that phase 3 decides: ``"traced"`` when the callee
+    #: ``refs[0]`` is a ``tf.function`` of another module, ``"model"`` when one of ``refs`` ((ref, kind)
+    #: as :meth:`Project.is_model` takes them) gives a Keras model
+    eager_checks: tuple | list = ()
 
 
 @dataclass(eq=False)
@@ -193,10 +204,12 @@ class ModuleFacts:
     functions: dict = field(default_factory=dict)
     classes: dict = field(default_factory=dict)
     loops: list = field(default_factory=list)
+    #: the module turns TF 2 behaviour off, or runs on TF1 graphs with no eager signal: GG3xx do not apply
+    eager_off: bool = False
 
 
 def subject_of(construction: Construction) -> str:
     """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
-    if construction.effect is Effect.OPERATOR:
+    if construction.effect is Effect.OPERATOR or construction.effect in EAGER_SUBJECTS:
         return f"`{construction.callee}`"
     return f"`{construction.callee}(...)`"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphguard.analysis.catalog import Effect
+from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, Construction, FunctionFacts, ModuleFacts, Site, subject_of
 from graphguard.analysis.fixpoint import Origin, Project, bounded
 
@@ -136,8 +136,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
     for construction in constructions:
         if id(construction) in suppressed:
             continue
-        if construction.effect is Effect.MODEL:
-            continue  # reported when the iteration uses it as a trial (below)
+        if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
+            continue  # reported when the iteration uses it as a trial (below), or by _eager_findings
         loop = _session_loop(module, construction, project.bound)
         if loop is not None:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
@@ -166,7 +166,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None:
             continue
         for effect, origin in callee.builds.items():
-            if effect is not Effect.MODEL:
+            if effect is not Effect.MODEL and effect not in EAGER_EFFECTS:
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=origin))
     for call, callee in calls:
@@ -184,7 +184,83 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             continue  # a loop that runs once keeps one model
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
+    if not module.eager_off:
+        found.extend(_eager_findings(project, module, facts, constructions, calls))
     return found
+
+
+#: TF 2 effects that a function's callers repeat when they call it in a loop (GG302, GG303, GG305).
+_CALLER_EAGER_EFFECTS = (Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE)
+#: TF 2 effects that belong to a new model: a loop that makes one per iteration (a sweep) needs them anew.
+_SWEEP_EFFECTS = (Effect.NEW_FUNCTION, Effect.RECOMPILE)
+
+
+def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts, constructions: list,
+                    calls: list) -> list[Finding]:
+    """GG301-GG305 in one function: TF 2 constructions repeated by an unbounded loop (any loop, not only
+    a session loop), calls in such loops of functions that make them, and variables made by the
+    traces of a ``tf.function``. A loop that makes a model (a sweep) may compile it and make its
+    optimizer and functions anew: that is GG201's business."""
+    found: list[Finding] = []
+    model_loops = {c.loops[-1] for c in constructions if c.effect is Effect.MODEL and c.loops}
+    model_loops.update(trial.loops[-1] for trial in facts.trials if trial.loops and (not trial.refs or any(
+        Effect.MODEL in summary.builds for summary in (project.summary(module, ref) for ref, _ in trial.refs)
+        if summary is not None)))
+    model_loops.update(call.loops[-1] for call, callee in calls
+                       if call.loops and (Effect.MODEL in callee.builds or callee.trains_model is not None))
+    candidates = [c for c in constructions if c.effect in EAGER_EFFECTS]
+    for construction, kind, refs in facts.eager_checks:
+        if kind is None or _eager_check(project, module, kind, refs):
+            candidates.append(construction)
+    for construction in candidates:
+        if construction.effect is Effect.TRACED_VARIABLE:
+            found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
+                                 construction.site.row, construction.site.column))
+            continue
+        loop = _eager_loop(project, module, construction)
+        if loop is None or construction.effect in _SWEEP_EFFECTS and construction.loops[-1] in model_loops:
+            continue
+        found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
+                             loop.row, loop.column))
+    for call, callee in calls:
+        if facts.traced and not call.loops and CALLER not in call.exempt:
+            for effect in (Effect.VARIABLE, Effect.MODEL):
+                origin = callee.builds.get(effect)
+                if origin is not None:
+                    found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
+                                         call.site.row, call.site.column, via=origin))
+                    break
+        if not call.loops or not any(effect in callee.builds for effect in _CALLER_EAGER_EFFECTS):
+            continue
+        loop = _eager_loop(project, module, call)
+        if loop is None:
+            continue
+        sweep = call.loops[-1] in model_loops or Effect.MODEL in callee.builds or callee.trains_model is not None
+        for effect in _CALLER_EAGER_EFFECTS:
+            origin = callee.builds.get(effect)
+            if origin is not None and not (sweep and effect in _SWEEP_EFFECTS):
+                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
+                                     via=origin))
+    return found
+
+
+def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) -> bool:
+    """Phase 3's answer for a TF 2 construction recorded with ``FunctionFacts.eager_checks``."""
+    if kind == "traced":
+        target = project.resolve(module, refs[0])
+        return target is not None and target[0].functions[target[1]].traced == 1
+    return any(project.is_model(module, ref, how) for ref, how in refs)
+
+
+def _eager_loop(project: Project, module: ModuleFacts, item):
+    """The innermost loop that repeats the TF 2 construction or call ``item``, or None when no loop
+    does or the loops around it run at most ``max-bounded-iterations`` times in all."""
+    if not item.loops or bounded(module, item.loops, max(project.bound, 1)):
+        return None
+    index = item.loops[-1]
+    if index in item.exempt:
+        return None
+    return module.loops[index]
 
 def _model_loop(module: ModuleFacts, item):
     """The innermost loop that repeats a model construction or call ``item``, or None when that

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Ref
-from graphguard.analysis.catalog import Effect
+from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
 from graphguard.analysis.values import SESSION_VALUE, ValueFlow
 
@@ -281,8 +281,8 @@ class Project:
                             summary.builds.setdefault(construction.effect, Origin(module.path, construction.site.row,
                                                                                   subject_of(construction)))
                             continue
-                        if construction.effect is Effect.MODEL:
-                            continue  # a model made in a loop is reported at that loop, not at callers
+                        if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
+                            continue  # made in a loop: reported at that loop, not at callers
                         if self._repeats_for_caller(module, construction):
                             summary.builds.setdefault(
                                 construction.effect,

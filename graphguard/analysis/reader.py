@@ -53,6 +53,7 @@ from graphguard.analysis.bindings import (
     looks_like_session,
 )
 from graphguard.analysis.catalog import Effect
+from graphguard.analysis.eager import EagerReader
 from graphguard.analysis.facts import (
     CALLER,
     ClassFacts,
@@ -119,6 +120,8 @@ class _Frame:
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
     pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
+    numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
+    samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
 
 
 #: Nodes with nothing below them that the analysis reads.
@@ -126,7 +129,7 @@ _LEAVES = (ast.expr_context, ast.Constant, ast.operator, ast.unaryop, ast.cmpop,
 _DISPATCH: dict = {}
 
 
-class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
+class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
     """Reads one module's syntax tree into :class:`ModuleFacts`.
 
     ``source_lines`` is needed only for files with non-ASCII text (``ast`` columns count UTF-8 bytes).
@@ -156,6 +159,12 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
         self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
+        self.eager_off = False  # the module turns TF 2 behaviour off (``tf.disable_v2_behavior()``)
+        self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
+        self._loop_nodes: dict[int, ast.AST] = {}  # loop index -> its node, while reading (GG301, GG303)
+        self._assigned_memo: dict[int, frozenset] = {}
+        self._in_decorator = False
+        self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
 
     # ------------------------------------------------------------------ traversal
 
@@ -341,6 +350,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
                   and dotted_name(target) == dotted_name(node.value.left)):
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
             self._bind(target, parts if parts is not None and isinstance(target, (ast.Tuple, ast.List)) else value)
+            self._note_number(target, node.value)
         self._note_made(node.targets, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -348,10 +358,12 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
             self.visit(node.value)
             self._visit_target(node.target)
             self._bind(node.target, self.resolve(node.value))
+            self._note_number(node.target, node.value)
             self._note_made((node.target,), node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._visit_target(node.target)
+        self._note_number(node.target, node.value, augmented=True)
         if (isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple)) and self._may_retain()
                 and not isinstance(self.resolve(node.target), TFObject)):
             self._retention(node.target, node.value.elts, node)  # ``models += [model]``
@@ -370,6 +382,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
         self._bind(node.target, self.resolve(node.value))
+        self._note_number(node.target, node.value)
         self._note_made((node.target,), node.value)
 
     def _visit_target(self, target: ast.AST) -> None:
@@ -418,13 +431,14 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         when it is read."""
         return self._qualname(f"<lambda:{node.lineno}:{node.col_offset}>")
 
-    def _function(self, node, params: ast.arguments, body) -> None:
+    def _function(self, node, params: ast.arguments, body, traced: int = 0) -> None:
         for default in (*params.defaults, *(d for d in params.kw_defaults if d is not None)):
             self.visit(default)
         lambda_ = isinstance(node, ast.Lambda)
         qualname = self._lambda_name(node) if lambda_ else self._qualname(node.name)
         enclosing = self._frame
         facts = FunctionFacts(qualname)
+        facts.traced = traced
         self.facts.functions[qualname] = facts  # a lambda too: it may be passed on and called
         if not lambda_:
             enclosing.scope[node.name] = ProjectRef(Ref("", qualname), is_class=False)
@@ -474,12 +488,16 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         del self._frame.exempt[len(self._frame.exempt) - pushed:]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._in_decorator = True
         for decorator in node.decorator_list:
             self.visit(decorator)
             value = self.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator)
             if isinstance(value, TFName) and value.path in catalog.EAGER_NAMES:
                 self.eager = True  # ``@tf.function``
-        self._function(node, node.args, node.body)
+        self._in_decorator = False
+        traced, decorator = self._traced_by(node.decorator_list) if node.decorator_list else (0, None)
+        self._note_traced_def(node, traced, decorator)
+        self._function(node, node.args, node.body, traced)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -524,6 +542,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
     def _new_loop(self, node: ast.AST) -> Loop:
         loop = Loop(len(self.facts.loops), node.lineno, self._column(node.lineno, node.col_offset))
         self.facts.loops.append(loop)
+        self._loop_nodes[loop.index] = node
         return loop
 
     def _in_loop(self, loop: Loop, parts) -> None:
@@ -548,6 +567,9 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
         self.visit(node.iter)  # evaluated once
         elements = self._elements(node.iter)
         self._bind(node.target, None if elements is None else elements.element)
+        for name in assigned_targets([ast.Assign(targets=[node.target], value=node.iter)]):
+            self._frame.numbers.discard(name)
+        self._note_loop_numbers(node)
         loop = self._new_loop(node)
         loop.trips = self._trips(node.iter)
         if loop.trips is None:
@@ -813,6 +835,7 @@ class ModuleReader(Resolver, SweepReader, ast.NodeVisitor):
             for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
                 if isinstance(arg, (ast.Name, ast.Attribute)):
                     self._use_as_trial(arg)
+        self._eager_call(node, func_value)
         effect = Effect.NONE
         callee = callee_text(node.func)
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
@@ -981,6 +1004,8 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     for statement in tree.body:
         reader.visit(statement)
     reader._close_frame(reader._frames[0])
+    reader.facts.eager_off = reader.eager_off or (reader.graph_mode and not reader.eager)
+    reader._loop_nodes = reader._assigned_memo = reader._compiled = None  # the tree is not kept
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

@@ -139,6 +139,13 @@ class Resolver:
                 self.eager = True
             if func.path in catalog.GRAPH_MODE_NAMES:
                 self.graph_mode = True
+            if func.path in catalog.V1_ONLY_NAMES:
+                self.eager_off = True
+            if func.path == "tf.function":
+                # ``step = tf.function(train_step)``: calling ``step`` traces per new Python value,
+                # unless an input_signature fixes what it takes.
+                signed = any(keyword.arg == "input_signature" for keyword in node.keywords)
+                return TFObject("signed_function" if signed else "function")
             if func.path == "tf.keras.backend.function":
                 return STEP_CALLABLE  # ``f = K.function(...)``: calling ``f`` runs a session step (TF1 Keras)
             effect = catalog.effect_of(func.path)

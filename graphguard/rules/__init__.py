@@ -20,6 +20,11 @@ from graphguard.rules.gg110_summary_in_session_loop import SummaryInSessionLoop
 from graphguard.rules.gg111_graph_not_reset_in_loop import GraphNotResetInLoop
 from graphguard.rules.gg201_model_rebuilt_in_loop import ModelRebuiltInLoop
 from graphguard.rules.gg202_model_retained_across_iterations import ModelRetainedAcrossIterations
+from graphguard.rules.gg301_python_number_retraces_function import PythonNumberRetracesFunction
+from graphguard.rules.gg302_tf_function_created_in_loop import TfFunctionCreatedInLoop
+from graphguard.rules.gg303_keras_predict_in_loop import KerasPredictInLoop
+from graphguard.rules.gg304_variable_created_in_tf_function import VariableCreatedInTfFunction
+from graphguard.rules.gg305_model_recompiled_in_loop import ModelRecompiledInLoop
 
 RULES: dict[str, type[Rule]] = {
     rule.CODE: rule
@@ -37,6 +42,11 @@ RULES: dict[str, type[Rule]] = {
         GraphNotResetInLoop,
         ModelRebuiltInLoop,
         ModelRetainedAcrossIterations,
+        PythonNumberRetracesFunction,
+        TfFunctionCreatedInLoop,
+        KerasPredictInLoop,
+        VariableCreatedInTfFunction,
+        ModelRecompiledInLoop,
     )
 }
 

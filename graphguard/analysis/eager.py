@@ -1,0 +1,360 @@
+"""Phase 1 for TF 2 (eager) code: what retraces a ``tf.function`` or rebuilds Keras state per iteration.
+
+A mixin of :class:`graphguard.analysis.reader.ModuleReader`, sharing its frames, loops, bindings and
+once-guards. It records, as constructions of the TF 2 effects (:data:`catalog.EAGER_EFFECTS`):
+
+* ``RETRACE_ARGUMENT`` (GG301): a call of a ``tf.function`` in a loop with an argument that is a
+  Python number changing per iteration: the loop's own counter (``for step in range(n)``, the index of
+  ``enumerate``) or a number the loop body assigns (``step += 1``, ``lr = lr * decay``). A Python
+  value is part of the trace key, so every new value traces a new graph (TF-FACTS: 200 traces in 200
+  calls, 37x slower per step; ``reduce_retracing=True`` does not change it, measured: 20 traces in 20
+  calls);
+* ``NEW_FUNCTION`` (GG302): ``tf.function(f)`` or a ``@tf.function`` def run inside a loop or inside a
+  function (every run makes a new function object, traced again on its first call); ``__init__`` and
+  module or class bodies make it once per object or program;
+* ``PREDICT`` (GG303): Keras ``model.predict(x)`` where ``x`` is one sample (``x[None]``,
+  ``np.expand_dims``, ``reshape(1, ...)``, ``[x]``, ``x[i:i+1]``, or a name bound to one) or data the
+  loop changes per iteration;
+* ``TRACED_VARIABLE`` (GG304): a ``tf.Variable``, a Keras layer, optimizer or model made in a
+  ``tf.function`` body outside a once-guard (TF raises "tf.function only supports singleton
+  tf.Variables created on the first call", measured on TF 2.21 for all four);
+* ``RECOMPILE`` (GG305): ``model.compile(...)`` of a model made before the loop, or a new Keras
+  optimizer, in a loop.
+
+Receivers and callees of other modules are decided in phase 3 (``FunctionFacts.eager_checks``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from graphguard.analysis import catalog
+from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
+from graphguard.analysis.catalog import Effect
+from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, short
+
+#: Builtins whose result is a Python number when their argument is one.
+_NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
+#: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
+#: none of them): a call with one is Keras' whatever the receiver is known to be.
+_PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
+_COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
+                               "steps_per_execution"})
+#: Functions that add a leading batch axis of one (``np.expand_dims(x, 0)``, ``tf.expand_dims``).
+_ONE_SAMPLE_FUNCTIONS = frozenset({"expand_dims", "atleast_2d"})
+_ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "vstack", "concatenate", "convert_to_tensor", "constant"})
+
+TRACED, SIGNED = 1, 2
+
+
+class EagerReader:
+    """The TF 2 half of the reader (see the module docstring). Needs the reader's ``_frame``,
+    ``resolve``, ``_new_construction``, ``_site`` and the loop nodes it keeps in ``_loop_nodes``."""
+
+    # ------------------------------------------------------------------ tf.function definitions
+
+    def _traced_by(self, decorators: list) -> tuple[int, ast.AST | None]:
+        """(:data:`TRACED`, the decorator) when ``decorators`` include ``tf.function`` (bare or called),
+        :data:`SIGNED` with an ``input_signature``, (0, None) otherwise."""
+        for decorator in decorators:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            value = self.resolve(func)
+            if isinstance(value, TFName) and value.path == "tf.function":
+                if isinstance(decorator, ast.Call) and any(k.arg == "input_signature" for k in decorator.keywords):
+                    return SIGNED, decorator
+                return TRACED, decorator
+        return 0, None
+
+    def _note_traced_def(self, node: ast.FunctionDef, traced: int, decorator: ast.AST | None) -> None:
+        """A ``@tf.function`` def: a new function object each time the enclosing body runs it (reported
+        at the decorator)."""
+        if not traced:
+            return
+        frame = self._frame
+        self._traced[self._qualname(node.name)] = traced
+        if frame.is_class or (frame.facts.name == "<module>" and not frame.loops) or _in_init(frame.facts.name):
+            return  # once per program, class or object
+        frame.facts.constructions.append(
+            self._new_construction(Effect.NEW_FUNCTION, decorator, f"@tf.function def {node.name}"))
+
+    # ------------------------------------------------------------------ Python numbers
+
+    def _note_number(self, target: ast.AST, value: ast.AST | None, augmented: bool = False) -> None:
+        """After ``target = value`` (or ``target op= value``): whether ``target`` now holds a Python number."""
+        dotted = dotted_name(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+        if dotted is None:
+            return
+        numbers = self._frame.numbers
+        if augmented:
+            if dotted in numbers and not self._is_tf_value(value):
+                return  # ``step += 1``, ``lr *= decay``: still a number
+            numbers.discard(dotted)
+        elif value is not None and self._is_number(value):
+            numbers.add(dotted)
+        else:
+            numbers.discard(dotted)
+        samples = self._frame.samples
+        if not augmented and value is not None and self._one_sample(value):
+            samples.add(dotted)
+        else:
+            samples.discard(dotted)
+
+    def _note_loop_numbers(self, node: ast.For) -> None:
+        """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``:
+        the counter is a Python number that changes on every iteration."""
+        iterable, target = node.iter, node.target
+        numbers = self._frame.numbers
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and self.resolve(iterable.func) is None:
+            if iterable.func.id == "range" and isinstance(target, ast.Name):
+                numbers.add(target.id)
+                return
+            if (iterable.func.id == "enumerate" and isinstance(target, (ast.Tuple, ast.List)) and target.elts
+                    and isinstance(target.elts[0], ast.Name)):
+                numbers.add(target.elts[0].id)
+                return
+        if (isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and isinstance(target, ast.Name)
+                and all(self._is_number(element) for element in iterable.elts)):
+            numbers.add(target.id)
+
+    def _is_tf_value(self, node: ast.AST | None) -> bool:
+        return node is not None and isinstance(self.resolve(node), (TFObject, TFName))
+
+    def _is_number(self, node: ast.AST) -> bool:
+        """Whether ``node`` evaluates to a Python ``int`` or ``float`` (not a bool, not a tensor)."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return dotted_name(node) in self._frame.numbers
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self._is_number(node.operand)
+        if isinstance(node, ast.BinOp):
+            operands = (node.left, node.right)
+            return (any(self._is_number(o) for o in operands) and not any(self._is_tf_value(o) for o in operands))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NUMBER_FUNCTIONS
+                and self.resolve(node.func) is None):
+            return True
+        return False
+
+    def _loop_assigned(self, index: int) -> frozenset:
+        """Dotted names a loop's iteration rebinds: its targets and what its body assigns."""
+        names = self._assigned_memo.get(index)
+        if names is None:
+            node = self._loop_nodes[index]
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                names = assigned_targets([ast.Assign(targets=[node.target], value=node.iter), *node.body])
+            elif isinstance(node, ast.While):
+                names = assigned_targets(node.body)
+            elif isinstance(node, ast.AST) and hasattr(node, "generators"):
+                names = assigned_targets([ast.Assign(targets=[g.target], value=g.iter) for g in node.generators])
+            else:
+                names = set()  # a per-step framework method: nothing the reader can see varies
+            names = self._assigned_memo[index] = frozenset(names)
+        return names
+
+    def _varying_loop(self, node: ast.AST, numbers_only: bool) -> int | None:
+        """The index of the innermost enclosing loop whose iterations change the value of ``node``
+        (``numbers_only``: only through Python numbers), or None."""
+        loops = self._frame.loops
+        if not loops:
+            return None
+        names = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(getattr(sub, "ctx", None), ast.Load):
+                dotted = dotted_name(sub)
+                if dotted is not None and (not numbers_only or dotted in self._frame.numbers):
+                    names.add(dotted)
+        if not names:
+            return None
+        for loop in reversed(loops):
+            if names & self._loop_assigned(loop.index):
+                return loop.index
+        return None
+
+    def _python_number_argument(self, node: ast.Call) -> tuple[ast.AST, int] | None:
+        """The first argument of call ``node`` that is a Python number changing per iteration of an
+        enclosing loop, with that loop's index."""
+        for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if isinstance(arg, ast.Starred) or not self._is_number(arg):
+                continue
+            index = self._varying_loop(arg, numbers_only=True)
+            if index is not None:
+                return arg, index
+        return None
+
+    # ------------------------------------------------------------------ one sample
+
+    def _one_sample(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a batch of one: ``x[None]``, ``x[np.newaxis, ...]``, ``x[i:i+1]``,
+        ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``, ``np.array([x])``, ``[x]``, or a name bound to one."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return dotted_name(node) in self._frame.samples
+        if isinstance(node, ast.List):
+            return len(node.elts) == 1 and not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            parts = index.elts if isinstance(index, ast.Tuple) else (index,)
+            if any(_is_new_axis(part) for part in parts):
+                return True
+            first = parts[0]
+            return (isinstance(first, ast.Slice) and first.lower is not None and isinstance(first.upper, ast.BinOp)
+                    and isinstance(first.upper.op, ast.Add) and isinstance(first.upper.right, ast.Constant)
+                    and first.upper.right.value == 1 and ast.dump(first.upper.left) == ast.dump(first.lower))
+        if not isinstance(node, ast.Call):
+            return False
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name in _ONE_SAMPLE_FUNCTIONS:
+            return True
+        if name == "reshape" and node.args:
+            # ``x.reshape(1, -1)``, ``x.reshape((1, n))``, ``np.reshape(x, [1, n])``, ``tf.reshape(x, (1, -1))``
+            if isinstance(node.args[0], ast.Constant):
+                shape = ast.Tuple(elts=node.args)
+            elif len(node.args) == 1:
+                shape = node.args[0]
+            else:
+                shape = node.args[1]
+            if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts:
+                first = shape.elts[0]
+                return isinstance(first, ast.Constant) and first.value == 1
+            return False
+        if name in _ARRAY_FUNCTIONS and node.args:
+            return isinstance(node.args[0], ast.List) and self._one_sample(node.args[0])
+        return False
+
+    # ------------------------------------------------------------------ calls
+
+    def _keras_model(self, node: ast.AST, keywords: frozenset, call: ast.Call):
+        """Whether the receiver ``node`` of ``call`` is a Keras model: ``True`` when known, a tuple of
+        (ref, kind) for phase 3 to decide, None when it cannot be said. A call that passes a
+        Keras-only keyword (``keywords``) is Keras' whatever the receiver."""
+        value = self.resolve(node)
+        if isinstance(value, TFObject):
+            return True if value.kind == "model" else None
+        if isinstance(value, Instance):
+            return ((value.cls.member("__init__"), "builds"),)
+        if isinstance(value, CallResult):
+            return ((value.ref, "builds"),)
+        if isinstance(value, (TFName, ProjectRef)):
+            return None
+        if any(keyword.arg in keywords for keyword in call.keywords):
+            return True
+        return None
+
+    def _eager_call(self, node: ast.Call, func_value) -> None:
+        """Record what call ``node`` (whose callee resolved to ``func_value``) does in TF 2 terms."""
+        frame = self._frame
+        if isinstance(func_value, TFName):
+            path = func_value.path
+            if path in catalog.V1_ONLY_NAMES:
+                self.eager_off = True
+                return
+            if path == "tf.function":
+                if not (frame.is_class or (frame.facts.name == "<module>" and not frame.loops)
+                        or _in_init(frame.facts.name) or self._in_decorator):
+                    frame.facts.constructions.append(self._new_construction(
+                        Effect.NEW_FUNCTION, node, f"{short(callee_text(node.func))}(...)"))
+                return
+            if frame.facts.traced and not frame.exempt:
+                effect = catalog.effect_of(path)
+                kind = catalog.result_kind(path, effect)
+                if (effect is Effect.MODEL or kind == "layer" or path == "tf.Variable"
+                        or path.startswith(catalog.KERAS_OPTIMIZER_PREFIXES) and effect is Effect.VARIABLE):
+                    self._eager_fact(self._new_construction(Effect.TRACED_VARIABLE, node, f"{callee_text(node.func)}(...)"))
+                    return
+            if (path.startswith(catalog.KERAS_OPTIMIZER_PREFIXES) and path.rsplit(".", 1)[-1][:1].isupper()
+                    and catalog.effect_of(path) is Effect.VARIABLE and not frame.facts.traced
+                    and not frame.is_class and not _in_init(frame.facts.name) and id(node) not in self._compiled):
+                frame.facts.constructions.append(self._new_construction(
+                    Effect.RECOMPILE, node, f"{callee_text(node.func)}(...)"))
+            return
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("predict", "compile"):
+            self._keras_call(node, node.func.attr)
+            return
+        if not frame.loops or not frame.numbers:
+            return
+        # A call of a tf.function with a Python number that changes per iteration.
+        traced = None
+        if isinstance(func_value, TFObject) and func_value.kind == "function":
+            traced = True
+        elif isinstance(func_value, ProjectRef) and not getattr(func_value, "is_class", False):
+            traced = self._traced_ref(func_value.ref)
+        elif isinstance(node.func, ast.Attribute):
+            receiver = self.resolve(node.func.value)
+            if isinstance(receiver, Instance):
+                traced = self._traced_ref(receiver.cls.member(node.func.attr))
+        if traced is None or traced is False:
+            return
+        found = self._python_number_argument(node)
+        if found is None:
+            return
+        arg, index = found
+        loops = tuple(loop.index for loop in frame.loops)
+        construction = self._new_construction(
+            Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` in `{short(callee_text(node.func))}(...)")
+        construction = construction._replace(loops=loops[:loops.index(index) + 1])
+        if traced is True:
+            self._eager_fact(construction)
+        else:
+            self._eager_fact(construction, "traced", (traced,))
+
+    def _traced_ref(self, ref):
+        """``True``/``False`` for a function of this module, the ref itself when phase 3 must decide."""
+        if ref.module == "":
+            return self._traced.get(ref.name, 0) == TRACED
+        return ref
+
+    def _keras_call(self, node: ast.Call, method: str) -> None:
+        """``model.predict(x)`` and ``model.compile(...)`` (GG303, GG305)."""
+        frame = self._frame
+        receiver = node.func.value
+        keywords = _PREDICT_KEYWORDS if method == "predict" else _COMPILE_KEYWORDS
+        model = self._keras_model(receiver, keywords, node)
+        if model is None:
+            return
+        text = f"{short(callee_text(node.func))}(...)"
+        loops = tuple(loop.index for loop in frame.loops)
+        if method == "predict":
+            if not node.args:
+                return
+            data = node.args[0]
+            index = self._varying_loop(data, numbers_only=False)
+            if index is None and not self._one_sample(data):
+                return
+            construction = self._new_construction(Effect.PREDICT, node, text)
+            if index is not None:
+                construction = construction._replace(loops=loops[:loops.index(index) + 1])
+        else:
+            dotted = dotted_name(receiver)
+            if frame.loops and dotted is not None and frame.loops[-1].index in frame.bound.get(dotted, ()):
+                return  # a model made in this iteration is compiled once (a sweep: GG201's business)
+            construction = self._new_construction(Effect.RECOMPILE, node, text)
+            # ``model.compile(optimizer=Adam(lr))``: one finding, at the compile.
+            self._compiled.update(id(arg) for arg in (*node.args, *(k.value for k in node.keywords)))
+        if model is True:
+            frame.facts.constructions.append(construction)
+        else:
+            self._eager_fact(construction, "model", model)
+
+    def _eager_fact(self, construction, kind: str | None = None, refs: tuple = ()) -> None:
+        """A TF 2 construction that does not propagate to callers (or that phase 3 decides); once per
+        site (``total += tf.Variable(...)`` visits its right-hand side twice)."""
+        facts = self._frame.facts
+        site = construction.site
+        for known, _, _ in facts.eager_checks:
+            if known.effect is construction.effect and (known.site == site or (
+                    (known.site.row, known.site.column) <= (site.row, site.column)
+                    and (site.end_row, site.end_column) <= (known.site.end_row, known.site.end_column))):
+                return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
+
+        facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+def _in_init(name: str) -> bool:
+    """Whether the function ``name`` (qualified) is an ``__init__``: it runs once per object."""
+    return name.endswith("__init__")
+
+
+def _is_new_axis(node: ast.AST) -> bool:
+    """``None`` or ``np.newaxis`` in a subscript: a new axis of length one."""
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    return isinstance(node, ast.Attribute) and node.attr == "newaxis"

@@ -1,0 +1,175 @@
+"""GG303 keras-predict-in-loop."""
+
+from graphguard.analysis.catalog import Effect
+from graphguard.rules.base import Rule
+
+
+class KerasPredictInLoop(Rule):
+    """
+    ## What it does
+    Finds Keras `model.predict(x)` called in a loop on one sample (`x[None]`, `x[np.newaxis]`,
+    `np.expand_dims(x, 0)`, `x.reshape(1, -1)`, `np.array([x])`, `[x]`, `x[i:i+1]`, or a name bound to
+    one of these) or on data the loop changes on every iteration (its target, or a name the body
+    assigns: the state of an episode loop, the batch of a batch loop); also a call in the loop of a
+    function that predicts on one sample. The model is a Keras model the analysis knows (made by
+    `Sequential`, `Model`, `load_model`, a project class or function that builds one), or any object
+    when the call passes a keyword only Keras' `predict` takes (`verbose=`, `batch_size=`, `steps=`).
+    `predict` on the whole validation set once per epoch is not reported. Nor is `predict_on_batch`:
+    measured on TF 2.21 it costs 0.9 ms per call, no more than calling the model.
+
+    ## Why is this bad?
+    `predict` is built for large inputs: every call makes a data adapter and iterator, runs callbacks and
+    a progress bar, and steps through its batches; Keras' documentation says it "is not intended for use
+    inside of loops that iterate over your data and process small numbers of inputs at a time".
+    Measured on TF 2.21 and Keras 3 on a small Dense model: 66-79 ms per call on one sample against
+    2.1 ms for `model(x, training=False)` (32-37x), and about 20 KB of RSS kept per call.
+
+    Call the model (`model(x, training=False)`, `.numpy()` for an array), or collect the inputs and call
+    `predict` once on all of them.
+
+    ## References
+    - [`Model.predict`](https://keras.io/api/models/model_training_apis/#predict-method)
+      ("For small numbers of inputs that fit in one batch, directly use `__call__()`")
+    - [Keras FAQ: what's the difference between `predict()` and `__call__()`?](https://keras.io/getting_started/faq/#whats-the-difference-between-model-methods-predict-and-call)
+    """
+
+    CODE = "GG303"
+    NAME = "keras-predict-in-loop"
+    EFFECTS = frozenset({Effect.PREDICT})
+    MESSAGE = (
+        "{subject} runs Keras' predict on one sample or one iteration's data on every iteration of the loop "
+        "at line {loop_row}, and each call builds a data pipeline; call the model (model(x, training=False)) "
+        "or predict once on all the inputs"
+    )
+
+    VALID = (
+        # The fix: call the model on the sample.
+        """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("policy.keras")
+state = env.reset()
+while True:
+    q_values = model(state[None], training=False).numpy()
+    state, reward, done, info = env.step(int(np.argmax(q_values)))
+    if done:
+        state = env.reset()
+""",
+        # One predict on the whole validation set per epoch.
+        """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+model.compile(optimizer="adam", loss="mse")
+for epoch in range(100):
+    model.fit(x_train, y_train, epochs=1, verbose=0)
+    val_pred = model.predict(x_val, verbose=0)
+""",
+        # All the inputs in one predict.
+        """\
+import numpy as np
+from tensorflow import keras
+
+model = keras.models.load_model("classifier.keras")
+predictions = model.predict(np.stack([load_image(path) for path in paths]), batch_size=64)
+""",
+        # scikit-learn's predict is not Keras'.
+        """\
+from sklearn.linear_model import LogisticRegression
+import tensorflow as tf
+
+clf = LogisticRegression().fit(features, labels)
+for row in rows:
+    clf.predict(row.reshape(1, -1))
+""",
+        # predict_on_batch costs about as much as calling the model (measured 0.9 ms): not reported.
+        """\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("policy.keras")
+for state in states:
+    action = model.predict_on_batch(state[None])
+""",
+        # TF1 Keras on graphs: predict is a session step there, not this rule's business.
+        """\
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+
+model = tf.keras.models.load_model("policy.h5")
+for state in states:
+    action = model.predict(state[None])
+""",
+    )
+
+    INVALID = (
+        # An agent asks for Q-values one state at a time.
+        """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("policy.keras")
+state = env.reset()
+while True:
+    q_values = model.predict(state[None])  # GG303
+    state, reward, done, info = env.step(int(np.argmax(q_values)))
+    if done:
+        state = env.reset()
+""",
+        # One image at a time, through a helper.
+        """\
+import numpy as np
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
+
+def classify(image):
+    batch = np.expand_dims(image, axis=0)
+    return int(np.argmax(model.predict(batch)))
+
+labels = [classify(image) for image in images]  # GG303
+""",
+        # Batch by batch, with Keras' own keyword.
+        """\
+def score(model, batches):
+    scores = []
+    for batch in batches:
+        scores.append(model.predict(batch, verbose=0))  # GG303
+    return scores
+""",
+        # Keras 3 without TensorFlow imports, one row at a time.
+        """\
+import keras
+
+model = keras.models.load_model("regressor.keras")
+for i in range(len(x_test)):
+    y = model.predict(x_test[i:i + 1])  # GG303
+""",
+        # A project model class, one reshaped image at a time.
+        """\
+from tensorflow import keras
+
+class Classifier(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(10)
+
+    def call(self, x):
+        return self.dense(x)
+
+net = Classifier()
+for image in images:
+    print(net.predict(image.reshape(1, 784)))  # GG303
+""",
+        # A game loop that wraps the frame in a list.
+        """\
+import numpy as np
+from tensorflow.keras.models import load_model
+
+model = load_model("agent.h5")
+frame = game.reset()
+while not game.over:
+    move = np.argmax(model.predict(np.array([frame])))  # GG303
+    frame = game.play(move)
+""",
+    )
