@@ -316,6 +316,12 @@ class EagerReader:
             if not node.args:
                 return
             data = node.args[0]
+            if not frame.loops and isinstance(data, ast.Name) and data.id in frame.params and model is not None:
+                # ``def act(self, state): return self.model.predict(state)``: per call of ``act`` in a
+                # loop that passes one sample or the iteration's data (decided at the call, phase 3).
+                facts = frame.facts
+                facts.predicts = [*facts.predicts, (data.id, self._new_construction(Effect.PREDICT, node, text), model)]
+                return
             index = self._varying_loop(data, numbers_only=False)
             if index is None and not self._one_sample(data):
                 return
@@ -333,6 +339,23 @@ class EagerReader:
             frame.facts.constructions.append(construction)
         else:
             self._eager_fact(construction, "model", model)
+
+    def _sample_arguments(self, node: ast.Call) -> tuple:
+        """(position or keyword, loop index) of the arguments of call ``node`` (in a loop) that are one
+        sample or that a loop changes per iteration (:attr:`ProjectCall.samples`)."""
+        if not isinstance(node, ast.Call):
+            return ()  # a function handed to a search driver (``study.optimize(objective)``)
+        found = []
+        innermost = self._frame.loops[-1].index
+        for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)):
+            if isinstance(arg, (ast.Constant, ast.Starred, ast.Lambda)):
+                continue
+            index = self._varying_loop(arg, numbers_only=False)
+            if index is None and self._one_sample(arg):
+                index = innermost
+            if index is not None:
+                found.append((where, index))
+        return tuple(found)
 
     def _eager_fact(self, construction, kind: str | None = None, refs: tuple = ()) -> None:
         """A TF 2 construction that does not propagate to callers (or that phase 3 decides); once per

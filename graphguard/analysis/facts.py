@@ -77,6 +77,10 @@ class ProjectCall(NamedTuple):
     #: a session, a TensorFlow object, an instance or function of the project, the caller's own
     #: parameter or the result of a project call (see :mod:`graphguard.analysis.values`)
     values: tuple = ()
+    #: (position or keyword, loop index) of the arguments that are one sample (loop index: the
+    #: innermost loop) or that the loop at that index changes per iteration (GG303 through a helper
+    #: that predicts on its parameter); computed only for calls in loops
+    samples: tuple = ()
 
 
 class DeferredUse(NamedTuple):
@@ -183,6 +187,9 @@ class FunctionFacts:
     #: 1 when decorated with ``tf.function`` (every call with new Python values traces it again), 2 when
     #: the decorator gives an ``input_signature`` (a Python value cannot change its trace); 0 otherwise
     traced: int = 0
+    #: (parameter, construction, model): ``model.predict(parameter)`` at function level, where ``model``
+    #: is True or the (ref, kind) pairs that decide it is a Keras model (GG303 at callers' loops)
+    predicts: tuple | list = ()
     #: (construction, kind, refs) of TF 2 findings that phase 3 decides: ``"traced"`` when the callee
     #: ``refs[0]`` is a ``tf.function`` of another module, ``"model"`` when one of ``refs`` ((ref, kind)
     #: as :meth:`Project.is_model` takes them) gives a Keras model

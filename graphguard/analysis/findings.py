@@ -230,6 +230,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break
+        if call.samples:
+            found.extend(_predicts_through(project, module, call))
         if not call.loops or not any(effect in callee.builds for effect in _CALLER_EAGER_EFFECTS):
             continue
         loop = _eager_loop(project, module, call)
@@ -242,6 +244,32 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
                                      via=origin))
     return found
+
+
+def _predicts_through(project: Project, module: ModuleFacts, call) -> list[Finding]:
+    """GG303 at ``call`` (in a loop) of a function that runs Keras' predict on a parameter, when the
+    call passes one sample or the iteration's data for it (``agent.act(state)``)."""
+    target = project.resolve(module, call.ref)
+    if target is None:
+        return []
+    callee_module, name = target
+    callee = callee_module.functions[name]
+    for param, construction, model in callee.predicts:
+        if param not in callee.params:
+            continue
+        position = callee.params.index(param) - (1 if call.bound else 0)
+        index = next((i for where, i in call.samples if where == position or where == param), None)
+        if index is None:
+            continue
+        if model is not True and not any(project.is_model(callee_module, ref, kind) for ref, kind in model):
+            continue
+        loops = call.loops[:call.loops.index(index) + 1]
+        loop = _eager_loop(project, module, call._replace(loops=loops))
+        if loop is None:
+            continue
+        via = Origin(callee_module.path, construction.site.row, subject_of(construction))
+        return [Finding(module.path, call.site, Effect.PREDICT, f"`{call.callee}(...)`", loop.row, loop.column, via=via)]
+    return []
 
 
 def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) -> bool:

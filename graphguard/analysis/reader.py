@@ -957,7 +957,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
         frame.facts.calls.append(
             ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-                        self._argument_values(node))
+                        self._argument_values(node), self._sample_arguments(node) if frame.loops else ())
         )
 
     def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
