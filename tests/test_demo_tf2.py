@@ -126,7 +126,7 @@ def fake_runs(monkeypatch, *, correct_grows: bool = False, guard_line: int | Non
         for text in lines:
             if on_line is not None:
                 on_line(text)
-        stderr = ["WARNING:tensorflow:5 out of the last 5 calls to <function make_train_step.<locals>.train_step "
+        stderr = ["WARNING:tensorflow:5 out of the last 5 calls to <function train.<locals>.train_step "
                   "at 0x7f7791478860> triggered tf.function retracing. Tracing is expensive"] if incorrect else []
         return demo._Result(0, 3.0, False, stdout=lines, stderr=stderr)
 
@@ -148,7 +148,7 @@ def test_run_tf2_demo_with_canned_runs_prints_the_table_and_passes(monkeypatch):
     assert re.search(r"^\s+10\s+0\.30\s+35\.00\s+117x\s+2\s+11\s+640\.0\s+650\.0$", text, re.M)
     assert "per step after step 1: train_incorrect.py 1.00 traces, +1.00 MiB RSS; train_correct.py 0.00 traces" in text
     assert "median step time, steps 2-10: correct 0.30 ms, incorrect 35.00 ms (117x;" in text
-    assert "5 out of the last 5 calls to <function make_train_step.<locals>.train_step> triggered" in text
+    assert "5 out of the last 5 calls to <function train.<locals>.train_step> triggered" in text
     assert f"stopped at train_incorrect.py:{call_line(INCORRECT)}, the train_step(...) call, after step 7" in text
 
 
@@ -254,3 +254,17 @@ def test_the_guard_lets_the_correct_script_run():
     records = parse_trace_steps(result.stdout)
     assert sorted(records) == list(range(1, steps + 1))
     assert {record.traces for record in records.values()} == {2}
+
+
+def test_the_linter_flags_the_python_int_step_of_the_incorrect_script_only():
+    # What `graphguard demo tf2` shows in part 1 (it shows it without judging it).
+    pytest.importorskip("graphguard.rules.gg301_python_number_retraces_function")
+
+    def check(script: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", str(script.relative_to(ROOT))],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    incorrect, correct = check(INCORRECT), check(CORRECT)
+    assert incorrect.returncode == 1, incorrect.stdout + incorrect.stderr
+    assert f"train_incorrect.py:{call_line(INCORRECT)}:" in incorrect.stdout and "GG301" in incorrect.stdout
+    assert correct.returncode == 0, correct.stdout + correct.stderr
