@@ -90,6 +90,8 @@ class RetracingError(RuntimeError):
         report: the guard's :class:`~graphguard.runtime.trace_report.TraceReport` at that moment.
     """
 
+    __module__ = "graphguard"  # importable from there (tracebacks print graphguard.RetracingError)
+
     def __init__(self, message: str, function: TracedFunction, filename: Optional[str], lineno: Optional[int],
                  report: TraceReport) -> None:
         super().__init__(message)
@@ -98,6 +100,8 @@ class RetracingError(RuntimeError):
 
 class RetracingWarning(RuntimeWarning):
     """``on_retrace="warn"``: a ``tf.function`` keeps retracing; shown once per function at the calling line."""
+
+    __module__ = "graphguard"
 
 
 # -- what the arguments were ------------------------------------------------------------------------
@@ -288,7 +292,13 @@ def _install(cls: type) -> None:
             return original_call(self, *args, **kwds)
         count = self.experimental_get_tracing_count
         before = count()
-        result = original_call(self, *args, **kwds)
+        try:
+            result = original_call(self, *args, **kwds)
+        except BaseException:  # the function's own error wins; a trace it made is still counted
+            traced = count() - before
+            for guard in guards:
+                guard._count(self, traced, args, kwds, sys._getframe(1) if traced else None, failed=True)
+            raise
         traced = count() - before
         frame = sys._getframe(1) if traced else None
         error = None
@@ -433,14 +443,15 @@ class TraceGuard:
 
     # -- counting (called by the patched Function.__call__) ------------------------------------------
 
-    def _count(self, fn: Any, traced: int, args: tuple, kwds: dict, frame: Any) -> Optional[RetracingError]:
+    def _count(self, fn: Any, traced: int, args: tuple, kwds: dict, frame: Any,
+               failed: bool = False) -> Optional[RetracingError]:
         record = self._objects.get(id(fn))
         if record is None or record.ref() is not fn:
             record = self._new_object(fn)
         record.calls += 1
         record.code.calls += 1
         if traced > 0:
-            return self._traced(record, fn, traced, args, kwds, frame)
+            return self._traced(record, fn, traced, args, kwds, frame, failed)
         return None
 
     def _new_object(self, fn: Any) -> _Object:
@@ -478,8 +489,8 @@ class TraceGuard:
             _flatten(value, name, out)
         return out
 
-    def _traced(self, record: _Object, fn: Any, traced: int, args: tuple, kwds: dict,
-                frame: Any) -> Optional[RetracingError]:
+    def _traced(self, record: _Object, fn: Any, traced: int, args: tuple, kwds: dict, frame: Any,
+                failed: bool = False) -> Optional[RetracingError]:
         code = record.code
         summary = self._summary(code, args, kwds)
         filename, lineno, _ = user_origin(live_frames(frame)) if frame is not None else (None, None, frozenset())
@@ -503,8 +514,8 @@ class TraceGuard:
             if changes:
                 code.last_changes = tuple(changes[:_MAX_CHANGES])
             record.last = code.last = summary
-            if not _executing_eagerly():  # traced inside another function's trace: counted, never acted on
-                return None
+            if failed or not _executing_eagerly():  # the call raised, or it traced inside another function's
+                return None  # trace (counted; the outer function is judged): never acted on
             if record.traces > self.max_traces:
                 verdict = "same_function"
             elif (not code.internal and not code.method and code.functions > 1 and code.traces > self.max_traces

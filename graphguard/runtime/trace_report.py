@@ -187,6 +187,11 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
     return "\n".join(lines)
 
 
+def _fit(text: str, width: int) -> str:
+    """``text``, or ``...`` and its last ``width - 3`` characters (the end of a name or path says most)."""
+    return text if len(text) <= width else "..." + text[-(width - 3):]
+
+
 @dataclass(frozen=True)
 class TraceReport:
     """Every ``tf.function`` called while a :class:`~graphguard.runtime.trace.TraceGuard` was active.
@@ -229,7 +234,8 @@ class TraceReport:
             verdict = ("RETRACING" if fn.retracing == "same_function" else
                        "NEW OBJECTS" if fn.retracing == "new_function" else "")
             rows.append((fn.name, fn.defined_at, str(fn.traces), str(fn.calls), str(fn.functions), verdict))
-        widths = [min(48, max(len(row[i]) for row in rows)) for i in range(5)]
+        rows = [(_fit(row[0], 40), _fit(row[1], 40), *row[2:]) for row in rows]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
         lines = [f"graphguard trace: {len(self.functions)} tf.function{'s' * (len(self.functions) != 1)}, "
                  f"{len(self.retracing)} retracing (max_traces={self.max_traces})"]
         for row in rows:
@@ -239,7 +245,7 @@ class TraceReport:
             lines.append(f"-- {fn.summary()} --")
             for site in fn.call_sites[:3]:
                 lines.append(f"  called from {site}: {site.text} ({site.traces} trace{'s' * (site.traces != 1)})")
-            for made, count in fn.created_at[:3]:
+            for made, count in fn.created_at[:3] if fn.retracing == "new_function" else ():
                 lines.append(f"  tf.function objects made at {made}: {count}")
             for change in fn.changes:
                 lines.append(f"  changed: {change}")
