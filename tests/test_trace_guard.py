@@ -1,0 +1,413 @@
+"""``TraceGuard``: TF 2 ``tf.function`` retracing counted per function and calling line, with real TensorFlow.
+
+Each retracing shape (a Python int step, a shape change, a dtype change, a new ``tf.function`` per
+iteration) must be reported at the calling line with the argument that changed and the fix; each
+look-alike (tensors in a loop, ``input_signature``, ``reduce_retracing=True`` with shapes, a
+``training`` flag with a last partial batch, a Keras sweep with a new model per trial) must stay silent.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = os.path.abspath(__file__)
+
+
+def test_bad_options_fail_at_the_call_saying_what_to_pass():
+    from graphguard import TraceGuard
+
+    with pytest.raises(ValueError, match="on_retrace must be 'raise', 'warn' or a callable.*'boom'"):
+        TraceGuard(on_retrace="boom")
+    for bad in (0, -1, 2.5, True, "8"):
+        with pytest.raises(ValueError, match="max_traces must be an int >= 1"):
+            TraceGuard(max_traces=bad)
+
+
+def test_the_guard_imports_tensorflow_only_when_started():
+    code = ("import sys; from graphguard import TraceGuard, RetracingError, RetracingWarning; "
+            "g = TraceGuard(); print('tensorflow' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+tf = pytest.importorskip("tensorflow")
+
+from graphguard import RetracingError, RetracingWarning, TraceGuard  # noqa: E402
+from graphguard.runtime import trace  # noqa: E402
+from graphguard.runtime.report import where  # noqa: E402
+
+FUNCTION = type(tf.function(lambda: 0))
+ORIGINAL_CALL, ORIGINAL_INIT = FUNCTION.__dict__["__call__"], FUNCTION.__dict__["__init__"]
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that carries ``# <marker>``."""
+    for number, text in enumerate(Path(HERE).read_text().splitlines(), 1):
+        if text.rstrip().endswith(f"# {marker}"):
+            return number
+    raise AssertionError(marker)
+
+
+def at(marker: str) -> str:
+    """``file:line`` of that line as messages print it (relative to the current directory)."""
+    return where(HERE, line_of(marker))
+
+
+@pytest.fixture(autouse=True)
+def class_restored():
+    yield
+    assert FUNCTION.__dict__["__call__"] is ORIGINAL_CALL and FUNCTION.__dict__["__init__"] is ORIGINAL_INIT
+    assert trace._GUARDS == ()
+
+
+# -- what must be reported ---------------------------------------------------------------------------
+
+
+def test_a_python_int_step_raises_at_the_calling_line_naming_the_argument():
+    @tf.function
+    def train_step(x, step):
+        return x * 2.0
+
+    x = tf.ones((4, 3))
+    calls = 0
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard():
+            for step in range(50):
+                calls += 1
+                train_step(x, step)  # int-step call
+    err = info.value
+    assert calls == 9  # 8 traces tolerated, the 9th raises after its call returned
+    text = str(err)
+    assert text.startswith(f"tf.function `{train_step.python_function.__qualname__}` (defined at ")
+    assert text.splitlines()[0].endswith(f"called from {at('int-step call')}")
+    assert "9 traces in 9 calls" in text
+    assert "argument `step`: Python int 7 -> 8" in text
+    assert "tf.constant(step)" in text and "input_signature" in text
+    assert (err.filename, err.lineno) == (HERE, line_of("int-step call"))
+    fn = err.function
+    assert fn.retracing == "same_function" and fn.traces == 9 and fn.calls == 9 and fn.functions == 1
+    assert fn.filename == HERE and fn.call_sites[0].text == "train_step(x, step)  # int-step call"
+    assert err.report.retracing == (fn,)
+
+
+def test_a_shape_change_names_the_shape_and_the_fix():
+    @tf.function
+    def forward(x):
+        return tf.reduce_sum(x)
+
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=4):
+            for n in range(1, 20):
+                forward(tf.ones((n, 10)))  # shape call
+    text = str(info.value)
+    assert "argument `x`: shape (4, 10) -> (5, 10)" in text
+    assert f"called from {at('shape call')}" in text
+    assert "input_signature=[tf.TensorSpec(" in text and "reduce_retracing=True" in text
+
+
+def test_a_dtype_change_names_the_dtype():
+    @tf.function
+    def forward(x):
+        return x + 1
+
+    dtypes = (tf.float32, tf.float64, tf.int32, tf.int64)
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=3):
+            for dtype in dtypes:
+                forward(tf.ones((2,), dtype=dtype))
+    assert "argument `x`: dtype int32 -> int64" in str(info.value)
+    assert "tf.cast(x, tf.float32)" in str(info.value)
+
+
+def test_a_new_tf_function_per_iteration_names_the_line_that_made_it():
+    def body(x):
+        return x + 1
+
+    x = tf.ones((3,))
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard():
+            for _ in range(30):
+                f = tf.function(body)  # made per iteration
+                f(x)  # new-object call
+    err = info.value
+    text = str(err)
+    assert "keeps retracing: 9 traces in 9 calls through 9 tf.function objects" in text
+    assert f"a new tf.function object per call: made at {at('made per iteration')}" in text
+    assert f"called from {at('new-object call')}" in text
+    assert "create the tf.function once, outside the loop" in text
+    assert err.function.retracing == "new_function" and err.function.name.endswith("body")
+
+
+def test_reduce_retracing_does_not_help_python_ints():
+    # Measured (TF 2.21): reduce_retracing relaxes shapes, not Python values: one trace per int.
+    @tf.function(reduce_retracing=True)
+    def step_fn(x, step):
+        return x
+
+    with pytest.raises(RetracingError, match="argument `step`: Python int"):
+        with TraceGuard(max_traces=4):
+            for step in range(10):
+                step_fn(tf.ones(()), step)
+
+
+def test_warn_mode_warns_once_at_the_calling_line_and_the_run_goes_on():
+    @tf.function
+    def scale(x, k):
+        return x * k
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with TraceGuard(max_traces=3, on_retrace="warn") as guard:
+            for k in range(12):
+                scale(tf.ones(()), k)  # warn call
+    ours = [w for w in caught if issubclass(w.category, RetracingWarning)]
+    assert len(ours) == 1
+    assert (ours[0].filename, ours[0].lineno) == (HERE, line_of("warn call"))
+    assert "argument `k`: Python int 2 -> 3" in str(ours[0].message)
+    report = guard.report()
+    (fn,) = report.retracing
+    assert fn.traces == 12 and fn.calls == 12 and fn.retracing == "same_function"
+    assert "argument `k`: Python int 10 -> 11" in str(fn.changes[0])
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["retracing"] == 1 and data["functions"][0]["call_sites"][0]["lineno"] == line_of("warn call")
+    table = report.format()
+    assert "RETRACING" in table and f"called from {at('warn call')}: scale(tf.ones(()), k)" in table
+
+
+def test_a_callable_on_retrace_gets_the_function():
+    seen = []
+
+    @tf.function
+    def f(k):
+        return k
+
+    with TraceGuard(max_traces=2, on_retrace=seen.append):
+        for k in range(4):
+            f(k)
+    assert [fn.traces for fn in seen] == [3, 4]
+
+
+# -- look-alikes that must stay silent -----------------------------------------------------------------
+
+
+def test_tensors_in_a_loop_input_signature_and_reduce_retracing_stay_silent():
+    @tf.function
+    def by_tensor(x, step):
+        return x * tf.cast(step, tf.float32)
+
+    @tf.function(input_signature=[tf.TensorSpec(shape=(None, 10), dtype=tf.float32)])
+    def by_signature(x):
+        return tf.reduce_sum(x)
+
+    @tf.function(reduce_retracing=True)
+    def relaxed(x):
+        return tf.reduce_sum(x)
+
+    with TraceGuard(max_traces=3) as guard:
+        for step in range(30):
+            by_tensor(tf.ones((4,)), tf.constant(step))
+            by_signature(tf.ones((step + 1, 10)))
+            relaxed(tf.ones((step + 1, 10)))
+    report = guard.report()
+    assert report.retracing == ()
+    traces = {fn.name.rsplit(".", 1)[-1]: fn.traces for fn in report.functions}
+    assert traces == {"by_tensor": 1, "by_signature": 1, "relaxed": 2}
+    assert all(fn.calls == 30 for fn in report.functions)
+
+
+def test_a_training_flag_and_a_last_partial_batch_stay_silent():
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dropout(0.1), keras.layers.Dense(3)])
+    optimizer = keras.optimizers.Adam()
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def step(x, y, training):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=training))
+        if training:
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    rng = np.random.default_rng(0)
+    train = tf.data.Dataset.from_tensor_slices((rng.random((100, 10), dtype=np.float32),
+                                                rng.integers(0, 3, 100))).batch(32)  # 3 x 32 + 4
+    val = tf.data.Dataset.from_tensor_slices((rng.random((50, 10), dtype=np.float32),
+                                              rng.integers(0, 3, 50))).batch(32)  # 32 + 18
+    with TraceGuard() as guard:
+        for _ in range(4):
+            for x, y in train:
+                step(x, y, True)
+            for x, y in val:
+                step(x, y, False)
+    (fn,) = guard.report().functions
+    assert fn.retracing is None and fn.calls == 4 * (4 + 2)
+    assert 4 <= fn.traces <= 8  # measured 6: variables made on the first call trace twice
+
+
+def test_a_keras_fit_sweep_with_a_new_model_per_trial_stays_silent():
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    xs, ys = rng.random((100, 10), dtype=np.float32), rng.integers(0, 3, 100)
+    with TraceGuard(max_traces=2) as guard:  # tighter than the default: Keras' own functions are judged per object
+        for _ in range(3):
+            keras.backend.clear_session()
+            model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(8, activation="relu"),
+                                      keras.layers.Dense(3)])
+            model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.fit(xs, ys, batch_size=32, epochs=2, verbose=0, validation_split=0.2)
+            model.predict(xs[:5], verbose=0)
+    report = guard.report()
+    assert report.retracing == ()
+    assert report.functions and all(fn.internal for fn in report.functions)
+    assert max(fn.functions for fn in report.functions) >= 3  # a new train function per model
+
+
+def test_a_step_function_built_per_trial_and_a_method_per_instance_stay_silent():
+    def make_step(scale):
+        @tf.function
+        def step(x):
+            return x * scale
+        return step
+
+    class Scorer(tf.Module):
+        @tf.function
+        def score(self, x):
+            return tf.reduce_sum(x)
+
+    x = tf.ones((4,))
+    with TraceGuard(max_traces=4) as guard:
+        for trial in range(10):  # a sweep: one step function per trial, called many times
+            step = make_step(float(trial))
+            for _ in range(10):
+                step(x)
+            Scorer().score(x)  # a tf.function method: one object per instance, called once
+    report = guard.report()
+    assert report.retracing == ()
+    counts = {fn.name.rsplit(".", 1)[-1]: (fn.traces, fn.calls, fn.functions) for fn in report.functions}
+    assert counts == {"step": (10, 100, 10), "score": (10, 10, 10)}
+
+
+def test_a_nested_tf_function_is_counted_but_judged_through_its_caller():
+    @tf.function
+    def inner(x, k):
+        return x * k
+
+    @tf.function
+    def outer(x, k):
+        return inner(x, k)
+
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=3) as guard:
+            for k in range(10):
+                outer(tf.ones(()), k)
+    assert info.value.function.name.endswith("outer")
+    inner_fn = next(fn for fn in guard.report().functions if fn.name.endswith("inner"))
+    assert inner_fn.traces == 4 and inner_fn.retracing is None
+
+
+# -- start, stop, nesting --------------------------------------------------------------------------------
+
+
+def test_guards_nest_re_enter_and_restore_the_class():
+    @tf.function
+    def f(k):
+        return k
+
+    outer, inner = TraceGuard(max_traces=100), TraceGuard(max_traces=100)
+    outer.start()
+    assert FUNCTION.__dict__["__call__"] is not ORIGINAL_CALL
+    f(1)
+    with inner:
+        with inner:  # re-entered: needs its own exit
+            f(2)
+        assert inner.active
+        f(3)
+    assert not inner.active and outer.active
+    f(4)
+    assert FUNCTION.__dict__["__call__"] is not ORIGINAL_CALL  # the outer guard still counts
+    outer.stop()
+    outer.stop()  # a second stop does nothing
+    assert FUNCTION.__dict__["__call__"] is ORIGINAL_CALL
+    f(5)  # not counted
+    assert [fn.calls for fn in outer.report().functions] == [4]
+    assert [fn.calls for fn in inner.report().functions] == [2]
+    assert outer.report().functions[0].traces == 4
+
+
+def test_an_error_in_the_function_leaves_the_guard_usable():
+    @tf.function
+    def fails(x):
+        tf.debugging.assert_positive(x)
+        return x
+
+    with TraceGuard() as guard:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            fails(tf.constant(-1.0))
+        fails(tf.constant(1.0))
+    assert guard.report().functions[0].traces == 1
+
+
+# -- graphguard run on a TF 2 script ---------------------------------------------------------------------
+
+
+def graphguard_run(*args, cwd):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "graphguard", "run", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+SCRIPT = textwrap.dedent("""\
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x, step):
+        return x * 2.0
+
+    x = tf.ones((4,))
+    for step in range(20):
+        train_step(x, step)
+    print("finished")
+""")
+
+
+def test_graphguard_run_stops_a_tf2_script_at_the_calling_line(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    result = graphguard_run("train.py", cwd=tmp_path)
+    err = result.stderr
+    assert result.returncode == 1, err[-3000:]
+    assert "finished" not in result.stdout
+    assert 'File "' + str(tmp_path / "train.py") + '", line 9, in <module>' in err
+    assert ("graphguard.RetracingError: tf.function `train_step` (defined at train.py:3) keeps retracing: "
+            "9 traces in 9 calls of one tf.function object (limit max_traces=8), called from train.py:9") in err
+    assert "called from train.py:9: train_step(x, step) (9 traces)" in err
+    assert "changed: argument `step`: Python int 7 -> 8" in err
+    assert "fix: pass `step` as a tensor (tf.constant(step))" in err
+    assert "session" not in err  # a TF 2 script: no session report
+    assert err.rstrip().endswith("graphguard run: tf.function retracing found")
+
+
+def test_graphguard_run_warn_mode_runs_the_script_to_the_end(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    result = graphguard_run("--on-retrace", "warn", "--max-traces", "5", "train.py", cwd=tmp_path)
+    err = result.stderr
+    assert result.returncode == 1, err[-3000:]
+    assert "finished" in result.stdout
+    assert "train.py:9: RetracingWarning: tf.function `train_step`" in err
+    assert "train_step  train.py:3      20     20        1  RETRACING" in err
+    assert err.rstrip().endswith("graphguard run: tf.function retracing found")
