@@ -23,9 +23,17 @@ on at least ``--min-growth-steps`` (default 2) distinct steps, as a line inside 
 after the training loop, as the classic tutorials do) is listed in the report as a one-off and does
 not fail the script. Finalize mode is not the default because it refuses any op, even those.
 
+TF 2 scripts (eager): every ``tf.function`` the script calls is counted by a
+:class:`~graphguard.runtime.trace.TraceGuard` (``--max-traces``, default 8; ``--on-retrace raise`` by
+default stops the script at the call that traced past the limit, ``warn`` lets it run). It starts when
+the script's own ``import tensorflow`` (or ``import keras``) has finished, through the same kind of
+``sys.meta_path`` finder, and is stopped when the script ends. Its report (functions, traces, calls,
+the calling line, what changed and the fix) is printed after the session reports, only if the script
+called a ``tf.function``: a TF1 script's output is unchanged.
+
 Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
-``python``); otherwise 1 if any guarded session grew (or the guard stopped the script), else 0.
-A missing script is a one-line error and status 2.
+``python``); otherwise 1 if any guarded session grew or a ``tf.function`` kept retracing (or a guard
+stopped the script), else 0. A missing script is a one-line error and status 2.
 """
 
 from __future__ import annotations
@@ -43,10 +51,14 @@ from typing import Any, Optional, Sequence
 
 from graphguard.runtime.guard import GraphGrowthError, GraphGuard, RssGrowthError
 from graphguard.runtime.report import GuardReport
+from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
+from graphguard.runtime.trace_report import TraceReport
 
 __all__ = ["main"]
 
 _SESSION_MODULE = "tensorflow.python.client.session"
+_TF_MODULE = "tensorflow"
+_STOPPING_ERRORS = (GraphGrowthError, RssGrowthError, RetracingError)  # a guard stopped the script
 _GUARD_ATTR = "_graphguard_guard"
 EXIT_CLEAN, EXIT_GROWTH, EXIT_ERROR = 0, 1, 2
 
@@ -124,29 +136,53 @@ class _Launch:
 
 
 class _SessionFinder(importlib.abc.MetaPathFinder):
-    """Patches ``BaseSession`` right after ``tensorflow.python.client.session`` is executed."""
+    """Patches ``BaseSession`` right after ``tensorflow.python.client.session`` is executed, and starts
+    the trace guard (``trace_guard``, if given) right after the ``tensorflow`` package is."""
 
-    def __init__(self, launch: _Launch) -> None:
+    def __init__(self, launch: _Launch, trace_guard: Optional[TraceGuard] = None) -> None:
         self.launch = launch
+        self.trace_guard = trace_guard
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _SESSION_MODULE:
+        if fullname != _SESSION_MODULE and (fullname != _TF_MODULE or self.trace_guard is None):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        loader, launch = spec.loader, self.launch
+        loader, launch, guard = spec.loader, self.launch, self.trace_guard
 
         class _PatchingLoader(importlib.abc.Loader):
             def create_module(self, spec: Any) -> Any:
                 return loader.create_module(spec)
 
             def exec_module(self, module: Any) -> None:
-                loader.exec_module(module)
-                launch.patch(module)
+                try:
+                    loader.exec_module(module)
+                finally:  # the package is TensorFlow's again, whatever asks for its loader later
+                    if module.__spec__ is not None:
+                        module.__spec__.loader = loader
+                    module.__loader__ = loader
+                if fullname == _SESSION_MODULE:
+                    launch.patch(module)
+                elif guard is not None and not guard.active:
+                    _start_trace_guard(guard, module)
 
         spec.loader = _PatchingLoader()
         return spec
+
+
+def _start_trace_guard(guard: TraceGuard, tf: Any) -> None:
+    """Starts ``guard`` on TensorFlow's ``Function`` class (``type(tf.function(lambda: 0))``); a
+    TensorFlow without ``tf.function`` (1.x) is left alone."""
+    make = getattr(tf, "function", None)
+    if make is None:
+        return
+    try:
+        cls = type(make(lambda: 0))
+    except Exception:  # a TensorFlow too old or too new to make one: nothing to count
+        return
+    if callable(getattr(cls, "experimental_get_tracing_count", None)):
+        guard.start(_function_class=cls)
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -173,6 +209,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="raise (default): stop the script at the first growth; warn: keep running")
     parser.add_argument("--max-rss-growth", type=_bytes, default=None, metavar="BYTES",
                         help="stop when RSS grows by more than this since warm-up (e.g. 2G, 500M)")
+    parser.add_argument("--max-traces", type=int, default=DEFAULT_MAX_TRACES, metavar="N",
+                        help="TF 2: traces one tf.function may make before it is retracing "
+                        f"(default: {DEFAULT_MAX_TRACES})")
+    parser.add_argument("--on-retrace", choices=("raise", "warn"), default="raise",
+                        help="TF 2: raise (default): stop the script at the call that traced past --max-traces; "
+                        "warn: keep running")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return parser
@@ -200,6 +242,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
         parser.error("--min-growth-steps must be >= 1")
+    if args.max_traces < 1:
+        parser.error("--max-traces must be >= 1")
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:
@@ -226,10 +270,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         max_rss_growth=args.max_rss_growth,
     )
     launch = _Launch(options)
-    finder = _SessionFinder(launch)
+    trace_guard = TraceGuard(max_traces=args.max_traces, on_retrace=args.on_retrace)
+    finder = _SessionFinder(launch, trace_guard)
     if _SESSION_MODULE in sys.modules:  # TensorFlow already imported (graphguard run called in-process)
         launch.patch(sys.modules[_SESSION_MODULE])
-    else:
+    if _TF_MODULE in sys.modules:
+        _start_trace_guard(trace_guard, sys.modules[_TF_MODULE])
+    if _SESSION_MODULE not in sys.modules or _TF_MODULE not in sys.modules:
         sys.meta_path.insert(0, finder)
 
     script = os.path.abspath(args.script)
@@ -255,7 +302,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"graphguard run: {args.script} did not run: it has a syntax error", file=sys.stderr)
             return 1
     except BaseException as error:  # the script's own failure: print it as python would
-        stopped_by_guard = isinstance(error, (GraphGrowthError, RssGrowthError))
+        stopped_by_guard = isinstance(error, _STOPPING_ERRORS)
         _print_script_error(error, script)
         status = 1
     finally:
@@ -266,11 +313,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if finder in sys.meta_path:
             sys.meta_path.remove(finder)
         launch.unpatch()
+        while trace_guard.active:
+            trace_guard.stop()
 
     reports = launch.reports()
-    grew = stopped_by_guard or any(report.grew or report.stopped for _, _, report in reports)
-    _print_reports(reports, args, grew)
-    if status == EXIT_CLEAN and grew:
+    traces = trace_guard.report()
+    retraced = bool(traces.retracing)
+    grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
+    _print_reports(reports, args, grew, traces)
+    if status == EXIT_CLEAN and (grew or retraced):
         return EXIT_GROWTH
     return status
 
@@ -294,12 +345,13 @@ def _print_script_error(error: BaseException, script: str) -> None:
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
         tb = tb.tb_next
     tb = tb or error.__traceback__
-    if not isinstance(error, (GraphGrowthError, RssGrowthError)):
+    if not isinstance(error, _STOPPING_ERRORS):
         traceback.print_exception(type(error), error, tb, file=sys.stderr)
         return
     from graphguard.runtime.attribution import is_internal
 
-    # The user's frames only: in finalize mode the refusal is raised 20 frames deep inside TensorFlow.
+    # The user's frames only: in finalize mode the refusal is raised 20 frames deep inside TensorFlow,
+    # a RetracingError in graphguard's wrapper of tf.function's __call__.
     frames = [f for f in traceback.extract_tb(tb) if not is_internal(f.filename)]
     print("Traceback (most recent call last):", file=sys.stderr)
     print("".join(traceback.format_list(frames)), end="", file=sys.stderr)
@@ -308,16 +360,25 @@ def _print_script_error(error: BaseException, script: str) -> None:
         print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
 
 
-def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool) -> None:
+def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
+                   traces: TraceReport) -> None:
+    """Session reports (unless the script made no session but called tf.functions), the trace report
+    (only if it called a tf.function), and a verdict line."""
     err = sys.stderr
     print("", file=err)
-    how = (f"count mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session"
-           if args.mode == "count" else "finalize mode: each session's graph finalized at its first run")
-    header = f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded ({how})"
-    print(header, file=err)
+    sessions = bool(reports) or not traces.functions
+    if sessions:
+        how = (f"count mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session"
+               if args.mode == "count" else "finalize mode: each session's graph finalized at its first run")
+        header = f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded ({how})"
+        print(header, file=err)
     for number, kind, report in reports:
         print(f"-- session {number} ({kind}) --", file=err)
         print(str(report), file=err)
+    if traces.functions:
+        print(f"graphguard run: tf.function traces counted (TraceGuard, max_traces={traces.max_traces}, "
+              f"on-retrace {args.on_retrace})", file=err)
+        print(traces.format(), file=err)
     stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
     if grew and not stopped:
         verdict = "graph growth found"
@@ -325,4 +386,7 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         verdict = f"the guard stopped the script: {stopped[0]}"
     else:
         verdict = "no graph growth"
+    if traces.functions:
+        retracing = "tf.function retracing found" if traces.retracing else "no tf.function retracing"
+        verdict = f"{verdict}; {retracing}" if sessions else retracing
     print(f"graphguard run: {verdict}", file=err, flush=True)
