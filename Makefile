@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine with Python 3, pip and make:
-#   make demo   set up .venv and run the Tesla P4 demo
+#   make demo   set up .venv and run the Tesla P4 demo, then the TF 2 retracing demo
 #   make test   set up .venv and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,6 +15,7 @@ $(BIN)/.graphguard-installed: pyproject.toml
 
 demo: $(BIN)/.graphguard-installed
 	$(BIN)/graphguard demo
+	$(BIN)/graphguard demo tf2
 
 test: $(BIN)/.graphguard-installed
 	$(BIN)/python -m pytest -q
