@@ -68,7 +68,7 @@ RUN_BUDGET_SECONDS = 60.0
 SECONDS_PER_STEP_BUDGET = 0.2
 GUARD_BUDGET_SECONDS = 60.0
 MAX_TRACES = 8  # the scripts' TraceGuard(max_traces=8): the incorrect one is stopped at its 9th trace
-GUARD_STEPS = 20  # the guard stops the incorrect script at step 8; 20 bounds a miss
+GUARD_STEPS = 20  # steps of the guarded run: the guard stops the incorrect script at step 8; 20 bounds a miss
 MIB = 2**20
 
 _STEP_LINE = re.compile(r"^step: (\d+), time cost: (\d+(?:\.\d*)?), traces: (\d+), rss: (\d+)\s*$")
@@ -242,15 +242,15 @@ def _has_trace_guard() -> bool:
         return False
 
 
-def _guard(say: Callable[[str], None], relative: dict[str, str], steps: int) -> list[str]:
+def _guard(say: Callable[[str], None], relative: dict[str, str]) -> list[str]:
     """Part 3: the incorrect script with ``--guard``. Returns ``["guard"]`` unless TraceGuard stopped it
     with a ``RetracingError`` naming the line of its ``train_step(...)`` call."""
     if not _has_trace_guard():
         say("  not run: this graphguard has no TraceGuard (graphguard/runtime/trace.py)")
         return ["guard"]
-    guard_steps = min(steps, GUARD_STEPS)
-    say(f"$ python {relative[INCORRECT]} --guard --steps {guard_steps}")
-    result = _demo._run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(guard_steps)],
+    # GUARD_STEPS whatever ``steps`` is: the guard needs MAX_TRACES traces before it can act.
+    say(f"$ python {relative[INCORRECT]} --guard --steps {GUARD_STEPS}")
+    result = _demo._run([sys.executable, relative[INCORRECT], "--guard", "--steps", str(GUARD_STEPS)],
                         GUARD_BUDGET_SECONDS)
     for line in result.stdout:
         say(f"  {line}")
@@ -306,7 +306,7 @@ def run_tf2_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     failures += _train(say, relative, steps)
     say()
     say(f"== 3. Guard: the incorrect script under TraceGuard(max_traces={MAX_TRACES}, on_retrace=\"raise\") ==")
-    failures += _guard(say, relative, steps)
+    failures += _guard(say, relative)
     say()
     total = time.perf_counter() - started
     if failures:

@@ -152,6 +152,14 @@ def test_run_tf2_demo_with_canned_runs_prints_the_table_and_passes(monkeypatch):
     assert f"stopped at train_incorrect.py:{call_line(INCORRECT)}, the train_step(...) call, after step 7" in text
 
 
+def test_run_tf2_demo_on_few_steps_still_runs_the_guard_long_enough(monkeypatch):
+    calls = fake_runs(monkeypatch)
+    out = io.StringIO()
+    assert demo_tf2.run_tf2_demo(steps=2, out=out) == 0, out.getvalue()
+    guarded = [args for args in calls if "--guard" in args]
+    assert guarded and guarded[0][guarded[0].index("--steps") + 1] == str(demo_tf2.GUARD_STEPS)
+
+
 def test_run_tf2_demo_fails_when_the_correct_script_retraces(monkeypatch):
     fake_runs(monkeypatch, correct_grows=True)
     out = io.StringIO()
