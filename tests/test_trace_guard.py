@@ -343,10 +343,15 @@ def test_guards_nest_re_enter_and_restore_the_class():
     outer.stop()
     outer.stop()  # a second stop does nothing
     assert FUNCTION.__dict__["__call__"] is ORIGINAL_CALL
-    f(5)  # not counted
+    f(5)  # not counted (traced while stopped)
     assert [fn.calls for fn in outer.report().functions] == [4]
     assert [fn.calls for fn in inner.report().functions] == [2]
     assert outer.report().functions[0].traces == 4
+    with outer:  # started again: counts go on; the trace made while stopped is not counted
+        f(5)
+        f(1)
+    (fn,) = outer.report().functions
+    assert (fn.traces, fn.calls) == (4, 6)
 
 
 def test_an_error_in_the_function_leaves_the_guard_usable():
