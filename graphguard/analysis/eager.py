@@ -31,7 +31,8 @@ import ast
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, short
+from graphguard.analysis.facts import CALLER
+from graphguard.analysis.syntax import callee_text, dotted_name, short
 
 #: Builtins whose result is a Python number when their argument is one.
 _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
@@ -49,7 +50,8 @@ TRACED, SIGNED = 1, 2
 
 class EagerReader:
     """The TF 2 half of the reader (see the module docstring). Needs the reader's ``_frame``,
-    ``resolve``, ``_new_construction``, ``_site`` and the loop nodes it keeps in ``_loop_nodes``."""
+    ``resolve``, ``_new_construction`` and ``_site``; it keeps per loop the names its body binds
+    (``_loop_binds``) and decides what depends on them when the function has been read."""
 
     # ------------------------------------------------------------------ tf.function definitions
 
@@ -81,6 +83,7 @@ class EagerReader:
 
     def _note_number(self, target: ast.AST, value: ast.AST | None, augmented: bool = False) -> None:
         """After ``target = value`` (or ``target op= value``): whether ``target`` now holds a Python number."""
+        self._note_loop_bind(target)
         dotted = dotted_name(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
         if dotted is None:
             return
@@ -135,51 +138,58 @@ class EagerReader:
             return True
         return False
 
-    def _loop_assigned(self, index: int) -> frozenset:
-        """Dotted names a loop's iteration rebinds: its targets and what its body assigns."""
-        names = self._assigned_memo.get(index)
-        if names is None:
-            node = self._loop_nodes[index]
-            if isinstance(node, (ast.For, ast.AsyncFor)):
-                names = assigned_targets([ast.Assign(targets=[node.target], value=node.iter), *node.body])
-            elif isinstance(node, ast.While):
-                names = assigned_targets(node.body)
-            elif isinstance(node, ast.AST) and hasattr(node, "generators"):
-                names = assigned_targets([ast.Assign(targets=[g.target], value=g.iter) for g in node.generators])
-            else:
-                names = set()  # a per-step framework method: nothing the reader can see varies
-            names = self._assigned_memo[index] = frozenset(names)
-        return names
-
-    def _varying_loop(self, node: ast.AST, numbers_only: bool) -> int | None:
-        """The index of the innermost enclosing loop whose iterations change the value of ``node``
-        (``numbers_only``: only through Python numbers), or None."""
+    def _note_loop_bind(self, target: ast.AST) -> None:
+        """``target`` is bound in the body of every enclosing loop: remember it per loop, so that a value
+        read in the loop is known to change per iteration once the function has been read (a name
+        assigned after its use, ``state = next_state`` at the end of the body, counts too)."""
         loops = self._frame.loops
         if not loops:
-            return None
+            return
+        stack = [target]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Tuple, ast.List)):
+                stack.extend(node.elts)
+                continue
+            if isinstance(node, (ast.Starred, ast.Subscript)):
+                node = node.value
+            dotted = dotted_name(node)
+            if dotted is not None:
+                for loop in loops:
+                    self._loop_binds.setdefault(loop.index, set()).add(dotted)
+
+    def _read_names(self, node: ast.AST, numbers_only: bool) -> frozenset:
+        """The dotted names ``node`` reads (``numbers_only``: those that hold Python numbers now)."""
         names = set()
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(getattr(sub, "ctx", None), ast.Load):
                 dotted = dotted_name(sub)
                 if dotted is not None and (not numbers_only or dotted in self._frame.numbers):
                     names.add(dotted)
-        if not names:
-            return None
-        for loop in reversed(loops):
-            if names & self._loop_assigned(loop.index):
-                return loop.index
+        return frozenset(names)
+
+    def _varying_index(self, names: frozenset, loops: tuple) -> int | None:
+        """The innermost of ``loops`` (indices) whose body binds one of ``names``; called once the
+        function is read (:meth:`_settle_eager`)."""
+        for index in reversed(loops):
+            binds = self._loop_binds.get(index)
+            if binds and not names.isdisjoint(binds):
+                return index
         return None
 
-    def _python_number_argument(self, node: ast.Call) -> tuple[ast.AST, int] | None:
-        """The first argument of call ``node`` that is a Python number changing per iteration of an
-        enclosing loop, with that loop's index."""
-        for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if isinstance(arg, ast.Starred) or not self._is_number(arg):
-                continue
-            index = self._varying_loop(arg, numbers_only=True)
-            if index is not None:
-                return arg, index
-        return None
+    def _defer(self, decide) -> None:
+        """Run ``decide()`` when the current function (or module) has been read."""
+        frame = self._frame
+        if frame.pending_eager is None:
+            frame.pending_eager = []
+        frame.pending_eager.append(decide)
+
+    def _settle_eager(self, frame) -> None:
+        """Decide what :meth:`_defer` put off, at the end of ``frame``'s body (the reader's frame
+        stack may already have moved on: the decisions use ``frame`` alone)."""
+        for decide in frame.pending_eager or ():
+            decide(frame)
+        frame.pending_eager = None
 
     # ------------------------------------------------------------------ one sample
 
@@ -188,8 +198,12 @@ class EagerReader:
         ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``, ``np.array([x])``, ``[x]``, or a name bound to one."""
         if isinstance(node, (ast.Name, ast.Attribute)):
             return dotted_name(node) in self._frame.samples
-        if isinstance(node, ast.List):
-            return len(node.elts) == 1 and not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
+        if isinstance(node, (ast.List, ast.Tuple)):
+            # ``[x]``: a batch of one; ``[image[None], boxes]``: the inputs of a multi-input model, one
+            # of them (so all) a batch of one.
+            if len(node.elts) == 1 and isinstance(node, ast.List):
+                return not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
+            return any(self._one_sample(element) for element in node.elts)
         if isinstance(node, ast.Subscript):
             index = node.slice
             parts = index.elts if isinstance(index, ast.Tuple) else (index,)
@@ -230,7 +244,9 @@ class EagerReader:
         if isinstance(value, TFObject):
             return True if value.kind == "model" else None
         if isinstance(value, Instance):
-            return ((value.cls.member("__init__"), "builds"),)
+            # An object of a project class that makes a Keras model, unless the class has its own
+            # method of that name (``Brain.predict``: a project call, followed as such).
+            return ((value.cls.member("__init__"), "builds"), (value.cls.member(call.func.attr), "absent"))
         if isinstance(value, CallResult):
             return ((value.ref, "builds"),)
         if isinstance(value, (TFName, ProjectRef)):
@@ -283,18 +299,30 @@ class EagerReader:
                 traced = self._traced_ref(receiver.cls.member(node.func.attr))
         if traced is None or traced is False:
             return
-        found = self._python_number_argument(node)
-        if found is None:
+        candidates = []
+        for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if isinstance(arg, ast.Starred) or not self._is_number(arg):
+                continue
+            names = self._read_names(arg, numbers_only=True)
+            if names:
+                construction = self._new_construction(
+                    Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` in `{short(callee_text(node.func))}(...)")
+                candidates.append((construction, names))
+        if candidates:
+            self._defer(lambda frame, c=tuple(candidates), t=traced: self._settle_retrace(frame, c, t))
+
+    def _settle_retrace(self, frame, candidates: tuple, traced) -> None:
+        """The first argument of a call that a loop changes per iteration is a GG301 finding there."""
+        for construction, names in candidates:
+            index = self._varying_index(names, construction.loops)
+            if index is None:
+                continue
+            construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
+            if traced is True:
+                self._eager_fact(construction, frame=frame)
+            else:
+                self._eager_fact(construction, "traced", (traced,), frame=frame)
             return
-        arg, index = found
-        loops = tuple(loop.index for loop in frame.loops)
-        construction = self._new_construction(
-            Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` in `{short(callee_text(node.func))}(...)")
-        construction = construction._replace(loops=loops[:loops.index(index) + 1])
-        if traced is True:
-            self._eager_fact(construction)
-        else:
-            self._eager_fact(construction, "traced", (traced,))
 
     def _traced_ref(self, ref):
         """``True``/``False`` for a function of this module, the ref itself when phase 3 must decide."""
@@ -316,18 +344,27 @@ class EagerReader:
             if not node.args:
                 return
             data = node.args[0]
-            if not frame.loops and isinstance(data, ast.Name) and data.id in frame.params and model is not None:
-                # ``def act(self, state): return self.model.predict(state)``: per call of ``act`` in a
-                # loop that passes one sample or the iteration's data (decided at the call, phase 3).
-                facts = frame.facts
-                facts.predicts = [*facts.predicts, (data.id, self._new_construction(Effect.PREDICT, node, text), model)]
-                return
-            index = self._varying_loop(data, numbers_only=False)
-            if index is None and not self._one_sample(data):
+            if not frame.loops and frame.params and not self._one_sample(data):
+                # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
+                # per call of ``act`` in a loop that passes one sample or the iteration's data for
+                # ``state`` (decided at the call, phase 3).
+                params = [name for name in self._read_names(data, numbers_only=False) if name in frame.params]
+                if params:
+                    construction = self._new_construction(Effect.PREDICT, node, text)
+                    frame.facts.predicts = [*frame.facts.predicts, *((p, construction, model) for p in sorted(params))]
                 return
             construction = self._new_construction(Effect.PREDICT, node, text)
-            if index is not None:
-                construction = construction._replace(loops=loops[:loops.index(index) + 1])
+            one = self._one_sample(data)
+            if not loops:
+                if one and model is True:
+                    frame.facts.constructions.append(construction)  # reported at the calls in loops
+                elif one:
+                    frame.facts.predicts = [*frame.facts.predicts, (None, construction, model)]
+                return
+            names = self._read_names(data, numbers_only=False)
+            self._defer(lambda frame, c=construction, names=names, one=one, model=model:
+                        self._settle_predict(frame, c, names, one, model))
+            return
         else:
             dotted = dotted_name(receiver)
             if frame.loops and dotted is not None and frame.loops[-1].index in frame.bound.get(dotted, ()):
@@ -340,27 +377,62 @@ class EagerReader:
         else:
             self._eager_fact(construction, "model", model)
 
-    def _sample_arguments(self, node: ast.Call) -> tuple:
-        """(position or keyword, loop index) of the arguments of call ``node`` (in a loop) that are one
-        sample or that a loop changes per iteration (:attr:`ProjectCall.samples`)."""
+    def _settle_predict(self, frame, construction, names: frozenset, one: bool, model) -> None:
+        """``model.predict(data)`` in a loop: a finding for the innermost loop that changes ``data``, or
+        for the innermost loop when ``data`` is one sample."""
+        index = self._varying_index(names, construction.loops)
+        if index is None and not one:
+            return
+        if index is not None:
+            construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
+        if model is True:
+            frame.facts.constructions.append(construction)
+        else:
+            self._eager_fact(construction, "model", model, frame=frame)
+
+    def _note_samples(self, node: ast.AST) -> None:
+        """For the project call just recorded from ``node`` (in a loop): which arguments are one sample
+        or change per iteration (:attr:`ProjectCall.samples`, settled when the function is read)."""
         if not isinstance(node, ast.Call):
-            return ()  # a function handed to a search driver (``study.optimize(objective)``)
-        found = []
-        innermost = self._frame.loops[-1].index
+            return  # a function handed to a search driver (``study.optimize(objective)``)
+        if not self._frame.loops:
+            # Outside loops only one sample matters (``self.predict(s.reshape(1, n))`` in a helper).
+            ones = tuple((where, CALLER) for where, arg in (*enumerate(node.args),
+                                                            *((k.arg, k.value) for k in node.keywords if k.arg))
+                         if not isinstance(arg, (ast.Constant, ast.Starred)) and self._one_sample(arg))
+            if ones:
+                calls = self._frame.facts.calls
+                calls[-1] = calls[-1]._replace(samples=ones)
+            return
+        arguments = []
         for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)):
             if isinstance(arg, (ast.Constant, ast.Starred, ast.Lambda)):
                 continue
-            index = self._varying_loop(arg, numbers_only=False)
-            if index is None and self._one_sample(arg):
-                index = innermost
-            if index is not None:
-                found.append((where, index))
-        return tuple(found)
+            names = self._read_names(arg, numbers_only=False)
+            one = self._one_sample(arg)
+            if names or one:
+                arguments.append((where, names, one))
+        if arguments:
+            position = len(self._frame.facts.calls) - 1
+            self._defer(lambda frame, p=position, a=tuple(arguments): self._settle_samples(frame, p, a))
 
-    def _eager_fact(self, construction, kind: str | None = None, refs: tuple = ()) -> None:
+    def _settle_samples(self, frame, position: int, arguments: tuple) -> None:
+        calls = frame.facts.calls
+        call = calls[position]
+        samples = []
+        for where, names, one in arguments:
+            index = self._varying_index(names, call.loops) if names else None
+            if index is None and one:
+                index = call.loops[-1]
+            if index is not None:
+                samples.append((where, index))
+        if samples:
+            calls[position] = call._replace(samples=tuple(samples))
+
+    def _eager_fact(self, construction, kind: str | None = None, refs: tuple = (), frame=None) -> None:
         """A TF 2 construction that does not propagate to callers (or that phase 3 decides); once per
         site (``total += tf.Variable(...)`` visits its right-hand side twice)."""
-        facts = self._frame.facts
+        facts = (frame or self._frame).facts
         site = construction.site
         for known, _, _ in facts.eager_checks:
             if known.effect is construction.effect and (known.site == site or (

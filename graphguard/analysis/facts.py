@@ -78,8 +78,8 @@ class ProjectCall(NamedTuple):
     #: parameter or the result of a project call (see :mod:`graphguard.analysis.values`)
     values: tuple = ()
     #: (position or keyword, loop index) of the arguments that are one sample (loop index: the
-    #: innermost loop) or that the loop at that index changes per iteration (GG303 through a helper
-    #: that predicts on its parameter); computed only for calls in loops
+    #: innermost loop, or :data:`CALLER` for a call outside loops) or that the loop at that index
+    #: changes per iteration (GG303 through a helper that predicts on its parameter)
     samples: tuple = ()
 
 
@@ -187,8 +187,9 @@ class FunctionFacts:
     #: 1 when decorated with ``tf.function`` (every call with new Python values traces it again), 2 when
     #: the decorator gives an ``input_signature`` (a Python value cannot change its trace); 0 otherwise
     traced: int = 0
-    #: (parameter, construction, model): ``model.predict(parameter)`` at function level, where ``model``
-    #: is True or the (ref, kind) pairs that decide it is a Keras model (GG303 at callers' loops)
+    #: (parameter, construction, model): ``model.predict(parameter)`` at function level (parameter
+    #: None: on one sample), where ``model`` is True or the (ref, kind) pairs that decide it is a Keras
+    #: model (kind ``"absent"``: that project method must not exist); GG303 at callers' loops
     predicts: tuple | list = ()
     #: (construction, kind, refs) of TF 2 findings that phase 3 decides: ``"traced"`` when the callee
     #: ``refs[0]`` is a ``tf.function`` of another module, ``"model"`` when one of ``refs`` ((ref, kind)

@@ -230,8 +230,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break
-        if call.samples:
-            found.extend(_predicts_through(project, module, call))
+        if call.samples and call.loops and callee.predict_params and Effect.PREDICT not in callee.builds:
+            found.extend(_predicts_through(project, module, call, callee))
         if not call.loops or not any(effect in callee.builds for effect in _CALLER_EAGER_EFFECTS):
             continue
         loop = _eager_loop(project, module, call)
@@ -246,29 +246,22 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
     return found
 
 
-def _predicts_through(project: Project, module: ModuleFacts, call) -> list[Finding]:
-    """GG303 at ``call`` (in a loop) of a function that runs Keras' predict on a parameter, when the
-    call passes one sample or the iteration's data for it (``agent.act(state)``)."""
-    target = project.resolve(module, call.ref)
-    if target is None:
-        return []
-    callee_module, name = target
-    callee = callee_module.functions[name]
-    for param, construction, model in callee.predicts:
+def _predicts_through(project: Project, module: ModuleFacts, call, callee) -> list[Finding]:
+    """GG303 at ``call`` (in a loop) of a function that runs Keras' predict on a parameter (directly or
+    through calls), when the call passes one sample or the iteration's data for it (``agent.act(state)``)."""
+    for param, origin in callee.predict_params.items():
         if param not in callee.params:
             continue
         position = callee.params.index(param) - (1 if call.bound else 0)
-        index = next((i for where, i in call.samples if where == position or where == param), None)
+        index = next((i for where, i in call.samples if where in (position, param)), None)
         if index is None:
             continue
-        if model is not True and not any(project.is_model(callee_module, ref, kind) for ref, kind in model):
-            continue
-        loops = call.loops[:call.loops.index(index) + 1]
+        loops = call.loops[:call.loops.index(index) + 1] if index in call.loops else call.loops
         loop = _eager_loop(project, module, call._replace(loops=loops))
         if loop is None:
             continue
-        via = Origin(callee_module.path, construction.site.row, subject_of(construction))
-        return [Finding(module.path, call.site, Effect.PREDICT, f"`{call.callee}(...)`", loop.row, loop.column, via=via)]
+        return [Finding(module.path, call.site, Effect.PREDICT, f"`{call.callee}(...)`", loop.row, loop.column,
+                        via=origin)]
     return []
 
 
@@ -277,7 +270,7 @@ def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) 
     if kind == "traced":
         target = project.resolve(module, refs[0])
         return target is not None and target[0].functions[target[1]].traced == 1
-    return any(project.is_model(module, ref, how) for ref, how in refs)
+    return project.keras_model(module, refs)
 
 
 def _eager_loop(project: Project, module: ModuleFacts, item):

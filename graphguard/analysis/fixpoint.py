@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from graphguard.analysis.bindings import Ref
+from graphguard.analysis.bindings import Param, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
 from graphguard.analysis.values import SESSION_VALUE, ValueFlow
@@ -48,6 +48,9 @@ class Summary:
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
     #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
     retains: Origin | None = None
+    params: tuple = ()  #: positional parameter names, in order (to place an argument of a call)
+    #: parameter -> Origin of a Keras ``predict`` on what is passed for it, directly or through calls (GG303)
+    predict_params: dict = field(default_factory=dict)
 
 
 
@@ -247,6 +250,7 @@ class Project:
 
     def _summarise(self) -> None:
         work = []
+        predicts = []  # (module, summary, undecided predicts): decided as model summaries become known
         late_retains = []  # function-level stores of what project calls return: decided after the fixpoint
         for module in self.modules:
             for name, facts in module.functions.items():
@@ -256,7 +260,11 @@ class Project:
                     resets_graph=facts.resets_graph,
                     opens_session=facts.opens_session,
                     model_positions=frozenset(facts.model_positions),
+                    params=facts.params,
                 )
+                if facts.predicts:
+                    predicts.append((module, summary, [(param, Origin(module.path, c.site.row, subject_of(c)), model)
+                                                       for param, c, model in facts.predicts]))
                 key = (module.path, name)
                 for param, values in self.flow.params.get(key, {}).items():
                     if SESSION_VALUE in values:
@@ -308,11 +316,17 @@ class Project:
                       for c in (self.summary(module, ref) for ref, _ in trial.refs) if c is not None]
             if calls or returns or model_returns or trials:
                 edges.append((module, summary, calls, returns, model_returns, trials))
+        edges_with_samples = [(summary, [(call, callee, repeats) for call, callee, repeats, _ in calls
+                                         if call.samples or call.values])
+                              for module, summary, calls, *_ in edges]
+        edges_with_samples = [(summary, calls) for summary, calls in edges_with_samples if calls]
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
+            if predicts and self._decide_predicts(predicts, edges_with_samples):
+                changed = True
             for module, summary, calls, returns, model_returns, trials in edges:
                 for call, callee, repeats, repeats_model in calls:
                     if callee is summary:
@@ -357,6 +371,51 @@ class Project:
         for module, summary, retention in late_retains:
             if summary.retains is None and any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
                 summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")
+
+    def _decide_predicts(self, predicts: list, edges: list) -> bool:
+        """One round of GG303's value flow: a ``predict`` on a Keras model whose receiver is now known
+        to be one becomes the function's (``builds[PREDICT]`` for one sample, ``predict_params`` for a
+        parameter); a call outside loops that passes one sample to such a parameter builds it, and one
+        that passes its own parameter predicts on that parameter too. True when anything changed."""
+        changed = False
+        for module, summary, pending in predicts:
+            for entry in list(pending):
+                param, origin, model = entry
+                if model is not True and not self.keras_model(module, model):
+                    continue
+                pending.remove(entry)
+                if param is None:
+                    if Effect.PREDICT not in summary.builds:
+                        summary.builds[Effect.PREDICT] = origin
+                        changed = True
+                elif param not in summary.predict_params:
+                    summary.predict_params[param] = origin
+                    changed = True
+        for summary, calls in edges:
+            for call, callee, repeats in calls:
+                if not callee.predict_params or call.loops or not repeats:
+                    continue
+                for param, origin in callee.predict_params.items():
+                    if param not in callee.params:
+                        continue
+                    position = callee.params.index(param) - (1 if call.bound else 0)
+                    if any(where in (position, param) for where, _ in call.samples):
+                        if Effect.PREDICT not in summary.builds:
+                            summary.builds[Effect.PREDICT] = origin
+                            changed = True
+                        continue
+                    for where, value in call.values:
+                        if where in (position, param) and isinstance(value, Param) and value.name not in summary.predict_params:
+                            summary.predict_params[value.name] = origin
+                            changed = True
+        return changed
+
+    def keras_model(self, importer: ModuleFacts, refs: tuple) -> bool:
+        """Whether (ref, kind) pairs recorded for a receiver say it is a Keras model: every ``"absent"``
+        method is not a project method, and one of the other refs gives a model (:meth:`is_model`)."""
+        if any(kind == "absent" and self.resolve(importer, ref) is not None for ref, kind in refs):
+            return False
+        return any(self.is_model(importer, ref, kind) for ref, kind in refs if kind != "absent")
 
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
         """Whether what project code ``ref`` gives is a model (see :func:`_is_model` for ``kind``)."""

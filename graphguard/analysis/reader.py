@@ -122,6 +122,7 @@ class _Frame:
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
+    pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
 
 
 #: Nodes with nothing below them that the analysis reads.
@@ -161,8 +162,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
         self.eager_off = False  # the module turns TF 2 behaviour off (``tf.disable_v2_behavior()``)
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
-        self._loop_nodes: dict[int, ast.AST] = {}  # loop index -> its node, while reading (GG301, GG303)
-        self._assigned_memo: dict[int, frozenset] = {}
+        self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
 
@@ -467,6 +467,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         else:
             self.visit(body)
         self._frames.pop()
+        self._settle_eager(frame)
         self._close_frame(frame)
         self._nested_depth = saved_depth
         for construction, names in frame.pending_param_operators:
@@ -529,6 +530,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self._frames.append(_Frame(facts, {}, is_class=True, class_name=qualname))
         for statement in node.body:
             self.visit(statement)
+        self._settle_eager(self._frames[-1])
         self._close_frame(self._frames.pop())
         if keras_base is not None:
             # A subclass of tf.keras.Model: making an instance makes a Keras model (GG201).
@@ -542,7 +544,6 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
     def _new_loop(self, node: ast.AST) -> Loop:
         loop = Loop(len(self.facts.loops), node.lineno, self._column(node.lineno, node.col_offset))
         self.facts.loops.append(loop)
-        self._loop_nodes[loop.index] = node
         return loop
 
     def _in_loop(self, loop: Loop, parts) -> None:
@@ -571,6 +572,9 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             self._frame.numbers.discard(name)
         self._note_loop_numbers(node)
         loop = self._new_loop(node)
+        self._frame.loops.append(loop)
+        self._note_loop_bind(node.target)  # the target changes per iteration
+        self._frame.loops.pop()
         loop.trips = self._trips(node.iter)
         if loop.trips is None:
             self._note_over(loop, node.iter)
@@ -597,6 +601,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                 self.visit(generator.iter)
             container = self._elements(generator.iter)
             self._bind(generator.target, None if container is None else container.element)
+            self._note_loop_bind(generator.target)
             count = self._trips(generator.iter)
             if count is None and index == 0 and len(generators) == 1:
                 self._note_over(loop, generator.iter)
@@ -957,8 +962,9 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
         frame.facts.calls.append(
             ProjectCall(ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-                        self._argument_values(node), self._sample_arguments(node) if frame.loops else ())
+                        self._argument_values(node))
         )
+        self._note_samples(node)
 
     def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
         """Record ``X.method(...)`` or ``X(...)`` on a parameter or a project call's result (phase 2
@@ -1003,9 +1009,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._rebound = rebound_definitions(tree.body)
     for statement in tree.body:
         reader.visit(statement)
+    reader._settle_eager(reader._frames[0])
     reader._close_frame(reader._frames[0])
     reader.facts.eager_off = reader.eager_off or (reader.graph_mode and not reader.eager)
-    reader._loop_nodes = reader._assigned_memo = reader._compiled = None  # the tree is not kept
+    reader._loop_binds = reader._compiled = None  # the tree is not kept
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as
