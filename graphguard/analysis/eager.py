@@ -27,6 +27,7 @@ Receivers and callees of other modules are decided in phase 3 (``FunctionFacts.e
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
@@ -46,6 +47,12 @@ _ONE_SAMPLE_FUNCTIONS = frozenset({"expand_dims", "atleast_2d"})
 _ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "vstack", "concatenate", "convert_to_tensor", "constant"})
 
 TRACED, SIGNED = 1, 2
+
+
+class _Returns(NamedTuple):
+    """A call of what project function ``ref`` returned (a ``tf.function`` if its returns say so)."""
+
+    ref: object
 
 
 class EagerReader:
@@ -82,22 +89,44 @@ class EagerReader:
     # ------------------------------------------------------------------ Python numbers
 
     def _note_number(self, target: ast.AST, value: ast.AST | None, augmented: bool = False) -> None:
-        """After ``target = value`` (or ``target op= value``): whether ``target`` now holds a Python number."""
-        self._note_loop_bind(target)
-        dotted = dotted_name(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
-        if dotted is None:
+        """After ``target = value`` (or ``target op= value``): whether ``target`` now holds a Python number
+        or a batch of one sample. Called on every assignment: the common case (a call's result bound to
+        a name that held neither) returns after a few type checks."""
+        frame = self._frames[-1]
+        if frame.loops:
+            self._note_loop_bind(target)
+        kind = target.__class__
+        if kind is ast.Name:
+            dotted = target.id
+        elif kind is ast.Attribute:
+            dotted = dotted_name(target)
+            if dotted is None:
+                return
+        else:
             return
-        numbers = self._frame.numbers
+        numbers, samples = frame.numbers, frame.samples
         if augmented:
             if dotted in numbers and not self._is_tf_value(value):
                 return  # ``step += 1``, ``lr *= decay``: still a number
             numbers.discard(dotted)
-        elif value is not None and self._is_number(value):
+            samples.discard(dotted)
+            return
+        if value is None:
+            numbers.discard(dotted)
+            samples.discard(dotted)
+            return
+        value_kind = value.__class__
+        if value_kind is ast.Call and not _maybe_number_or_sample_call(value):
+            if numbers:
+                numbers.discard(dotted)
+            if samples:
+                samples.discard(dotted)
+            return
+        if self._is_number(value):
             numbers.add(dotted)
         else:
             numbers.discard(dotted)
-        samples = self._frame.samples
-        if not augmented and value is not None and self._one_sample(value):
+        if self._one_sample(value):
             samples.add(dotted)
         else:
             samples.discard(dotted)
@@ -160,6 +189,14 @@ class EagerReader:
 
     def _read_names(self, node: ast.AST, numbers_only: bool) -> frozenset:
         """The dotted names ``node`` reads (``numbers_only``: those that hold Python numbers now)."""
+        kind = node.__class__
+        if kind is ast.Name or kind is ast.Attribute:  # most arguments: no walk
+            dotted = dotted_name(node)
+            if dotted is None or numbers_only and dotted not in self._frame.numbers:
+                return frozenset() if kind is ast.Name else self._read_names(node.value, numbers_only)
+            return frozenset((dotted,))
+        if kind is ast.Constant:
+            return frozenset()
         names = set()
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(getattr(sub, "ctx", None), ast.Load):
@@ -297,6 +334,8 @@ class EagerReader:
             receiver = self.resolve(node.func.value)
             if isinstance(receiver, Instance):
                 traced = self._traced_ref(receiver.cls.member(node.func.attr))
+        elif isinstance(func_value, CallResult):
+            traced = _Returns(func_value.ref)  # ``step = make_train_step(model)``: what it returns (phase 3)
         if traced is None or traced is False:
             return
         candidates = []
@@ -320,6 +359,8 @@ class EagerReader:
             construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
             if traced is True:
                 self._eager_fact(construction, frame=frame)
+            elif isinstance(traced, _Returns):
+                self._eager_fact(construction, "returns_traced", (traced.ref,), frame=frame)
             else:
                 self._eager_fact(construction, "traced", (traced,), frame=frame)
             return
@@ -397,9 +438,11 @@ class EagerReader:
             return  # a function handed to a search driver (``study.optimize(objective)``)
         if not self._frame.loops:
             # Outside loops only one sample matters (``self.predict(s.reshape(1, n))`` in a helper).
-            ones = tuple((where, CALLER) for where, arg in (*enumerate(node.args),
-                                                            *((k.arg, k.value) for k in node.keywords if k.arg))
-                         if not isinstance(arg, (ast.Constant, ast.Starred)) and self._one_sample(arg))
+            ones = ()
+            for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)):
+                if isinstance(arg, _SAMPLE_NODES) and (arg.__class__ is not ast.Call or _maybe_number_or_sample_call(arg)) \
+                        and self._one_sample(arg):
+                    ones = (*ones, (where, CALLER))
             if ones:
                 calls = self._frame.facts.calls
                 calls[-1] = calls[-1]._replace(samples=ones)
@@ -409,7 +452,8 @@ class EagerReader:
             if isinstance(arg, (ast.Constant, ast.Starred, ast.Lambda)):
                 continue
             names = self._read_names(arg, numbers_only=False)
-            one = self._one_sample(arg)
+            one = isinstance(arg, _SAMPLE_NODES) and (arg.__class__ is not ast.Call or _maybe_number_or_sample_call(arg)) \
+                and self._one_sample(arg)
             if names or one:
                 arguments.append((where, names, one))
         if arguments:
@@ -441,6 +485,17 @@ class EagerReader:
                 return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
 
         facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+def _maybe_number_or_sample_call(node: ast.Call) -> bool:
+    """Whether call ``node`` may give a Python number or a batch of one (by the function's last name)."""
+    func = node.func
+    name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
+    return name in _NUMBER_FUNCTIONS or name in _ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in _ARRAY_FUNCTIONS
+
+
+#: Argument node types that may be a batch of one (:meth:`EagerReader._one_sample`).
+_SAMPLE_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List, ast.Tuple)
 
 
 def _in_init(name: str) -> bool:

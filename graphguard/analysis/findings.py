@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphguard.analysis.bindings import ProjectRef, TFObject
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, Construction, FunctionFacts, ModuleFacts, Site, subject_of
 from graphguard.analysis.fixpoint import Origin, Project, bounded
@@ -270,6 +271,20 @@ def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) 
     if kind == "traced":
         target = project.resolve(module, refs[0])
         return target is not None and target[0].functions[target[1]].traced == 1
+    if kind == "returns_traced":
+        # ``train_step = make_train_step(model)``: the factory returns a ``tf.function`` object or a
+        # ``@tf.function`` def of its own (without an input_signature).
+        target = project.resolve(module, refs[0])
+        if target is None:
+            return False
+        for value in target[0].functions[target[1]].return_values:
+            if isinstance(value, TFObject) and value.kind == "function":
+                return True
+            if isinstance(value, ProjectRef):
+                inner = project.resolve(target[0], value.ref)
+                if inner is not None and inner[0].functions[inner[1]].traced == 1:
+                    return True
+        return False
     return project.keras_model(module, refs)
 
 

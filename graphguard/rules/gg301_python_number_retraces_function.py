@@ -11,7 +11,8 @@ class PythonNumberRetracesFunction(Rule):
     the loop's counter (`for step in range(n)`, the index of `enumerate`), or a number the loop body
     assigns (`step += 1`, `lr = lr * decay`), or arithmetic on one (`epoch * n + i`, `float(lr)`). The
     `tf.function` may be a decorated function or method of the checked tree (also in another module) or
-    `f = tf.function(g)`. A function with an `input_signature` is not reported.
+    `f = tf.function(g)`, or what a project factory returns (`train_step = make_train_step(model)`). A
+    function with an `input_signature` is not reported.
 
     ## Why is this bad?
     A `tf.function` traces a new graph for every new Python value it is given: Python numbers are part
@@ -124,6 +125,17 @@ for step, (x, y) in enumerate(train_ds):
     step_var.assign(step)
     train_step(x, y, step_var)
 """,
+        # A factory that returns a plain Python function: nothing is traced.
+        """\
+def make_logger(writer):
+    def log(value, step):
+        writer.write(f"{step}: {value}")
+    return log
+
+log = make_logger(open("train.log", "w"))
+for step in range(10000):
+    log(0.5, step)
+""",
     )
 
     INVALID = (
@@ -210,5 +222,22 @@ def train_step(x, y, global_step):
 for epoch in range(epochs):
     for step, (x, y) in enumerate(train_ds):
         train_step(x, y, epoch * steps_per_epoch + step)  # GG301
+""",
+        # The tf.function comes from a factory called once; the step still goes in as an int.
+        """\
+import tensorflow as tf
+
+def make_train_step(model, optimizer):
+    @tf.function
+    def train_step(x, y, step):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True)) * tf.minimum(1.0, tf.cast(step, tf.float32) / 100.0)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+    return train_step
+
+train_step = make_train_step(model, optimizer)
+for step, (x, y) in enumerate(train_ds):
+    train_step(x, y, step)  # GG301
 """,
     )
