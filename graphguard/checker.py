@@ -58,7 +58,9 @@ from graphguard.suppressions import MARKER
 #: GG001 (cannot parse) is reported only for files that mention TensorFlow or Keras: a Python 2 script
 #: or a template named on the command line is not graphguard's to judge.
 MENTIONS_TF = re.compile(rb"tensorflow|keras")
-RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|partial_run|make_callable|sess|(?:Net|Network|Model|Solver)\(")
+#: A file that matches none of these cannot take part in a finding (``.predict(``: a helper that runs
+#: Keras' predict on a model it is handed, GG303, imports nothing).
+RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|\.predict\(|partial_run|make_callable|sess|(?:Net|Network|Model|Solver)\(")
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.M)
 
 

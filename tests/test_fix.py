@@ -440,3 +440,27 @@ def test_ctrl_c_while_fixing_a_file_waits_for_that_file():
             reached = True  # the file's work goes on to its end
             assert interrupted
     assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_predict_becomes_predict_on_batch_only_where_it_means_the_same(tmp_path):
+    # GG303's fix (issue 14): safe on a batch of one, unsafe on other data, none with other arguments
+    # or at the call of a helper that predicts.
+    (tmp_path / "infer.py").write_text(
+        "import keras\nmodel = keras.models.load_model('m.keras')\n"
+        "for x in rows:\n"
+        "    a = model.predict(np.expand_dims(x, 0), batch_size=1, verbose=0)\n"
+        "    b = model.predict(x[None], callbacks=[logger])\n"
+        "    c = model.predict(x, verbose=0)\n"
+        "def act(s):\n    return model.predict(s.reshape(1, -1))\n"
+        "for s in states:\n    act(s)\n")
+    items = {item["location"]["row"]: item for item in
+             json.loads(graphguard("--output-format", "json", "infer.py", cwd=tmp_path).stdout)}
+    assert items[4]["fix"]["applicability"] == "safe"
+    assert items[4]["fix"]["edits"][0]["content"] == "predict_on_batch"
+    assert items[5]["fix"] is None and "verbose= and batch_size=" in items[5]["fix_unavailable"]
+    assert items[6]["fix"]["applicability"] == "unsafe"
+    assert items[10]["fix"] is None and "in a helper" in items[10]["fix_unavailable"]
+    graphguard("--fix", "--unsafe-fixes", "infer.py", cwd=tmp_path)
+    text = (tmp_path / "infer.py").read_text()
+    assert "a = model.predict_on_batch(np.expand_dims(x, 0))\n" in text
+    assert "c = model.predict_on_batch(x)\n" in text and "model.predict(x[None], callbacks=[logger])" in text

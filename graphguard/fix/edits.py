@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 SAFE, UNSAFE = "safe", "unsafe"
 #: The codes that can have a fix (the others never do); read without loading libcst.
-FIXABLE_CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110", "GG201"})
+FIXABLE_CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110", "GG201", "GG303"})
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,9 @@ from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 from graphguard.fix import source
 from graphguard.fix.source import EFFECT_METHODS, MUTATORS, PURE_BUILTINS, File, Region
 
-#: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`).
-CODES = FIXABLE_CODES - {"GG201"}
+#: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`; GG303:
+#: :mod:`graphguard.fix.predict`).
+CODES = FIXABLE_CODES - {"GG201", "GG303"}
 
 #: TensorFlow names (canonical ``tf.`` spelling) that create variables: moved only as unsafe fixes.
 _VARIABLE_PREFIXES = ("tf.layers.", "tf.contrib.layers.", "tf.keras.", "tf.contrib.rnn.", "tf.nn.rnn_cell.", "tf.metrics.",

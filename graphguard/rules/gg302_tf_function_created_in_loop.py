@@ -201,3 +201,5 @@ while not converged:
     converged = check()
 """,
     )
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety

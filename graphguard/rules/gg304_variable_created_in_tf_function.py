@@ -174,3 +174,5 @@ def forward(x):
     return x + bias(10)  # GG304
 """,
     )
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety

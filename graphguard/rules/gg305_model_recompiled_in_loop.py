@@ -163,3 +163,5 @@ for epoch in range(epochs):
         optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
 """,
     )
+
+    FIXES: dict = {}  # no automatic fix: see Fix safety
