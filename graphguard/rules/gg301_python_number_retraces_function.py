@@ -39,6 +39,13 @@ class PythonNumberRetracesFunction(Rule):
         "give the function an input_signature"
     )
 
+    FIX_SAFETY = """\
+No automatic fix. Wrapping the argument in `tf.constant(...)` changes what the function body sees: a
+Python `if step % 100 == 0:` becomes a tensor condition that AutoGraph turns into `tf.cond`, Python
+uses of the value (`range(step)`, a dict key, an f-string) fail or change, and the dtype becomes
+int32 or float32. Each call site needs a person to check the body.
+"""
+
     VALID = (
         # The fix: the step goes in as a tensor, so one trace serves every step.
         """\

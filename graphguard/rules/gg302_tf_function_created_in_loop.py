@@ -22,7 +22,7 @@ class TfFunctionCreatedInLoop(Rule):
     once), and call that object in the loop.
 
     ## References
-    - [Better performance with tf.function: creating tf.function objects](https://www.tensorflow.org/guide/function#creating_tfvariables)
+    - [Better performance with tf.function: controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)
     - [`tf.function`](https://www.tensorflow.org/api_docs/python/tf/function)
     """
 
@@ -34,6 +34,12 @@ class TfFunctionCreatedInLoop(Rule):
         "function traces its graph again on its first call; make the tf.function once, before the loop, "
         "and call it in the loop"
     )
+
+    FIX_SAFETY = """\
+No automatic fix. Moving `tf.function(f)` before the loop is not always the same program: a function
+traced once bakes in the Python values its body reads at trace time (a closure over a loop variable,
+a global changed in the loop), where the original traced afresh each iteration.
+"""
 
     VALID = (
         # The fix: one tf.function, made once.

@@ -34,6 +34,11 @@ class VariableCreatedInTfFunction(Rule):
         "after the first; make it once, outside the tf.function (or behind an `is None` guard)"
     )
 
+    FIX_SAFETY = """\
+No automatic fix: where the variable, layer or optimizer should live (an attribute made in
+`__init__`, a module-level object, an `is None` guard) depends on the program.
+"""
+
     VALID = (
         # The fix: the variable and layer are made once, outside.
         """\

@@ -39,6 +39,12 @@ class ModelRecompiledInLoop(Rule):
         "or a schedule"
     )
 
+    FIX_SAFETY = """\
+No automatic fix: replacing a recompile with `optimizer.learning_rate.assign(...)` keeps the
+optimizer's state (moments, step count), which changes training; whether that is wanted is the
+author's decision.
+"""
+
     VALID = (
         # The fix: one compile, the learning rate changed in place.
         """\
