@@ -56,7 +56,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 __all__ = ["run_demo", "run_sweep_demo", "format_sweep_table", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
 
@@ -207,14 +207,6 @@ def _run(args: list[str], timeout: float, on_line: Optional[Callable[[str], None
     return result
 
 
-def _ops_per_step(records: dict[int, StepRecord]) -> Optional[float]:
-    """Mean ops added per step between the first and the last step recorded, or None (< 2 steps)."""
-    if len(records) < 2:
-        return None
-    first, last = min(records), max(records)
-    return (records[last].ops - records[first].ops) / (last - first)
-
-
 def _stderr_tail(result: _Result, count: int = 5) -> list[str]:
     """The last lines of stderr, without TensorFlow's start-up log lines."""
     noise = re.compile(r"^([IWE]\d{4} |WARNING: All log messages|To enable the following instructions)")
@@ -225,6 +217,153 @@ def _failure(result: _Result) -> str:
     if result.timed_out:
         return f"stopped by the safety timeout after {result.seconds:.0f} s"
     return result.error or f"exit status {result.returncode}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Shared by the two training demos (this one and graphguard.demo_tf2): a correct and an incorrect script
+# run one after the other, then compared in a side-by-side table.
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PairRuns:
+    """What :func:`_run_pair` gathered, per script name (``CORRECT``, ``INCORRECT``): its step records
+    (step number -> the ``parse`` function's record), its test accuracies (step number -> fraction) and
+    its stderr lines; ``failures``, the names of the runs that failed; ``timed_out``, whether the
+    incorrect run was stopped by its safety timeout after enough steps to still show the growth."""
+
+    records: dict[str, dict[int, Any]] = field(default_factory=dict)
+    accuracy: dict[str, dict[int, float]] = field(default_factory=dict)
+    stderr: dict[str, list[str]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    timed_out: bool = False
+
+
+def _run_pair(say: Callable[[str], None], relative: dict[str, str], steps: int, *, budgets: dict[str, float],
+              parse: Callable[[str], dict[int, Any]], describe_step: Callable[[Any], str],
+              checkpoint_dir: bool = False, sum_digits: int = 1, enough_steps: int = 1) -> _PairRuns:
+    """Run the correct, then the incorrect script (``relative``: name -> path from the repository root)
+    for ``steps`` steps, each within its safety timeout (``budgets``: name -> seconds of wall time), and
+    print each run's command, its progress at the table's steps and a one-line summary.
+
+    ``parse`` reads a script's stdout into step number -> record (a record has ``seconds``, the step's
+    wall time); ``describe_step`` says one record in the progress lines. With ``checkpoint_dir`` each
+    script gets ``--checkpoint-dir`` in a temporary directory the demo removes. ``sum_digits``: the
+    decimals of the summary's sum of step times (seconds). A run of the incorrect script stopped by its
+    safety timeout after at least ``enough_steps`` steps still shows the growth: it is reported as
+    stopped, not as a failure.
+    """
+    shown = table_steps(steps)
+    runs = _PairRuns()
+    for name in (CORRECT, INCORRECT):
+        budget = budgets[name]
+        say(f"$ python {relative[name]} --steps {steps}    (safety timeout: {budget:.0f} s)")
+
+        def progress(line: str) -> None:
+            for step, record in parse(line).items():
+                if step in shown:
+                    say(f"  step {step:>4}: {describe_step(record)}")
+
+        args = [sys.executable, relative[name], "--steps", str(steps)]
+        if checkpoint_dir:
+            # A stopped script cannot delete its own temporary checkpoint directory, so the demo owns it.
+            with tempfile.TemporaryDirectory(prefix="graphguard-demo-") as ckpt_dir:
+                result = _run(args + ["--checkpoint-dir", ckpt_dir], budget, on_line=progress)
+        else:
+            result = _run(args, budget, on_line=progress)
+        records = runs.records[name] = parse(result.text)
+        runs.accuracy[name] = parse_accuracy(result.text)
+        runs.stderr[name] = result.stderr
+        reached = max(records, default=0)
+        if result.timed_out and name == INCORRECT and reached >= enough_steps:
+            # Still a demonstration of the growth, so not a failure; but say plainly what happened.
+            runs.timed_out = True
+            summary = (f"stopped by the safety timeout ({budget:.0f} s) at step {reached} of {steps}; "
+                       f"this machine is much slower than expected, or overloaded")
+        elif result.returncode == 0 and reached == steps:
+            summary = f"{steps} steps in {result.seconds:.1f} s"
+        else:
+            summary = f"failed ({_failure(result)}) after step {reached}"
+            for line in _stderr_tail(result):
+                say(f"  | {line}")
+            runs.failures.append(f"run {name}")
+        if records:
+            summary += f" (sum of step times {sum(r.seconds for r in records.values()):.{sum_digits}f} s)"
+        say(f"  {name}: {summary}")
+    return runs
+
+
+def _added_per_step(records: dict[int, Any], attributes: tuple[str, ...]) -> Optional[tuple[float, ...]]:
+    """Mean increase per step of each of the records' ``attributes`` (in their units) from the first to
+    the last step recorded, or None (< 2 steps)."""
+    if len(records) < 2:
+        return None
+    first, last = min(records), max(records)
+    return tuple((getattr(records[last], name) - getattr(records[first], name)) / (last - first) for name in attributes)
+
+
+def _say_table(say: Callable[[str], None], steps: int, runs: _PairRuns,
+               table: Callable[[dict[int, Any], dict[int, Any], list[int]], list[str]], *, notes: tuple[str, ...],
+               growth: tuple[str, ...], describe_growth: Callable[[tuple[float, ...], tuple[float, ...]], str]) -> None:
+    """After a blank line, the ``notes`` (what the columns are), the side-by-side ``table`` (the
+    formatter: correct records, incorrect records, steps shown -> lines) at :func:`table_steps`, a note
+    when a step was not reached, then ``describe_growth(incorrect, correct)``: the line that says what
+    each script added per step (:func:`_added_per_step` of the ``growth`` attributes), when both
+    recorded two steps or more."""
+    shown = table_steps(steps)
+    good, bad = runs.records[CORRECT], runs.records[INCORRECT]
+    say()
+    for note in notes:
+        say(note)
+    for line in table(good, bad, shown):
+        say(f"  {line}")
+    if any(step not in bad or step not in good for step in shown):
+        say("  (-: step not reached" + (", the run was stopped by its safety timeout)" if runs.timed_out else ")"))
+    added = {name: _added_per_step(runs.records[name], growth) for name in (INCORRECT, CORRECT)}
+    if None not in added.values():
+        say(f"  {describe_growth(added[INCORRECT], added[CORRECT])}")
+
+
+def _say_accuracy(say: Callable[[str], None], accuracy: dict[str, dict[int, float]], difference: str) -> None:
+    """The two scripts' test accuracy at the last step both reported; ``difference`` says what alone
+    differs between them (``"only the graph differs"``)."""
+    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
+    if common:
+        step = common[-1]
+        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
+            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; {difference})")
+
+
+def _printer(out: Optional[TextIO]) -> Callable[..., None]:
+    """``say(line="")``: print one line to ``out`` (``sys.stdout`` when None) and flush it."""
+    out = sys.stdout if out is None else out
+
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    return say
+
+
+def _find_scripts(command: str, folder: Path, names: tuple[str, ...]) -> Optional[dict[str, str]]:
+    """Name -> path from the repository root (``folder``'s grandparent) of each script in ``folder``;
+    None, after one line on stderr saying a clone is needed, when one is missing."""
+    scripts = {name: folder / name for name in names}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        print(_not_a_clone(command, missing), file=sys.stderr)
+        return None
+    return {name: os.path.relpath(path, folder.parents[1]) for name, path in scripts.items()}
+
+
+def _done(say: Callable[[str], None], command: str, started: float, failures: list[str]) -> int:
+    """The last line: the demo's wall time since ``started`` (``time.perf_counter``) and the parts that
+    failed. Returns the exit status: 1 when a part failed, else 0."""
+    total = time.perf_counter() - started
+    if failures:
+        say(f"{command}: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
+        return 1
+    say(f"{command}: done in {total:.0f} s")
+    return 0
 
 
 def _lint(say: Callable[[str], None], relative: dict[str, str], names: tuple[str, ...] = (INCORRECT, CORRECT)) -> list[str]:
@@ -249,61 +388,26 @@ def _lint(say: Callable[[str], None], relative: dict[str, str], names: tuple[str
 def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, results: Optional[dict] = None) -> list[str]:
     """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of failed parts;
     ``results`` (if given) receives each script's step records and accuracies."""
-    failures = []
-    shown = table_steps(steps)
-    records: dict[str, dict[int, StepRecord]] = {}
-    accuracy: dict[str, dict[int, float]] = {}
-    timed_out: list[str] = []
-    for name, budget in ((CORRECT, RUN_BUDGET_SECONDS), (INCORRECT, INCORRECT_BUDGET_SECONDS)):
-        say(f"$ python {relative[name]} --steps {steps}    (safety timeout: {budget:.0f} s)")
-
-        def progress(line: str) -> None:
-            match = _STEP_LINE.match(line.strip())
-            if match and int(match[1]) in shown:
-                say(f"  step {int(match[1]):>4}: {float(match[2]):.4f} s, {int(match[3]):,} ops")
-
-        # A stopped script cannot delete its own temporary checkpoint directory, so the demo owns it.
-        with tempfile.TemporaryDirectory(prefix="graphguard-demo-") as ckpt_dir:
-            args = [sys.executable, relative[name], "--steps", str(steps), "--checkpoint-dir", ckpt_dir]
-            result = _run(args, budget, on_line=progress)
-        records[name] = parse_steps(result.text)
-        accuracy[name] = parse_accuracy(result.text)
-        reached = max(records[name], default=0)
-        if result.timed_out and name == INCORRECT and reached:
-            # Still a demonstration of the growth, so not a failure; but say plainly what happened.
-            timed_out.append(name)
-            summary = (f"stopped by the safety timeout ({budget:.0f} s) at step {reached} of {steps}; "
-                       f"this machine is much slower than expected, or overloaded")
-        elif result.returncode == 0 and reached == steps:
-            summary = f"{steps} steps in {result.seconds:.1f} s"
-        else:
-            summary = f"failed ({_failure(result)}) after step {reached}"
-            for line in _stderr_tail(result):
-                say(f"  | {line}")
-            failures.append(f"run {name}")
-        if records[name]:
-            summary += f" (sum of step times {sum(r.seconds for r in records[name].values()):.1f} s)"
-        say(f"  {name}: {summary}")
-
+    runs = _run_pair(say, relative, steps, budgets={CORRECT: RUN_BUDGET_SECONDS, INCORRECT: INCORRECT_BUDGET_SECONDS},
+                     parse=parse_steps, describe_step=_describe_step, checkpoint_dir=True)
     if results is not None:
-        results.update(records=records, accuracy=accuracy)
-    good, bad = records[CORRECT], records[INCORRECT]
-    say()
-    say("Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.")
-    say("Run times above are wall times of the whole process, TensorFlow import (about 5 s) included.")
-    for line in format_table(good, bad, shown):
-        say(f"  {line}")
-    if any(step not in bad or step not in good for step in shown):
-        say("  (-: step not reached" + (", the run was stopped by its safety timeout)" if timed_out else ")"))
-    growth = {name: _ops_per_step(records[name]) for name in (INCORRECT, CORRECT)}
-    if None not in growth.values():
-        say(f"  ops added per step after step 1: {INCORRECT} {growth[INCORRECT]:,.0f}, {CORRECT} {growth[CORRECT]:,.0f}")
-    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
-    if common:
-        step = common[-1]
-        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
-            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the graph differs)")
-    return failures
+        results.update(records=runs.records, accuracy=runs.accuracy)
+    _say_table(say, steps, runs, format_table, notes=(
+        "Step time: wall seconds of one training step (build + sess.run); graph ops: Graph.version after it.",
+        "Run times above are wall times of the whole process, TensorFlow import (about 5 s) included.",
+    ), growth=("ops",), describe_growth=_describe_ops_growth)
+    _say_accuracy(say, runs.accuracy, "only the graph differs")
+    return runs.failures
+
+
+def _describe_step(record: StepRecord) -> str:
+    """One step of the progress shown while a script runs: its step time (s) and graph ops."""
+    return f"{record.seconds:.4f} s, {record.ops:,} ops"
+
+
+def _describe_ops_growth(incorrect: tuple[float, ...], correct: tuple[float, ...]) -> str:
+    """The growth line under the table: ops added per step (``(ops,)`` of :func:`_added_per_step`)."""
+    return f"ops added per step after step 1: {INCORRECT} {incorrect[0]:,.0f}, {CORRECT} {correct[0]:,.0f}"
 
 
 def _fix(say: Callable[[str], None], relative: dict[str, str], steps: int, reference: dict) -> list[str]:
@@ -387,20 +491,13 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     failed (the output says which), 2 when ``fixtures/demo`` is missing (graphguard installed with
     ``pip install .`` rather than from a clone: one line on stderr says so) or ``steps`` < 1.
     """
-    out = sys.stdout if out is None else out
-
-    def say(line: str = "") -> None:
-        print(line, file=out, flush=True)
-
-    scripts = {name: DEMO_DIR / name for name in (INCORRECT, CORRECT)}
-    missing = [str(path) for path in scripts.values() if not path.is_file()]
-    if missing:
-        print(_not_a_clone("graphguard demo", missing), file=sys.stderr)
+    say = _printer(out)
+    relative = _find_scripts("graphguard demo", DEMO_DIR, (INCORRECT, CORRECT))
+    if relative is None:
         return 2
     if steps < 1:
         say("graphguard demo: error: steps must be at least 1")
         return 2
-    relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
     started = time.perf_counter()
 
     say("graphguard demo: a seven-head, seven-loss MLP on the 8x8 digits, trained twice")
@@ -420,12 +517,7 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     say("== 4. Fix: graphguard check --fix on a copy of the incorrect script, then train the copy ==")
     failures += _fix(say, relative, steps, results)
     say()
-    total = time.perf_counter() - started
-    if failures:
-        say(f"graphguard demo: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
-        return 1
-    say(f"graphguard demo: done in {total:.0f} s")
-    return 0
+    return _done(say, "graphguard demo", started, failures)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -489,18 +581,11 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
     object alive and its reference chain; each fixed script reported no leak), 1 otherwise (the output
     says which), 2 when a script is missing. The linter's findings are shown, not judged.
     """
-    out = sys.stdout if out is None else out
-
-    def say(line: str = "") -> None:
-        print(line, file=out, flush=True)
-
+    say = _printer(out)
     names = tuple(name for _, leaking, fixed in SWEEP_PAIRS for name in (leaking, fixed))
-    scripts = {name: SWEEP_DIR / name for name in names}
-    missing = [str(path) for path in scripts.values() if not path.is_file()]
-    if missing:
-        print(_not_a_clone("graphguard demo sweep", missing), file=sys.stderr)
+    relative = _find_scripts("graphguard demo sweep", SWEEP_DIR, names)
+    if relative is None:
         return 2
-    relative = {name: os.path.relpath(path, SWEEP_DIR.parents[1]) for name, path in scripts.items()}
     started = time.perf_counter()
     say("graphguard demo sweep: sweeps that keep every trial's model, and their fixes, under SweepGuard")
     for title, leaking, fixed in SWEEP_PAIRS:
@@ -572,9 +657,4 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
                 say(f"  expected {name} to report no leak")
                 failures.append(f"sweep {name}")
     say()
-    total = time.perf_counter() - started
-    if failures:
-        say(f"graphguard demo sweep: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
-        return 1
-    say(f"graphguard demo sweep: done in {total:.0f} s")
-    return 0
+    return _done(say, "graphguard demo sweep", started, failures)

@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from typing import Callable, Optional, TextIO
 
 from graphguard import demo as _demo
-from graphguard.demo import parse_accuracy, table_steps
 
 __all__ = ["run_tf2_demo", "parse_trace_steps", "format_trace_table", "call_line", "TraceStepRecord"]
 
@@ -134,13 +133,17 @@ def _budget(steps: int) -> float:
     return RUN_BUDGET_SECONDS + SECONDS_PER_STEP_BUDGET * steps
 
 
-def _growth(records: dict[int, TraceStepRecord]) -> Optional[tuple[float, float]]:
-    """(traces, RSS bytes) added per step from the first to the last step recorded; None under 2 steps."""
-    if len(records) < 2:
-        return None
-    first, last = min(records), max(records)
-    return ((records[last].traces - records[first].traces) / (last - first),
-            (records[last].rss - records[first].rss) / (last - first))
+def _describe_step(record: TraceStepRecord) -> str:
+    """One step of the progress shown while a script runs: its step time (ms), traces and RSS (MiB)."""
+    return f"{record.seconds * 1000:8.2f} ms, {record.traces:>4} traces, RSS {record.rss / MIB:,.1f} MiB"
+
+
+def _describe_growth(incorrect: tuple[float, ...], correct: tuple[float, ...]) -> str:
+    """The growth line under the table: traces and RSS bytes added per step (``(traces, rss)`` of
+    :func:`graphguard.demo._added_per_step`), the RSS said in MiB."""
+    (bad_traces, bad_rss), (good_traces, good_rss) = incorrect, correct
+    return (f"per step after step 1: {INCORRECT} {bad_traces:.2f} traces, {bad_rss / MIB:+.2f} MiB RSS; "
+            f"{CORRECT} {good_traces:.2f} traces, {good_rss / MIB:+.2f} MiB RSS")
 
 
 def _tf_warning(stderr: list[str]) -> Optional[str]:
@@ -155,71 +158,27 @@ def _tf_warning(stderr: list[str]) -> Optional[str]:
 def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, results: Optional[dict] = None) -> list[str]:
     """Part 2: both scripts for ``steps`` steps, then the table. Returns the names of the parts that did
     not behave as described; ``results`` (if given) receives each script's step records and accuracies."""
-    failures = []
-    shown = table_steps(steps)
-    records: dict[str, dict[int, TraceStepRecord]] = {}
-    accuracy: dict[str, dict[int, float]] = {}
-    stderr: dict[str, list[str]] = {}
-    timed_out = False
     budget = _budget(steps)
-    for name in (CORRECT, INCORRECT):
-        say(f"$ python {relative[name]} --steps {steps}    (safety timeout: {budget:.0f} s)")
-
-        def progress(line: str) -> None:
-            match = _STEP_LINE.match(line.strip())
-            if match and int(match[1]) in shown:
-                say(f"  step {int(match[1]):>4}: {float(match[2]) * 1000:8.2f} ms, {int(match[3]):>4} traces, "
-                    f"RSS {int(match[4]) / MIB:,.1f} MiB")
-
-        result = _demo._run([sys.executable, relative[name], "--steps", str(steps)], budget, on_line=progress)
-        records[name] = parse_trace_steps(result.text)
-        accuracy[name] = parse_accuracy(result.text)
-        stderr[name] = result.stderr
-        reached = max(records[name], default=0)
-        if result.timed_out and name == INCORRECT and reached > 1:
-            timed_out = True  # still shows the retracing, so not a failure; but say plainly what happened
-            summary = (f"stopped by the safety timeout ({budget:.0f} s) at step {reached} of {steps}; "
-                       f"this machine is much slower than expected, or overloaded")
-        elif result.returncode == 0 and reached == steps:
-            summary = f"{steps} steps in {result.seconds:.1f} s"
-        else:
-            summary = f"failed ({_demo._failure(result)}) after step {reached}"
-            for line in _demo._stderr_tail(result):
-                say(f"  | {line}")
-            failures.append(f"run {name}")
-        if records[name]:
-            summary += f" (sum of step times {sum(r.seconds for r in records[name].values()):.2f} s)"
-        say(f"  {name}: {summary}")
-
+    runs = _demo._run_pair(say, relative, steps, budgets=dict.fromkeys((CORRECT, INCORRECT), budget),
+                           parse=parse_trace_steps, describe_step=_describe_step, sum_digits=2, enough_steps=2)
     if results is not None:
-        results.update(records=records, accuracy=accuracy)
+        results.update(records=runs.records, accuracy=runs.accuracy)
+    records, failures = runs.records, runs.failures
     good, bad = records[CORRECT], records[INCORRECT]
-    say()
-    say("Step time: wall milliseconds of one train_step(...) call; traces: train_step.experimental_get_tracing_count()")
-    say("after it (2 after step 1 in both: the optimizer makes its variables on the first call, which TensorFlow")
-    say("then traces again); RSS: the process's resident set size after the step (psutil).")
-    say("Run times above are wall times of the whole process, TensorFlow import included.")
-    for line in format_trace_table(good, bad, shown):
-        say(f"  {line}")
-    if any(step not in bad or step not in good for step in shown):
-        say("  (-: step not reached" + (", the run was stopped by its safety timeout)" if timed_out else ")"))
-    growth = {name: _growth(records[name]) for name in (INCORRECT, CORRECT)}
-    if None not in growth.values():
-        (bad_traces, bad_rss), (good_traces, good_rss) = growth[INCORRECT], growth[CORRECT]
-        say(f"  per step after step 1: {INCORRECT} {bad_traces:.2f} traces, {bad_rss / MIB:+.2f} MiB RSS; "
-            f"{CORRECT} {good_traces:.2f} traces, {good_rss / MIB:+.2f} MiB RSS")
+    _demo._say_table(say, steps, runs, format_trace_table, notes=(
+        "Step time: wall milliseconds of one train_step(...) call; traces: train_step.experimental_get_tracing_count()",
+        "after it (2 after step 1 in both: the optimizer makes its variables on the first call, which TensorFlow",
+        "then traces again); RSS: the process's resident set size after the step (psutil).",
+        "Run times above are wall times of the whole process, TensorFlow import included.",
+    ), growth=("traces", "rss"), describe_growth=_describe_growth)
     both = sorted((set(good) & set(bad)) - {1})  # the first call traces in both scripts
     if both:
         medians = [statistics.median(records[name][step].seconds for step in both) for name in (CORRECT, INCORRECT)]
         say(f"  median step time, steps {both[0]}-{both[-1]}: correct {medians[0] * 1000:.2f} ms, incorrect "
             f"{medians[1] * 1000:.2f} ms ({_demo._ratio(medians[1], medians[0])}; one step's time varies on a "
             f"busy machine, the median much less)")
-    common = sorted(set(accuracy[CORRECT]) & set(accuracy[INCORRECT]))
-    if common:
-        step = common[-1]
-        say(f"  test accuracy at step {step}: correct {accuracy[CORRECT][step]:.4f}, "
-            f"incorrect {accuracy[INCORRECT][step]:.4f} (same model, data and updates; only the traces differ)")
-    warning = _tf_warning(stderr[INCORRECT])
+    _demo._say_accuracy(say, runs.accuracy, "only the traces differ")
+    warning = _tf_warning(runs.stderr[INCORRECT])
     if warning:
         say(f"  TensorFlow's own warning (stderr, {INCORRECT}), naming the function but not the calling line:")
         say(f"    {warning}")
@@ -279,20 +238,13 @@ def run_tf2_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     did not (the output says which), 2 when ``fixtures/demo_tf2`` is missing (one line on stderr says a
     clone is needed) or ``steps`` < 1.
     """
-    out = sys.stdout if out is None else out
-
-    def say(line: str = "") -> None:
-        print(line, file=out, flush=True)
-
-    scripts = {name: DEMO_DIR / name for name in (INCORRECT, CORRECT)}
-    missing = [str(path) for path in scripts.values() if not path.is_file()]
-    if missing:
-        print(_demo._not_a_clone("graphguard demo tf2", missing), file=sys.stderr)
+    say = _demo._printer(out)
+    relative = _demo._find_scripts("graphguard demo tf2", DEMO_DIR, (INCORRECT, CORRECT))
+    if relative is None:
         return 2
     if steps < 1:
         say("graphguard demo tf2: error: steps must be at least 1")
         return 2
-    relative = {name: os.path.relpath(path, DEMO_DIR.parents[1]) for name, path in scripts.items()}
     started = time.perf_counter()
 
     say("graphguard demo tf2: a Keras MLP on the 8x8 digits in a TF 2 custom training loop, trained twice")
@@ -308,9 +260,4 @@ def run_tf2_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     say(f"== 3. Guard: the incorrect script under TraceGuard(max_traces={MAX_TRACES}, on_retrace=\"raise\") ==")
     failures += _guard(say, relative)
     say()
-    total = time.perf_counter() - started
-    if failures:
-        say(f"graphguard demo tf2: done in {total:.0f} s; these parts failed: {', '.join(failures)}")
-        return 1
-    say(f"graphguard demo tf2: done in {total:.0f} s")
-    return 0
+    return _demo._done(say, "graphguard demo tf2", started, failures)
