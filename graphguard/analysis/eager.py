@@ -247,6 +247,9 @@ class EagerReader:
             if any(_is_new_axis(part) for part in parts):
                 return True
             first = parts[0]
+            if (isinstance(first, ast.Slice) and isinstance(first.upper, ast.Constant) and first.upper.value == 1
+                    and (first.lower is None or isinstance(first.lower, ast.Constant) and first.lower.value == 0)):
+                return True  # ``x[:1]``, ``x[0:1]``
             return (isinstance(first, ast.Slice) and first.lower is not None and isinstance(first.upper, ast.BinOp)
                     and isinstance(first.upper.op, ast.Add) and isinstance(first.upper.right, ast.Constant)
                     and first.upper.right.value == 1 and ast.dump(first.upper.left) == ast.dump(first.lower))
@@ -282,8 +285,13 @@ class EagerReader:
             return True if value.kind == "model" else None
         if isinstance(value, Instance):
             # An object of a project class that makes a Keras model, unless the class has its own
-            # method of that name (``Brain.predict``: a project call, followed as such).
-            return ((value.cls.member("__init__"), "builds"), (value.cls.member(call.func.attr), "absent"))
+            # method of that name (``Brain.predict``: a project call, followed as such). A capitalised
+            # name imported from another module may be a function that builds one (``YoloV3(...)``).
+            refs = ((value.cls.member("__init__"), "builds"), (value.cls.member(call.func.attr), "absent"))
+            return (*refs, (value.cls, "builds")) if value.cls.module else refs
+        if (isinstance(node, ast.Attribute) and node.attr == "model" and isinstance(node.value, ast.Name)
+                and node.value.id == "self" and self._per_step.get(self._frame.class_name) == "callback"):
+            return True  # ``self.model`` in a Keras Callback is the model being trained
         if isinstance(value, CallResult):
             return ((value.ref, "builds"),)
         if isinstance(value, (TFName, ProjectRef)):
@@ -385,6 +393,8 @@ class EagerReader:
             if not node.args:
                 return
             data = node.args[0]
+            if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
+                return  # batched on purpose: a large input, split by predict itself (chunked inference)
             if not frame.loops and frame.params and not self._one_sample(data):
                 # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
                 # per call of ``act`` in a loop that passes one sample or the iteration's data for
@@ -410,6 +420,9 @@ class EagerReader:
             dotted = dotted_name(receiver)
             if frame.loops and dotted is not None and frame.loops[-1].index in frame.bound.get(dotted, ()):
                 return  # a model made in this iteration is compiled once (a sweep: GG201's business)
+            if (not frame.loops and isinstance(receiver, ast.Name) and receiver.id in frame.scope
+                    and not isinstance(frame.scope[receiver.id], Param)):
+                return  # ``model = build(); model.compile(...)`` in a factory: compiling the model it made
             construction = self._new_construction(Effect.RECOMPILE, node, text)
             # ``model.compile(optimizer=Adam(lr))``: one finding, at the compile.
             self._compiled.update(id(arg) for arg in (*node.args, *(k.value for k in node.keywords)))
@@ -426,10 +439,15 @@ class EagerReader:
             return
         if index is not None:
             construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
-        if model is True:
-            frame.facts.constructions.append(construction)
+        if one:
+            if model is True:
+                frame.facts.constructions.append(construction)
+            else:
+                self._eager_fact(construction, "model", model, frame=frame)
         else:
-            self._eager_fact(construction, "model", model, frame=frame)
+            # The iteration's data, not one sample: one evaluation per trial when the loop makes a
+            # model per iteration (phase 3 says), otherwise per-batch inference.
+            self._eager_fact(construction, "data", () if model is True else model, frame=frame)
 
     def _note_samples(self, node: ast.AST) -> None:
         """For the project call just recorded from ``node`` (in a loop): which arguments are one sample

@@ -210,8 +210,13 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
     model_loops.update(call.loops[-1] for call, callee in calls
                        if call.loops and (Effect.MODEL in callee.builds or callee.trains_model is not None))
     candidates = [c for c in constructions if c.effect in EAGER_EFFECTS]
+    per_trial = set()  # predicts on the iteration's data: one evaluation per trial in a loop that makes a model
     for construction, kind, refs in facts.eager_checks:
-        if kind is None or _eager_check(project, module, kind, refs):
+        if kind == "data":
+            if not refs or project.keras_model(module, refs):
+                candidates.append(construction)
+                per_trial.add(id(construction))
+        elif kind is None or _eager_check(project, module, kind, refs):
             candidates.append(construction)
     for construction in candidates:
         if construction.effect is Effect.TRACED_VARIABLE:
@@ -219,7 +224,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                                  construction.site.row, construction.site.column))
             continue
         loop = _eager_loop(project, module, construction)
-        if loop is None or construction.effect in _SWEEP_EFFECTS and construction.loops[-1] in model_loops:
+        if loop is None or ((construction.effect in _SWEEP_EFFECTS or id(construction) in per_trial)
+                            and construction.loops[-1] in model_loops):
             continue
         found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                              loop.row, loop.column))

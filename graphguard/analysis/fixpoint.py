@@ -346,7 +346,7 @@ class Project:
                         changed = True
                     if repeats and not summary.resets_graph:
                         for effect, origin in callee.builds.items():
-                            if effect is Effect.MODEL and not repeats_model:
+                            if (effect is Effect.MODEL or effect in EAGER_EFFECTS) and call.loops:
                                 continue  # made in a loop of this function: reported at that loop
                             if effect not in summary.builds:
                                 summary.builds[effect] = origin

@@ -35,6 +35,9 @@ def one_sample(node: ast.AST) -> bool:
                for p in parts):
             return True
         first = parts[0]
+        if (isinstance(first, ast.Slice) and isinstance(first.upper, ast.Constant) and first.upper.value == 1
+                and (first.lower is None or isinstance(first.lower, ast.Constant) and first.lower.value == 0)):
+            return True  # ``x[:1]``, ``x[0:1]``
         return (isinstance(first, ast.Slice) and first.lower is not None and isinstance(first.upper, ast.BinOp)
                 and isinstance(first.upper.op, ast.Add) and isinstance(first.upper.right, ast.Constant)
                 and first.upper.right.value == 1 and ast.dump(first.upper.left) == ast.dump(first.lower))
