@@ -96,6 +96,8 @@ class EagerReader:
         if frame.loops:
             self._note_loop_bind(target)
         kind = target.__class__
+        if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
+            self._note_parts(target, value)
         if kind is ast.Name:
             dotted = target.id
         elif kind is ast.Attribute:
@@ -130,6 +132,19 @@ class EagerReader:
             samples.add(dotted)
         else:
             samples.discard(dotted)
+
+    def _note_parts(self, target: ast.Tuple, value: ast.Call) -> None:
+        """``self.actor, self.critic = build_models(...)``: each target holds one element of what a project
+        function returns; whether that element is a Keras model is decided in phase 3 (``returns:N``)."""
+        func = self.resolve(value)
+        ref = func.ref if isinstance(func, CallResult) else func.cls if isinstance(func, Instance) else None
+        if ref is None:
+            return
+        for index, element in enumerate(target.elts):
+            dotted = dotted_name(element) if isinstance(element, (ast.Name, ast.Attribute)) else None
+            if dotted is not None:
+                self._parts[(self._frame.class_name if dotted.startswith("self.") else self._frame.facts.name, dotted)] = (
+                    ref, f"returns:{index}")
 
     def _note_loop_numbers(self, node: ast.For) -> None:
         """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``:
@@ -283,6 +298,12 @@ class EagerReader:
         value = self.resolve(node)
         if isinstance(value, TFObject):
             return True if value.kind == "model" else None
+        if isinstance(node, (ast.Name, ast.Attribute)) and self._parts:
+            dotted = dotted_name(node)
+            part = self._parts.get((self._frame.class_name if dotted and dotted.startswith("self.") else self._frame.facts.name,
+                                    dotted))
+            if part is not None:
+                return (part,)
         if isinstance(value, Instance):
             # An object of a project class that makes a Keras model, unless the class has its own
             # method of that name (``Brain.predict``: a project call, followed as such). A capitalised
