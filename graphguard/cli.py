@@ -313,6 +313,12 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
 
     from graphguard.fix.edits import FIXABLE_CODES
 
+    from graphguard.rules import RULES
+
+    # A rule without any automatic fix says so, and where its doc explains why (ruff's "Fix safety").
+    diagnostics = [dataclasses.replace(d, fix_unavailable=f"{d.code} has no automatic fix (see `graphguard rule "
+                                       f"{d.code}`, Fix safety)")
+                   if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
     files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
         return diagnostics

@@ -115,7 +115,7 @@ def _json_item(d: Diagnostic) -> dict:
 def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """A JSON array with ruff's keys (``code``, ``message``, ``filename`` (absolute), ``location``,
     ``end_location``, ``fix``, ``url``) plus ``name``, ``loop`` (the loop that repeats the finding, or
-    null) and ``fix_unavailable`` (why a finding of a fixable code has no fix, or null). Rows and
+    null) and ``fix_unavailable`` (why a finding has no fix, or null for GG001/GG002). Rows and
     columns are 1-based."""
     json.dump([_json_item(d) for d in diagnostics], out, indent=2)
     out.write("\n")

@@ -457,10 +457,19 @@ def test_predict_becomes_predict_on_batch_only_where_it_means_the_same(tmp_path)
              json.loads(graphguard("--output-format", "json", "infer.py", cwd=tmp_path).stdout)}
     assert items[4]["fix"]["applicability"] == "safe"
     assert items[4]["fix"]["edits"][0]["content"] == "predict_on_batch"
-    assert items[5]["fix"] is None and "verbose= and batch_size=" in items[5]["fix_unavailable"]
+    assert items[5]["fix"] is None and items[5]["fix_unavailable"].startswith("predict is given callbacks=")
     assert items[6]["fix"]["applicability"] == "unsafe"
-    assert items[10]["fix"] is None and "in a helper" in items[10]["fix_unavailable"]
+    assert items[10]["fix"] is None and "fix it there" in items[10]["fix_unavailable"]
     graphguard("--fix", "--unsafe-fixes", "infer.py", cwd=tmp_path)
     text = (tmp_path / "infer.py").read_text()
     assert "a = model.predict_on_batch(np.expand_dims(x, 0))\n" in text
     assert "c = model.predict_on_batch(x)\n" in text and "model.predict(x[None], callbacks=[logger])" in text
+
+
+def test_every_finding_without_a_fix_says_why(tmp_path):
+    # Fresh-user trial (issue 14): GG301 had "fix_unavailable": null; rules with no automatic fix say so.
+    (tmp_path / "step.py").write_text("import tensorflow as tf\n@tf.function\ndef f(x, s):\n    return x * s\n"
+                                      "for step in range(100):\n    f(x, step)\n")
+    (item,) = json.loads(graphguard("--output-format", "json", "step.py", cwd=tmp_path).stdout)
+    assert item["code"] == "GG301" and item["fix"] is None
+    assert item["fix_unavailable"] == "GG301 has no automatic fix (see `graphguard rule GG301`, Fix safety)"

@@ -108,7 +108,7 @@ class EagerReader:
             return
         numbers, samples = frame.numbers, frame.samples
         if augmented:
-            if dotted in numbers and not self._is_tf_value(value):
+            if self._holds_number(dotted, target) and not self._is_tf_value(value):
                 return  # ``step += 1``, ``lr *= decay``: still a number
             numbers.discard(dotted)
             samples.discard(dotted)
@@ -126,6 +126,9 @@ class EagerReader:
             return
         if self._is_number(value):
             numbers.add(dotted)
+            if kind is ast.Attribute and isinstance(target.value, ast.Name) and target.value.id == "self" \
+                    and frame.class_name is not None:
+                self._attr_numbers.add((frame.class_name, target.attr))
         else:
             numbers.discard(dotted)
         if self._one_sample(value):
@@ -171,7 +174,7 @@ class EagerReader:
         if isinstance(node, ast.Constant):
             return type(node.value) in (int, float)
         if isinstance(node, (ast.Name, ast.Attribute)):
-            return dotted_name(node) in self._frame.numbers
+            return self._holds_number(dotted_name(node), node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             return self._is_number(node.operand)
         if isinstance(node, ast.BinOp):
@@ -181,6 +184,21 @@ class EagerReader:
                 and self.resolve(node.func) is None):
             return True
         return False
+
+    def _holds_number(self, dotted: str | None, node: ast.AST) -> bool:
+        """Whether ``dotted`` (``step``, ``self.step``, ``agent.eps``) holds a Python number here: bound
+        to one in this function, or an attribute of a class of this module that one of its methods sets
+        to a number (``self.step = 0`` in ``__init__``)."""
+        if dotted is None:
+            return False
+        if dotted in self._frame.numbers:
+            return True
+        if not self._attr_numbers or not isinstance(node, ast.Attribute):
+            return False
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return (self._frame.class_name, node.attr) in self._attr_numbers
+        owner = self.resolve(node.value)
+        return isinstance(owner, Instance) and owner.cls.module == "" and (owner.cls.name, node.attr) in self._attr_numbers
 
     def _note_loop_bind(self, target: ast.AST) -> None:
         """``target`` is bound in the body of every enclosing loop: remember it per loop, so that a value
@@ -207,7 +225,7 @@ class EagerReader:
         kind = node.__class__
         if kind is ast.Name or kind is ast.Attribute:  # most arguments: no walk
             dotted = dotted_name(node)
-            if dotted is None or numbers_only and dotted not in self._frame.numbers:
+            if dotted is None or numbers_only and not self._holds_number(dotted, node):
                 return frozenset() if kind is ast.Name else self._read_names(node.value, numbers_only)
             return frozenset((dotted,))
         if kind is ast.Constant:
@@ -216,7 +234,7 @@ class EagerReader:
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(getattr(sub, "ctx", None), ast.Load):
                 dotted = dotted_name(sub)
-                if dotted is not None and (not numbers_only or dotted in self._frame.numbers):
+                if dotted is not None and (not numbers_only or self._holds_number(dotted, sub)):
                     names.add(dotted)
         return frozenset(names)
 
@@ -332,13 +350,20 @@ class EagerReader:
             if path == "tf.function":
                 if not (frame.is_class or (frame.facts.name == "<module>" and not frame.loops)
                         or _in_init(frame.facts.name) or self._in_decorator):
-                    frame.facts.constructions.append(self._new_construction(
-                        Effect.NEW_FUNCTION, node, f"{short(callee_text(node.func))}(...)"))
+                    construction = self._new_construction(Effect.NEW_FUNCTION, node, f"{short(callee_text(node.func))}(...)")
+                    if frame.loops and node.args:
+                        # ``compiled[name] = tf.function(fn)`` over a dict of functions, ``[tf.function(l) for
+                        # l in layers]``: a different function per iteration, each wrapped once.
+                        names = self._read_names(node.args[0], numbers_only=False)
+                        self._defer(lambda frame, c=construction, names=names: self._settle_new_function(frame, c, names))
+                    else:
+                        frame.facts.constructions.append(construction)
                 return
             if frame.facts.traced and not frame.exempt:
                 effect = catalog.effect_of(path)
                 kind = catalog.result_kind(path, effect)
                 if (effect is Effect.MODEL or kind == "layer" or path == "tf.Variable"
+                        or path.startswith("tf.keras.metrics.") and path.rsplit(".", 1)[-1][:1].isupper()
                         or path.startswith(catalog.KERAS_OPTIMIZER_PREFIXES) and effect is Effect.VARIABLE):
                     self._eager_fact(self._new_construction(Effect.TRACED_VARIABLE, node, f"{callee_text(node.func)}(...)"))
                     return
@@ -351,7 +376,7 @@ class EagerReader:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("predict", "compile"):
             self._keras_call(node, node.func.attr)
             return
-        if not frame.loops or not frame.numbers:
+        if not frame.loops or not (frame.numbers or self._attr_numbers):
             return
         # A call of a tf.function with a Python number that changes per iteration.
         traced = None
@@ -369,7 +394,7 @@ class EagerReader:
             return
         candidates = []
         for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if isinstance(arg, ast.Starred) or not self._is_number(arg):
+            if isinstance(arg, ast.Starred) or not self._is_number(arg) or _few_values(arg):
                 continue
             names = self._read_names(arg, numbers_only=True)
             if names:
@@ -378,6 +403,12 @@ class EagerReader:
                 candidates.append((construction, names))
         if candidates:
             self._defer(lambda frame, c=tuple(candidates), t=traced: self._settle_retrace(frame, c, t))
+
+    def _settle_new_function(self, frame, construction, names: frozenset) -> None:
+        """``tf.function(f)`` in a loop is GG302 unless the loop changes ``f`` (or what it closes over)."""
+        if names and self._varying_index(names, construction.loops[-1:]) is not None:
+            return
+        frame.facts.constructions.append(construction)
 
     def _settle_retrace(self, frame, candidates: tuple, traced) -> None:
         """The first argument of a call that a loop changes per iteration is a GG301 finding there."""
@@ -524,6 +555,19 @@ class EagerReader:
                 return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
 
         facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+def _few_values(node: ast.AST) -> bool:
+    """Whether the number ``node`` takes only a few values however often it changes: ``i % 2`` (at most
+    8 values), ``float(i > 50)``, ``int(done)`` of a comparison: a few traces, not one per iteration."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        right = node.right
+        return isinstance(right, ast.Constant) and type(right.value) is int and 0 < right.value <= 8
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Name) \
+            and node.func.id in ("int", "float"):
+        return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
+            isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or _few_values(node.args[0])
+    return False
 
 
 def _maybe_number_or_sample_call(node: ast.Call) -> bool:

@@ -166,6 +166,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
+        self._attr_numbers: set = set()  # (class name, attribute) set to a Python number in a method (GG301)
 
     # ------------------------------------------------------------------ traversal
 
@@ -1013,7 +1014,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._settle_eager(reader._frames[0])
     reader._close_frame(reader._frames[0])
     reader.facts.eager_off = reader.eager_off or (reader.graph_mode and not reader.eager)
-    reader._loop_binds = reader._compiled = reader._parts = None  # the tree is not kept
+    reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

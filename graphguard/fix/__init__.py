@@ -40,14 +40,13 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
                 reasons[d] = ("the loop is not a for or while statement, or the file has no TensorFlow or Keras "
                               "import to spell clear_session() with")
         elif d.code == "GG303":
-            from graphguard.fix.predict import propose_predict_on_batch
+            from graphguard.fix.predict import predict_on_batch
 
-            fix = propose_predict_on_batch(module, d.row, d.column, through="(through " in d.message)
+            fix, why = predict_on_batch(module, d.row, d.column, through="(through " in d.message)
             if fix is not None:
                 found[d] = fix
             elif reasons is not None:
-                reasons[d] = ("the predict call is in a helper (fix it there), or passes arguments other than the "
-                              "data, verbose= and batch_size=")
+                reasons[d] = why
     wanted = sorted((d for d in wanted if d.code in hoist.CODES), key=lambda d: (d.row, d.column))
     moved: dict = {}  # statements moved by this pass's earlier proposals: a chain moves in one pass
     for d in wanted:

@@ -59,17 +59,26 @@ def one_sample(node: ast.AST) -> bool:
 def propose_predict_on_batch(file, row: int, column: int, through: bool) -> Optional[Fix]:
     """The GG303 fix for the ``predict`` call starting at ``(row, column)`` (1-based, characters) in
     ``file`` (a :class:`graphguard.fix.source.File`), or None (see the module docstring)."""
+    fix, _ = predict_on_batch(file, row, column, through)
+    return fix
+
+
+def predict_on_batch(file, row: int, column: int, through: bool) -> tuple[Optional[Fix], str]:
+    """(the fix, or None and why not) for the ``predict`` call at ``(row, column)``: see
+    :func:`propose_predict_on_batch`."""
     if through:
-        return None
+        return None, "the predict call is in the function this line calls: fix it there"
     call = _call_at(file, row, column)
     if call is None or not isinstance(call.func, ast.Attribute) or call.func.attr != "predict":
-        return None
+        return None, "the predict call was not found"
     if len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
-        return None
+        return None, "predict is given more than the data as positional arguments"
     single = one_sample(call.args[0])
     droppable = _DROPPED_FOR_ONE if single else _DROPPED_ALWAYS
-    if any(keyword.arg not in droppable for keyword in call.keywords):
-        return None
+    others = sorted(k.arg or "**" for k in call.keywords if k.arg not in droppable)
+    if others:
+        return None, (f"predict is given {', '.join(o + '=' for o in others)}, which predict_on_batch does not take"
+                      + (" (batch_size= matters for data that is not one sample)" if "batch_size" in others else ""))
     func = call.func
     name_end = _char(file, func.end_lineno, func.end_col_offset)
     edits = [Edit(func.end_lineno, name_end - len("predict"), func.end_lineno, name_end, "predict_on_batch")]
@@ -81,9 +90,9 @@ def propose_predict_on_batch(file, row: int, column: int, through: bool) -> Opti
         edits.append(Edit(arg.end_lineno, start, call.end_lineno, end, ""))
     dropped = f", dropping {', '.join(sorted(k.arg + '=' for k in call.keywords))}" if call.keywords else ""
     if single:
-        return Fix(SAFE, f"call predict_on_batch on the one sample{dropped}", tuple(edits))
+        return Fix(SAFE, f"call predict_on_batch on the one sample{dropped}", tuple(edits)), ""
     return Fix(UNSAFE, f"call predict_on_batch{dropped} (unsafe: the data is run as one batch, not in batches "
-                       "of 32)", tuple(edits))
+                       "of 32)", tuple(edits)), ""
 
 
 def _call_at(file, row: int, column: int) -> Optional[ast.Call]:

@@ -143,6 +143,18 @@ log = make_logger(open("train.log", "w"))
 for step in range(10000):
     log(0.5, step)
 """,
+        # A value with two states (a parity, a flag made a number): at most two traces.
+        """\
+import tensorflow as tf
+
+@tf.function
+def augment(images, flip):
+    return tf.cond(flip > 0, lambda: tf.image.flip_left_right(images), lambda: images)
+
+for step in range(100000):
+    augment(next(batches), step % 2)
+    augment(next(batches), float(step > 5000))
+""",
     )
 
     INVALID = (
@@ -246,6 +258,24 @@ def make_train_step(model, optimizer):
 train_step = make_train_step(model, optimizer)
 for step, (x, y) in enumerate(train_ds):
     train_step(x, y, step)  # GG301
+""",
+        # A trainer's step counter kept on the object (set in __init__, increased per batch).
+        """\
+import tensorflow as tf
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.step = 0
+
+    @tf.function
+    def train_step(self, x, step):
+        return self.model(x, training=True) * tf.cast(step, tf.float32)
+
+    def fit(self, dataset):
+        for x in dataset:
+            self.train_step(x, self.step)  # GG301
+            self.step += 1
 """,
     )
 

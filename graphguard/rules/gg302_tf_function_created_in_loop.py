@@ -136,6 +136,15 @@ for jit in (False, True, None):
     forward = tf.function(model.call, jit_compile=jit)
     benchmark(forward, batch)
 """,
+        # Each of several functions and layers wrapped once: a different function per iteration.
+        """\
+import tensorflow as tf
+
+compiled = {}
+for name, fn in {"relu": tf.nn.relu, "tanh": tf.tanh}.items():
+    compiled[name] = tf.function(fn)
+fast_layers = [tf.function(layer) for layer in [tf.keras.layers.Dense(4) for _ in range(10)]]
+""",
     )
 
     INVALID = (

@@ -7,7 +7,7 @@ from graphguard.rules.base import Rule
 class VariableCreatedInTfFunction(Rule):
     """
     ## What it does
-    Finds a `tf.Variable`, a Keras layer, a Keras optimizer or a Keras model made in the body of a
+    Finds a `tf.Variable`, a Keras layer, optimizer, metric or model made in the body of a
     `tf.function` (a decorated function or method), outside a once-guard (`if self.v is None:`), or a
     call there of a project function that makes one.
 
@@ -177,6 +177,16 @@ def bias(n):
 @tf.function
 def forward(x):
     return x + bias(10)  # GG304
+""",
+        # A Keras metric keeps its totals in variables.
+        """\
+import tensorflow as tf
+
+@tf.function
+def mean_loss(losses):
+    mean = tf.keras.metrics.Mean()  # GG304
+    mean.update_state(losses)
+    return mean.result()
 """,
     )
 
