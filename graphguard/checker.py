@@ -153,7 +153,10 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         lines = None if source.isascii() else _utf8_lines(source)
         result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
     except RecursionError:
-        result.error = f"{path}: too deeply nested to analyse"
+        # Parsed, but nested deeper than the analysis can follow (thousands of chained operators, which
+        # CPython's compiler refuses as well): reported like a file that cannot be parsed.
+        result.facts = None
+        result.diagnostics.append(("GG001", "cannot analyse file: too deeply nested", 1, 1))
     except MemoryError:
         result.error = f"{path}: out of memory while analysing it"
     except Exception as error:  # a bug in graphguard: reported, the other files still checked

@@ -68,7 +68,7 @@ def _expand(selectors, known: list[str], flag: str) -> set[str]:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="graphguard", description="Find TensorFlow graph growth: ops built inside session loops.")
+    parser = _Parser(prog="graphguard", description="Find TensorFlow graph growth: ops built inside session loops (TF1), tf.function retracing and Keras state rebuilt per iteration (TF 2), models kept by sweeps.")
     parser.add_argument("--version", action="version", version=f"graphguard {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -123,7 +123,7 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="slowdown and tf2: training steps per script (default: 200)")
 
     # Listed here for --help only: main() hands everything after "run" to the launcher untouched.
-    commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded (needs TensorFlow)")
+    commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded and tf.function traces counted (needs TensorFlow)")
     return parser
 
 
@@ -296,6 +296,9 @@ def _run_check(args) -> int:
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
             print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked.", file=sys.stderr)
+        elif report.errors:
+            print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
+                  f"({_count(len(files), 'file')} in all).", file=sys.stderr)
         else:
             print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
 

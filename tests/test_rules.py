@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -223,6 +225,17 @@ def test_deeply_nested_code_is_analysed():
     branches = "".join(f"    elif k == {i}:\n        v = {i}\n" for i in range(1000))
     source = f"import tensorflow as tf\nsess = tf.Session()\nfor k in range(steps):\n    if k < 0:\n        v = 0\n{branches}    sess.run(tf.argmax(y, 1))\n"
     assert [d.code for d in CHECKER.check_source(source.encode(), "elif.py")] == ["GG101"]
+
+
+def test_code_too_deep_to_analyse_is_gg001_not_an_internal_error(tmp_path):
+    # Fresh-user trial (issue 14): a 5,000-term chain was "internal error ... (please report this)", exit 2,
+    # followed by "All checks passed". CPython's compiler refuses it too: GG001, like an unparsable file.
+    chain = "+".join(["i"] * 5000)
+    (tmp_path / "deep.py").write_text(f"import tensorflow as tf\nfor i in range(3):\n    y = {chain}\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "deep.py"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "internal error" not in result.stderr and "All checks passed" not in result.stderr
+    assert "deep.py:1:1: GG001 syntax-error: cannot analyse file: too deeply nested" in result.stdout
 
 
 def test_augmented_assignment_on_a_tensor_is_one_finding():

@@ -194,7 +194,8 @@ class _OneLineParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="graphguard run",
-        description="Run a Python script with every tf.compat.v1 session it creates guarded against graph growth.",
+        description="Run a Python script with every tf.compat.v1 session it creates guarded against graph growth, "
+                    "and every tf.function call counted for retracing (TF 2).",
     )
     parser.add_argument("--mode", choices=("count", "finalize"), default="count",
                         help="count (default): compare Graph.version per run; finalize: refuse new ops from the first run")
