@@ -190,7 +190,12 @@ class _Code:
 
     def __init__(self, fn: Any, target: Any, method: bool) -> None:
         code = getattr(target, "__code__", None)
-        self.name = getattr(target, "__qualname__", None) or getattr(fn, "name", None) or repr(target)
+        self.name = getattr(target, "__qualname__", None)
+        if self.name is None:
+            # ``tf.function(model)`` (a callable object), ``tf.function(functools.partial(f, ...))``.
+            inner = getattr(target, "func", None)
+            self.name = (f"partial({getattr(inner, '__qualname__', type(inner).__qualname__)})" if inner is not None
+                         else f"{type(target).__qualname__} object")
         self.module = getattr(target, "__module__", None) or ""
         self.filename = code.co_filename if code is not None else None
         self.lineno = code.co_firstlineno if code is not None else None

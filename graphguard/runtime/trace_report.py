@@ -122,6 +122,8 @@ class TracedFunction:
     @property
     def defined_at(self) -> str:
         """``file:line`` of the definition, relative to the current directory when below it."""
+        if self.filename is None and self.created_at:
+            return f"{self.created_at[0][0]} (made there)"  # a callable object or partial: no code of its own
         return where(self.filename, self.lineno)
 
     def to_dict(self) -> dict[str, Any]:
@@ -226,12 +228,18 @@ class TraceReport:
             "tf_warnings": list(self.tf_warnings),
         }
 
-    def format(self) -> str:
-        """A readable table (one row per function), then each retracing function's lines and fix."""
+    def format(self, rows: int = 20) -> str:
+        """A readable table, then each retracing function's lines and fix. The table has the retracing
+        functions and the others with the most traces, ``rows`` in all at most (a program with hundreds
+        of healthy ``tf.function`` s gets a line saying how many are left out)."""
         if not self.functions:
             return f"graphguard trace: no tf.function was called (max_traces={self.max_traces})"
+        ranked = sorted(self.functions, key=lambda fn: (not fn.retracing, -fn.traces, fn.name))
+        shown = [fn for fn in ranked if fn.retracing]
+        shown += [fn for fn in ranked if not fn.retracing][:max(0, rows - len(shown))]
+        left_out = len(self.functions) - len(shown)
         rows = [("function", "defined at", "traces", "calls", "objects", "")]
-        for fn in self.functions:
+        for fn in shown:
             verdict = ("RETRACING" if fn.retracing == "same_function" else
                        "NEW OBJECTS" if fn.retracing == "new_function" else "")
             rows.append((fn.name, fn.defined_at, str(fn.traces), str(fn.calls), str(fn.functions), verdict))
@@ -242,6 +250,9 @@ class TraceReport:
         for row in rows:
             lines.append(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  "
                          f"{row[3]:>{widths[3]}}  {row[4]:>{widths[4]}}  {row[5]}".rstrip())
+        if left_out:
+            lines.append(f"  ... and {left_out} more tf.function{'s' * (left_out != 1)} with fewer traces, none "
+                         f"retracing (TraceGuard.report().functions lists them all)")
         for fn in self.retracing:
             lines.append(f"-- {fn.summary()} --")
             for site in fn.call_sites[:3]:
