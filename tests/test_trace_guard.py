@@ -454,3 +454,32 @@ def test_the_table_keeps_the_busiest_functions_and_says_how_many_it_left_out():
     text = guard.report().format()
     assert "... and 5 more tf.functions with fewer traces, none retracing" in text
     assert len(guard.report().functions) == 25
+
+
+def test_a_step_function_given_each_folds_new_model_is_not_retracing():
+    # Fresh-user trial: a module-level tf.function taking (model, optimizer) traced once per fold, and the
+    # default guard stopped a 10-fold run at fold 8. A new model, layer or optimizer is a new trial.
+    keras = pytest.importorskip("keras")
+
+    @tf.function
+    def step(model, optimizer, x, y, scale):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x) - y) ** 2) * scale
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    x, y = tf.ones([8, 4]), tf.ones([8, 1])
+    with TraceGuard() as guard:
+        for fold in range(12):
+            net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+            optimizer = keras.optimizers.SGD()
+            optimizer.build(net.trainable_variables)
+            for epoch in range(2):
+                step(net, optimizer, x, y, 1.0)
+    (fn,) = guard.report().functions
+    assert fn.traces == 12 and fn.retracing is None
+    # The same function given a Python number per call still retraces, model or not.
+    with pytest.raises(RetracingError, match="argument `scale`: Python float"):
+        with TraceGuard():
+            for i in range(12):
+                step(net, optimizer, x, y, float(i))

@@ -30,7 +30,8 @@ the last active guard stops.
 Counts are kept per Python code object (``Function.python_function`` unwrapped, as TensorFlow keys its
 own warning) and per ``tf.function`` object. A function is *retracing* when:
 
-* one ``tf.function`` object traced more than ``max_traces`` times under the guard, or
+* one ``tf.function`` object traced more than ``max_traces`` times under the guard (not counting traces
+  made only because a new model, layer, optimizer or ``tf.Module`` was passed: a new trial), or
 * the same Python code (not a method, not TensorFlow's or Keras' own code) traced more than
   ``max_traces`` times through several ``tf.function`` objects, with at least half of its calls
   tracing: a ``tf.function`` made anew per call. A new model per trial in a sweep (Keras' train
@@ -108,7 +109,7 @@ class RetracingWarning(RuntimeWarning):
 
 # -- what the arguments were ------------------------------------------------------------------------
 
-Leaf = tuple  # ("value", type, repr) | ("tensor", kind, shape, dtype) | ("object", type, id)
+Leaf = tuple  # ("value", type, repr) | ("tensor", kind, shape, dtype) | ("object" or "stateful", type, id)
 
 
 def _leaf(value: Any) -> Leaf:
@@ -125,6 +126,9 @@ def _leaf(value: Any) -> Leaf:
         except (TypeError, ValueError):  # unknown rank
             dims = "unknown"
         return ("tensor", what, dims, str(getattr(dtype, "name", dtype)))
+    if hasattr(value, "trainable_variables") or hasattr(value, "trainable_weights") or hasattr(value, "apply_gradients"):
+        # A model, layer, optimizer or tf.Module: a new one is a new trial (a fold, a sweep's model).
+        return ("stateful", kind.__qualname__, id(value))
     return ("object", kind.__qualname__, id(value))
 
 
@@ -146,7 +150,7 @@ def _text(leaf: Leaf) -> str:
         return f"Python {leaf[1]} {leaf[2]}"
     if leaf[0] == "tensor":
         return f"{leaf[1]} shape {leaf[2]} {leaf[3]}"
-    return f"`{leaf[1]}` object at {leaf[2]:#x}"
+    return f"`{leaf[1]}` object at {leaf[2]:#x}"  # "object" and "stateful"
 
 
 def _diff(before: dict[str, Leaf], after: dict[str, Leaf]) -> list[ArgChange]:
@@ -175,6 +179,8 @@ def _diff(before: dict[str, Leaf], after: dict[str, Leaf]) -> list[ArgChange]:
                 changes.append(ArgChange("object", path, _text(old), _text(new)))
         elif old[0] == new[0] == "value":
             changes.append(ArgChange("value", path, _text(old), new[2] if old[1] == new[1] else f"{new[1]} {new[2]}"))
+        elif old[0] == new[0] == "stateful" and old[1] == new[1]:
+            changes.append(ArgChange("new_model", path, _text(old), f"another `{new[1]}` object at {new[2]:#x}"))
         elif old[0] == new[0] == "object" and old[1] == new[1]:
             changes.append(ArgChange("object", path, _text(old), f"another `{new[1]}` object at {new[2]:#x}"))
         else:
@@ -237,10 +243,11 @@ class _Object:
     """Counts for one ``tf.function`` object (weakly referenced: a dead one's record is dropped)."""
 
     # calls: the hot path's one increment; seen: experimental_get_tracing_count() after the last call
-    __slots__ = ("ref", "code", "calls", "traces", "seen", "last")
+    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials")
 
     def __init__(self, ref: weakref.ref, code: _Code) -> None:
         self.ref, self.code, self.calls, self.traces, self.seen = ref, code, 0, 0, 0
+        self.trials = 0  # traces made because a new model, layer, optimizer or tf.Module was passed
         self.last: Optional[dict[str, Leaf]] = None
 
 
@@ -544,6 +551,8 @@ class TraceGuard:
             else:
                 changes = []
             record.traces += traced
+            if changes and all(change.kind == "new_model" for change in changes):
+                record.trials += traced  # a new trial's model: its first trace is needed, not a retrace
             code.traces += traced
             code.max_object_traces = max(code.max_object_traces, record.traces)
             site = code.sites.get((filename, lineno))
@@ -556,7 +565,7 @@ class TraceGuard:
             record.last = code.last = summary
             if failed or not _executing_eagerly():  # the call raised, or it traced inside another function's
                 return None  # trace (counted; the outer function is judged): never acted on
-            if record.traces > self.max_traces:
+            if record.traces - record.trials > self.max_traces:
                 verdict = "same_function"
             elif (not code.internal and not code.method and code.functions > 1 and code.traces > self.max_traces
                   and 2 * code.traces >= code.calls):

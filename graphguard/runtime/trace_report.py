@@ -159,7 +159,7 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
         elif change.kind == "dtype":
             advice[f"cast `{arg}` to one dtype before the call (tf.cast({arg}, tf.float32)), or give "
                    f"input_signature=[...] with that dtype"] = None
-        elif change.kind in ("object", "structure"):
+        elif change.kind in ("object", "structure", "new_model"):
             advice[f"pass the same Python object as `{arg}` on every call, or tensors instead of new "
                    f"Python objects (tf.function traces once per distinct Python object or structure)"] = None
     if not advice:
