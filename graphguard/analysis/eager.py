@@ -33,7 +33,7 @@ from graphguard.analysis import catalog
 from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
-from graphguard.analysis.syntax import callee_text, dotted_name, short
+from graphguard.analysis.syntax import ARRAY_FUNCTIONS, ONE_SAMPLE_FUNCTIONS, callee_text, dotted_name, one_sample, short
 
 #: Builtins whose result is a Python number when their argument is one.
 _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
@@ -42,9 +42,6 @@ _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
 _PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
 _COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
                                "steps_per_execution"})
-#: Functions that add a leading batch axis of one (``np.expand_dims(x, 0)``, ``tf.expand_dims``).
-_ONE_SAMPLE_FUNCTIONS = frozenset({"expand_dims", "atleast_2d"})
-_ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "vstack", "concatenate", "convert_to_tensor", "constant"})
 
 TRACED, SIGNED = 1, 2
 
@@ -264,48 +261,8 @@ class EagerReader:
     # ------------------------------------------------------------------ one sample
 
     def _one_sample(self, node: ast.AST) -> bool:
-        """Whether ``node`` is a batch of one: ``x[None]``, ``x[np.newaxis, ...]``, ``x[i:i+1]``,
-        ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``, ``np.array([x])``, ``[x]``, or a name bound to one."""
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            return dotted_name(node) in self._frame.samples
-        if isinstance(node, (ast.List, ast.Tuple)):
-            # ``[x]``: a batch of one; ``[image[None], boxes]``: the inputs of a multi-input model, one
-            # of them (so all) a batch of one.
-            if len(node.elts) == 1 and isinstance(node, ast.List):
-                return not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
-            return any(self._one_sample(element) for element in node.elts)
-        if isinstance(node, ast.Subscript):
-            index = node.slice
-            parts = index.elts if isinstance(index, ast.Tuple) else (index,)
-            if any(_is_new_axis(part) for part in parts):
-                return True
-            first = parts[0]
-            if (isinstance(first, ast.Slice) and isinstance(first.upper, ast.Constant) and first.upper.value == 1
-                    and (first.lower is None or isinstance(first.lower, ast.Constant) and first.lower.value == 0)):
-                return True  # ``x[:1]``, ``x[0:1]``
-            return (isinstance(first, ast.Slice) and first.lower is not None and isinstance(first.upper, ast.BinOp)
-                    and isinstance(first.upper.op, ast.Add) and isinstance(first.upper.right, ast.Constant)
-                    and first.upper.right.value == 1 and ast.dump(first.upper.left) == ast.dump(first.lower))
-        if not isinstance(node, ast.Call):
-            return False
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if name in _ONE_SAMPLE_FUNCTIONS:
-            return True
-        if name == "reshape" and node.args:
-            # ``x.reshape(1, -1)``, ``x.reshape((1, n))``, ``np.reshape(x, [1, n])``, ``tf.reshape(x, (1, -1))``
-            if isinstance(node.args[0], ast.Constant):
-                shape = ast.Tuple(elts=node.args)
-            elif len(node.args) == 1:
-                shape = node.args[0]
-            else:
-                shape = node.args[1]
-            if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts:
-                first = shape.elts[0]
-                return isinstance(first, ast.Constant) and first.value == 1
-            return False
-        if name in _ARRAY_FUNCTIONS and node.args:
-            return isinstance(node.args[0], ast.List) and self._one_sample(node.args[0])
-        return False
+        """Whether ``node`` is a batch of one (:func:`syntax.one_sample`), or a name bound to one here."""
+        return one_sample(node, self._frame.samples.__contains__)
 
     # ------------------------------------------------------------------ calls
 
@@ -574,7 +531,7 @@ def _maybe_number_or_sample_call(node: ast.Call) -> bool:
     """Whether call ``node`` may give a Python number or a batch of one (by the function's last name)."""
     func = node.func
     name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
-    return name in _NUMBER_FUNCTIONS or name in _ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in _ARRAY_FUNCTIONS
+    return name in _NUMBER_FUNCTIONS or name in ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in ARRAY_FUNCTIONS
 
 
 #: Argument node types that may be a batch of one (:meth:`EagerReader._one_sample`).
@@ -586,8 +543,3 @@ def _in_init(name: str) -> bool:
     return name.endswith("__init__")
 
 
-def _is_new_axis(node: ast.AST) -> bool:
-    """``None`` or ``np.newaxis`` in a subscript: a new axis of length one."""
-    if isinstance(node, ast.Constant):
-        return node.value is None
-    return isinstance(node, ast.Attribute) and node.attr == "newaxis"

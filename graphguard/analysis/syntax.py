@@ -159,3 +159,55 @@ def rebound_definitions(body: list) -> frozenset:
         for field_name in ("body", "orelse", "finalbody", "handlers"):
             stack.extend(getattr(statement, field_name, ()) or ())
     return frozenset(names & defined)
+
+
+#: Functions that add a leading batch axis of one (``np.expand_dims(x, 0)``, ``tf.expand_dims``).
+ONE_SAMPLE_FUNCTIONS = frozenset({"expand_dims", "atleast_2d"})
+#: Functions that make an array of their first argument (``np.array([x])``: a batch of one).
+ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "vstack", "concatenate", "convert_to_tensor", "constant"})
+
+
+def one_sample(node: ast.AST, bound=None, lists: bool = True) -> bool:
+    """Whether ``node`` is written as a batch of one: ``x[None]``, ``x[np.newaxis, ...]``, ``x[i:i+1]``,
+    ``x[:1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)`` (method or ``np.reshape``/``tf.reshape``),
+    ``np.array([x])``; with ``lists``, also ``[x]`` and a list or tuple of inputs one of which is
+    (a multi-input model's inputs). ``bound(dotted)`` says whether a name holds one (None: never)."""
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return bound is not None and bound(dotted_name(node))
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not lists:
+            return False
+        if len(node.elts) == 1 and isinstance(node, ast.List):
+            return not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
+        return any(one_sample(element, bound, lists) for element in node.elts)
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else (index,)
+        if any(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Attribute) and p.attr == "newaxis"
+               for p in parts):
+            return True
+        first = parts[0]
+        if not isinstance(first, ast.Slice):
+            return False
+        if (isinstance(first.upper, ast.Constant) and first.upper.value == 1
+                and (first.lower is None or isinstance(first.lower, ast.Constant) and first.lower.value == 0)):
+            return True  # ``x[:1]``, ``x[0:1]``
+        return (first.lower is not None and isinstance(first.upper, ast.BinOp) and isinstance(first.upper.op, ast.Add)
+                and isinstance(first.upper.right, ast.Constant) and first.upper.right.value == 1
+                and ast.dump(first.upper.left) == ast.dump(first.lower))  # ``x[i:i+1]``
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    if name in ONE_SAMPLE_FUNCTIONS:
+        return True
+    if name == "reshape" and node.args:
+        if isinstance(node.args[0], ast.Constant):
+            shape = ast.Tuple(elts=node.args)  # ``x.reshape(1, -1)``
+        else:
+            shape = node.args[0] if len(node.args) == 1 else node.args[1]
+        return (isinstance(shape, (ast.Tuple, ast.List)) and bool(shape.elts) and isinstance(shape.elts[0], ast.Constant)
+                and shape.elts[0].value == 1)
+    if name in ARRAY_FUNCTIONS and node.args and isinstance(node.args[0], ast.List):
+        return len(node.args[0].elts) == 1 and not isinstance(node.args[0].elts[0], (ast.List, ast.Tuple, ast.Starred))
+    return False
+

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from graphguard.analysis import syntax
 from graphguard.fix.edits import SAFE, UNSAFE, Edit, Fix
 
 _DROPPED_ALWAYS = frozenset({"verbose"})
@@ -27,33 +28,9 @@ _DROPPED_FOR_ONE = frozenset({"verbose", "batch_size"})
 
 
 def one_sample(node: ast.AST) -> bool:
-    """Whether ``node`` is written as a batch of one (the forms of the module docstring)."""
-    if isinstance(node, ast.Subscript):
-        index = node.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else (index,)
-        if any(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Attribute) and p.attr == "newaxis"
-               for p in parts):
-            return True
-        first = parts[0]
-        if (isinstance(first, ast.Slice) and isinstance(first.upper, ast.Constant) and first.upper.value == 1
-                and (first.lower is None or isinstance(first.lower, ast.Constant) and first.lower.value == 0)):
-            return True  # ``x[:1]``, ``x[0:1]``
-        return (isinstance(first, ast.Slice) and first.lower is not None and isinstance(first.upper, ast.BinOp)
-                and isinstance(first.upper.op, ast.Add) and isinstance(first.upper.right, ast.Constant)
-                and first.upper.right.value == 1 and ast.dump(first.upper.left) == ast.dump(first.lower))
-    if not isinstance(node, ast.Call):
-        return False
-    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-    if name in ("expand_dims", "atleast_2d"):
-        return True
-    if name == "reshape" and node.args:
-        shape = ast.Tuple(elts=node.args) if isinstance(node.args[0], ast.Constant) else (
-            node.args[0] if len(node.args) == 1 else node.args[1])
-        return (isinstance(shape, (ast.Tuple, ast.List)) and bool(shape.elts) and isinstance(shape.elts[0], ast.Constant)
-                and shape.elts[0].value == 1)
-    if name in ("array", "asarray") and len(node.args) == 1 and isinstance(node.args[0], ast.List):
-        return len(node.args[0].elts) == 1 and not isinstance(node.args[0].elts[0], (ast.List, ast.Tuple, ast.Starred))
-    return False
+    """Whether ``node`` is written as a batch of one, in the forms that mean one array to both
+    ``predict`` and ``predict_on_batch`` (not a bare list: :func:`graphguard.analysis.syntax.one_sample`)."""
+    return syntax.one_sample(node, lists=False)
 
 
 def propose_predict_on_batch(file, row: int, column: int, through: bool) -> Optional[Fix]:
