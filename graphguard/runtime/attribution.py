@@ -2,11 +2,18 @@
 
 TF's ``traceback.get_user_frames()`` treats any path containing ``keras`` or ``test.py`` as user code
 and ``last_user_frame()`` returns an internal frame in TF 2.21, so graphguard filters frames itself:
-a frame is internal if it lives in the installed ``tensorflow`` / ``keras`` / ``tf_keras`` /
-``tensorflow_estimator`` packages, in graphguard's runtime package (this folder), or in the Python
-standard library (``contextlib``, ``runpy`` and friends sit between TF API layers and around scripts
+a frame is internal if it lives in the installed TensorFlow or Keras distributions (``tensorflow``,
+``keras``, ``tf_keras``, ``tensorboard``, ``tensorflow_estimator`` ...), in graphguard's runtime package
+(this folder), or in the Python standard library (``contextlib``, ``runpy`` and friends sit between TF API layers and around scripts
 run by ``graphguard run``). Only ``graphguard/runtime`` is skipped, not all of graphguard, so code in
 graphguard's own demo is attributed normally.
+
+The packages are located through the installed distributions (``importlib.metadata``: each one's
+``top_level.txt`` or file list, resolved in its own ``site-packages``), and through the path finder
+for a package installed without metadata, never through the module objects: a script that replaces
+``sys.modules["tensorflow"]`` with ``tensorflow.compat.v1`` (a common way to run TF1-era code) makes
+``importlib.util.find_spec("tensorflow")`` answer with ``tensorflow/_api/v2/compat/v1``, and every
+op would then be attributed to TensorFlow's own ``ops.py``.
 
 The call on the line (``SourceLine.call``) is found by parsing the line's source with :mod:`ast` and
 matching its calls, outermost first, against the names of the TensorFlow functions the op's stack
@@ -20,7 +27,8 @@ Nothing here imports TensorFlow.
 from __future__ import annotations
 
 import ast
-import importlib.util
+import importlib.machinery
+import importlib.metadata
 import linecache
 import os
 import sysconfig
@@ -42,16 +50,50 @@ def _norm(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+# Distributions whose frames are TensorFlow's or Keras's, whatever module object a script imported them
+# as; then top-level package names, for a package installed without metadata (a source checkout).
+_DISTRIBUTIONS = (
+    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tf-nightly",
+    "tf-nightly-cpu", "keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard",
+    "tensorflow-estimator", "tensorflow-io-gcs-filesystem",
+)
+_PACKAGES = ("tensorflow", "keras", "tf_keras", "tensorflow_estimator", "tensorflow_core", "tensorboard")
+
+
+def _distribution_dirs(name: str) -> list[str]:
+    """The folders of the top-level packages installed by distribution ``name`` (none if missing)."""
+    try:
+        dist = importlib.metadata.distribution(name)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return []
+    tops = (dist.read_text("top_level.txt") or "").split()
+    if not tops:  # no top_level.txt (wheels built by other tools): the first part of each file
+        tops = sorted({f.parts[0] for f in dist.files or () if f.parts and f.parts[0] != ".."
+                       and not f.parts[0].endswith((".dist-info", ".egg-info", ".data"))})
+    found = []
+    for top in tops:
+        path = str(dist.locate_file(top))
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+
+
+def _package_dirs(name: str) -> list[str]:
+    """``name``'s folders as the path finder sees them on ``sys.path``: never from ``sys.modules``."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    return list(spec.submodule_search_locations or []) if spec is not None else []
+
+
 def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(internal package dirs, stdlib dirs, site-packages dirs), each a tuple of normalized prefixes."""
     pkgs: list[str] = [os.path.dirname(os.path.abspath(__file__))]
-    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator", "tensorflow_core"):
-        try:
-            spec = importlib.util.find_spec(name)  # top-level lookup only: does not import the package
-        except (ImportError, ValueError):
-            spec = None
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            pkgs.append(loc)
+    for dist in _DISTRIBUTIONS:
+        pkgs.extend(_distribution_dirs(dist))
+    for name in _PACKAGES:
+        pkgs.extend(_package_dirs(name))
     paths = sysconfig.get_paths()
     stdlib = [paths.get("stdlib"), paths.get("platstdlib")]
     site_dirs = [paths.get("purelib"), paths.get("platlib")]
