@@ -130,6 +130,20 @@ def _classify(filename: str) -> bool:
     return path.startswith(stdlib) and not path.startswith(site_dirs)
 
 
+_LIBRARY: dict[str, bool] = {}
+
+
+def is_library(filename: str) -> bool:
+    """True if ``filename`` is not the user's own code: :func:`is_internal`, or an installed package
+    (a ``site-packages`` or ``dist-packages`` folder, in any environment). ``graphguard run --tf1``
+    gives ``tensorflow.compat.v1`` only to imports made by the rest."""
+    verdict = _LIBRARY.get(filename)
+    if verdict is None:
+        parts = set(os.path.normcase(os.path.abspath(filename)).split(os.sep)) if not filename.startswith("<") else set()
+        verdict = _LIBRARY[filename] = is_internal(filename) or bool(parts & {"site-packages", "dist-packages"})
+    return verdict
+
+
 class PyFrame:
     """A live frame (or a traceback entry) seen through TF's frame names: filename, lineno, name."""
 

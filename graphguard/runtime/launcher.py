@@ -31,6 +31,10 @@ the script's own ``import tensorflow`` (or ``import keras``) has finished, throu
 the calling line, what changed and the fix) is printed after the session reports, only if the script
 called a ``tf.function``: a TF1 script's output is unchanged.
 
+TF1-era scripts (``--tf1``): ``import tensorflow as tf`` inside the script gives
+``tensorflow.compat.v1`` with v2 behaviour disabled, and Keras 2 (``tf_keras``) backs ``tf.layers``
+when it is installed; see :mod:`graphguard.runtime.tf1`.
+
 Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
 ``python``); otherwise 1 if any guarded session grew or a ``tf.function`` kept retracing (or a guard
 stopped the script), else 0. A missing script is a one-line error and status 2.
@@ -216,6 +220,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--on-retrace", choices=("raise", "warn"), default="raise",
                         help="TF 2: raise (default): stop the script at the call that traced past --max-traces; "
                         "warn: keep running")
+    parser.add_argument("--tf1", action="store_true",
+                        help="run a TF1-era script unchanged on TF 2: `import tensorflow as tf` in the script gives "
+                        "tensorflow.compat.v1 with v2 behaviour disabled (tf.layers needs the tf_keras package)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return parser
@@ -282,6 +289,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     script = os.path.abspath(args.script)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    shim = _tf1_shim(script) if args.tf1 else None
     sys.argv = [args.script, *args.args]
     if sys.path:
         sys.path[0] = os.path.dirname(script)
@@ -305,9 +313,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BaseException as error:  # the script's own failure: print it as python would
         stopped_by_guard = isinstance(error, _STOPPING_ERRORS)
         _print_script_error(error, script)
+        hint = shim and _tf1_explain(error)
+        if hint:
+            print(hint, file=sys.stderr)
         status = 1
     finally:
         sys.stdout.flush()
+        if shim is not None:
+            shim.uninstall()
         sys.argv = saved_argv
         if saved_path0 is not None and sys.path:
             sys.path[0] = saved_path0
@@ -325,6 +338,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if status == EXIT_CLEAN and (grew or retraced):
         return EXIT_GROWTH
     return status
+
+
+def _tf1_shim(script: str) -> Any:
+    """``--tf1``: the import hook of :mod:`graphguard.runtime.tf1`, installed, and its hint printed."""
+    from graphguard.runtime.tf1 import Tf1Shim
+
+    shim = Tf1Shim(script)
+    hint = shim.hint()
+    if hint:
+        print(hint, file=sys.stderr)
+    shim.install()
+    return shim
+
+
+def _tf1_explain(error: BaseException) -> Optional[str]:
+    from graphguard.runtime.tf1 import explain
+
+    return explain(error)
 
 
 def _exit_status(code: Any) -> int:
