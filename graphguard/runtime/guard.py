@@ -27,6 +27,11 @@ do not want to edit (:mod:`graphguard.runtime.launcher`).
 
 This module imports neither TensorFlow nor psutil at import time: it works on the session and graph
 objects it is given, and imports psutil lazily (RSS is ``None`` without it).
+
+Layout: this module is the session wrapper, its modes, step time, RSS and stopping;
+:mod:`~graphguard.runtime.growth` classifies new ops (per step, per session, bursts);
+:mod:`~graphguard.runtime.interception` replaces TensorFlow's finalization check on the guarded graph;
+:mod:`~graphguard.runtime.errors` holds the errors and warnings (re-exported here).
 """
 
 from __future__ import annotations
@@ -38,27 +43,28 @@ import statistics
 import sys
 import threading
 import time
-import warnings
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import (
-    first_location,
-    growth_groups,
-    live_frames,
-    source_line,
-    traceback_frames,
-    user_origin,
+from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin
+from graphguard.runtime.errors import (
+    GraphGrowthError,
+    GraphGrowthWarning,
+    RssGrowthError,
+    SlowdownWarning,
+    finalized_error,
+    warn_at,
 )
+from graphguard.runtime.growth import GrowthAccounting, Pattern
+from graphguard.runtime.interception import TF_CHANGERS, refused_change
+from graphguard.runtime.interception import Interceptor as _Interceptor  # tests patch guard._Interceptor
 from graphguard.runtime.report import (
     GuardReport,
     GuardStats,
     Growth,
     OpGroup,
     Slowdown,
-    SourceLine,
     StepSeconds,
     bytes_text,
-    where,
 )
 
 __all__ = [
@@ -70,14 +76,6 @@ __all__ = [
 ]
 
 _FINALIZED_MESSAGE = "Graph is finalized and cannot be modified."
-_WHY = (
-    "Every op added inside the loop that calls sess.run is copied into the session again on the next "
-    "run, so each step gets slower and memory keeps growing."
-)
-_FIX = (
-    "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
-    "step through a tf.compat.v1.placeholder and feed_dict."
-)
 
 # The clock around Session.run (seconds). Tests replace it to drive the slowdown detector.
 _clock = time.perf_counter
@@ -98,221 +96,6 @@ _STEP_WINDOW = 1000
 # further warning needs another factor (3x, 9x, 27x with the default 3.0).
 _SLOW_WINDOW = 20
 _SLOW_MIN_SECONDS = 1e-3
-# Distinct growth patterns kept in the report; further ones are only counted.
-_MAX_PATTERNS = 50
-
-
-class GraphGrowthError(RuntimeError):
-    """An op was added to a guarded graph after guarding started (or after the warm-up steps).
-
-    A subclass of ``RuntimeError``, so code that caught TensorFlow's own
-    ``RuntimeError("Graph is finalized and cannot be modified.")`` still catches it.
-
-    Attributes (data, also spelled out in the message):
-        op_type: TensorFlow op type (``Operation.type``), e.g. ``"Mean"``; in count mode the type of
-            the first new op. ``None`` when the change was not an op (a collection or a function).
-        filename: absolute path of the user source file that added it, or ``None`` if every frame
-            was inside TensorFlow, Keras or graphguard.
-        lineno: line number in ``filename`` (1-based), or ``None``.
-        step: number of guarded ``run`` calls that had completed when the op was added.
-        ops_added: count mode only: how many ops the graph grew by (``Graph.version`` delta);
-            ``None`` in finalize mode, where the op was refused and nothing was added.
-        growth: the :class:`~graphguard.runtime.report.Growth` of this event (``None`` if raised
-            by the ``with``-block fallback).
-        earlier: count mode: the earlier growth events held as one-offs until this one made the
-            growth sustained (``min_growth_steps``), oldest first; their lines are in the message.
-        report: the guard's full :class:`~graphguard.runtime.report.GuardReport` when it stopped.
-        checkpoint: path prefix of the checkpoint saved before raising (``saver=`` and
-            ``checkpoint_path=``), or ``None``.
-    """
-
-    # Shown in tracebacks as graphguard.GraphGrowthError, the name users import it by.
-    __module__ = "graphguard"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        op_type: Optional[str] = None,
-        filename: Optional[str] = None,
-        lineno: Optional[int] = None,
-        step: int = 0,
-        ops_added: Optional[int] = None,
-        growth: Optional[Growth] = None,
-        earlier: tuple[Growth, ...] = (),
-    ) -> None:
-        super().__init__(message)
-        self.op_type = op_type
-        self.filename = filename
-        self.lineno = lineno
-        self.step = step
-        self.ops_added = ops_added
-        self.growth = growth
-        self.earlier = earlier
-        self.report: Optional[GuardReport] = None
-        self.checkpoint: Optional[str] = None
-
-
-class RssGrowthError(RuntimeError):
-    """The process RSS grew by more than ``max_rss_growth`` bytes since the warm-up steps.
-
-    Attributes:
-        step: guarded runs completed at the sample that crossed the limit.
-        rss_bytes: RSS at that sample (bytes).
-        rss_growth_bytes: growth since the baseline sample taken after warm-up (bytes).
-        limit_bytes: the guard's ``max_rss_growth`` (bytes).
-        report: the guard's :class:`~graphguard.runtime.report.GuardReport` when it stopped.
-        checkpoint: path prefix of the checkpoint saved before raising, or ``None``.
-    """
-
-    __module__ = "graphguard.runtime"  # importable from there
-
-    def __init__(self, message: str, *, step: int, rss_bytes: int, rss_growth_bytes: int, limit_bytes: int) -> None:
-        super().__init__(message)
-        self.step = step
-        self.rss_bytes = rss_bytes
-        self.rss_growth_bytes = rss_growth_bytes
-        self.limit_bytes = limit_bytes
-        self.report: Optional[GuardReport] = None
-        self.checkpoint: Optional[str] = None
-
-
-class GraphGrowthWarning(RuntimeWarning):
-    """``on_growth="warn"``: ops were added after warm-up; the run goes on. Once per creating line."""
-
-    __module__ = "graphguard.runtime"  # importable from there
-
-
-class SlowdownWarning(RuntimeWarning):
-    """Step time rose and stayed up: the median of the latest 20 steps is ``slowdown_factor`` times
-    (default 3x) the median of the 20 steps just after warm-up, and at least 1 ms more. Issued again
-    at each further factor (9x, 27x). The message gives both medians, their steps, the graph's
-    growth and the RSS growth over the same span; it fires with or without graph growth (memory
-    pressure and swapping slow steps too). Turn it into an error with
-    ``warnings.simplefilter("error", graphguard.runtime.SlowdownWarning)``.
-    """
-
-    __module__ = "graphguard.runtime"  # importable from there
-
-
-# ---------------------------------------------------------------------------------------------------
-# Finalize-mode interception
-#
-# TF checks finalization in Graph._check_not_finalized(), called first thing (before any lock) by
-# _create_op_internal (every op built through op_def_library / create_op), _create_op_from_tf_operation
-# and _add_new_tf_operations (while_loop, import_graph_def), add_to_collection(s), clear_collection and
-# _add_function / _remove_function. tf.Graph subclasses the pybind PyGraph, which accepts instance
-# attributes, and _check_not_finalized is a plain method (a non-data descriptor), so an instance
-# attribute of that name shadows it for that one graph object only: no class-wide monkeypatch, no
-# effect on other graphs or threads using other graphs, and `del` restores TF's method. The override
-# keeps TF's semantics (it raises only when graph.finalized is true) and raises GraphGrowthError, a
-# RuntimeError subclass, at creation time, from the user's own call, with or without a `with` block.
-# The op type comes from the caller's locals (op_type in _create_op_internal, the C op otherwise).
-# Limits: it relies on private names (_check_not_finalized, _create_op_internal); if a future TF
-# refuses the instance attribute, install fails quietly and GraphGuard.__exit__ converts TF's plain
-# RuntimeError instead (after the fact, and only inside a `with` block).
-
-_CHECK_NAME = "_check_not_finalized"
-
-_TF_CHANGERS = frozenset({
-    "_create_op_internal", "_create_op_from_tf_operation", "_add_new_tf_operations",
-    "add_to_collection", "add_to_collections", "clear_collection", "_add_function", "_remove_function",
-})
-
-
-class _Interceptor:
-    """Stands in for ``Graph._check_not_finalized`` on one graph object.
-
-    TensorFlow calls that method before every change to the graph (every new op, collection change,
-    library function). On a finalized graph the stand-in calls ``monitor._refuse(frame)``, which
-    raises; otherwise it sets ``monitor._changed``, so the per-run path tests a Python attribute
-    instead of reading ``Graph.version`` through pybind on every run. Another guard's stand-in on the
-    same graph (installed earlier) is called too.
-    """
-
-    def __init__(self, graph: Any, monitor: "_Monitor") -> None:
-        self._graph = graph
-        self._monitor = monitor
-        self._previous: Any = None
-        self.installed = False
-
-    def install(self) -> bool:
-        graph = self._graph
-        current = getattr(graph, _CHECK_NAME, None)
-        # An instance attribute already there (another guard on the same graph) is put back later.
-        own = getattr(type(graph), _CHECK_NAME, None)
-        self._previous = None if getattr(current, "__func__", None) is own else current
-        try:
-            setattr(graph, _CHECK_NAME, self._check)
-        except (AttributeError, TypeError):
-            return False
-        self.installed = getattr(graph, _CHECK_NAME, None) == self._check
-        return self.installed
-
-    def remove(self) -> None:
-        if not self.installed:
-            return
-        self.installed = False
-        graph = self._graph
-        if getattr(graph, _CHECK_NAME, None) == self._check:
-            if self._previous is not None:
-                setattr(graph, _CHECK_NAME, self._previous)
-            else:
-                delattr(graph, _CHECK_NAME)
-
-    def _check(self) -> None:
-        # TF's condition, a clearer error: called on every op creation, so the common case is short.
-        if self.installed:  # once removed, a stand-in still chained by a later guard only passes on
-            if self._graph.finalized:
-                self._monitor._refuse(sys._getframe(1))
-            self._monitor._changed = True
-        if self._previous is not None:
-            self._previous()
-
-
-def _refused_change(frame: Any) -> tuple[Optional[str], str]:
-    """(op_type, description) of what the TF method in ``frame`` was about to add."""
-    name = frame.f_code.co_name
-    local = frame.f_locals
-    if name == "_create_op_internal":
-        op_type = str(local.get("op_type"))
-        return op_type, f"add a new {op_type!r} op"
-    if name == "_create_op_from_tf_operation":
-        try:
-            from tensorflow.python.client import pywrap_tf_session  # lazy: only on the error path
-
-            op_type = pywrap_tf_session.TF_OperationOpType(local["c_op"])
-            return op_type, f"add a new {op_type!r} op"
-        except Exception:
-            return None, "add new ops"
-    if name in ("add_to_collection", "add_to_collections", "clear_collection"):
-        return None, f"change graph collection {local.get('name', local.get('names'))!r}"
-    if name in ("_add_function", "_remove_function"):
-        fn_name = getattr(local.get("function"), "name", local.get("name"))
-        if isinstance(fn_name, bytes):
-            fn_name = fn_name.decode("utf-8", "replace")
-        verb = "add" if name == "_add_function" else "remove"
-        return None, f"{verb} library function {fn_name!r}"
-    if name == "_add_new_tf_operations":
-        return None, "add new ops"
-    return None, "modify the graph"
-
-
-def _finalized_error(
-    op_type: Optional[str], what: str, line: SourceLine, step: int, finalized_by: str, growth: Optional[Growth]
-) -> GraphGrowthError:
-    text = f"  {where(line.filename, line.lineno)}"
-    if line.text:
-        text += f": {line.text}"
-    message = (
-        f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), at {line}\n"
-        f"{text}\n"
-        f"The graph was finalized {finalized_by}, so nothing was added. {_WHY}\n"
-        f"{_fix_text((growth,)) if growth is not None and growth.groups else _FIX}"
-    )
-    return GraphGrowthError(
-        message, op_type=op_type, filename=line.filename, lineno=line.lineno, step=step, growth=growth
-    )
 
 
 #: What :class:`GraphGuard` and :class:`~graphguard.runtime.GraphGuardHook` pass on to
@@ -324,18 +107,6 @@ SETUP_OPTIONS = ("warmup_steps", "max_new_ops_per_step", "min_growth_steps", "on
 def setup_options(arguments: dict) -> dict:
     """The guard options among a constructor's ``locals()`` (:data:`SETUP_OPTIONS`)."""
     return {name: arguments[name] for name in SETUP_OPTIONS}
-
-
-def _fix_text(growths: tuple) -> str:
-    """``Fix:`` and one line per creating line, with the linter's advice for what it builds."""
-    from graphguard.runtime.fixes import fix_lines
-
-    return "Fix:\n" + fix_lines((g for growth in growths for g in growth.groups), label="")
-
-
-def _warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:
-    """A warning shown at the user's ``file:line`` (not at graphguard's own frame)."""
-    warnings.warn_explicit(message, category, filename or "<graphguard>", lineno or 0)
 
 
 def _raw_session(sess: Any) -> Any:
@@ -363,26 +134,10 @@ def _psutil_process() -> Any:
 # ---------------------------------------------------------------------------------------------------
 
 
-class _Pattern:
-    """A growth pattern being accumulated (frozen into a :class:`Growth` for the report)."""
-
-    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused")
-
-    def __init__(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> None:
-        self.first_step = self.last_step = step
-        self.steps = 1
-        self.ops_per_step = ops
-        self.groups = groups
-        self.refused = refused
-
-    def freeze(self) -> Growth:
-        return Growth(self.first_step, self.last_step, self.steps, self.ops_per_step, self.groups, self.refused)
-
-
 OnGrowth = Union[str, Callable[[GuardReport], Any]]
 
 
-class _Monitor:
+class _Monitor(GrowthAccounting):
     """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
 
     Thread safety: steps are counted with an ``itertools.count`` (``next()`` is atomic in CPython);
@@ -454,7 +209,7 @@ class _Monitor:
         self._final_version: Optional[int] = None
         self._warmup_ops = 0
         self._tolerated_ops = 0
-        self._patterns: dict[tuple, _Pattern] = {}
+        self._patterns: dict[tuple, Pattern] = {}
         self._other_growth_ops = 0
         # Count mode: growth events held as one-offs until growth is seen on min_growth_steps steps.
         self._one_offs: list[Growth] = []
@@ -527,7 +282,7 @@ class _Monitor:
                 slowdown = self._check_slowdown(steps)
         if slowdown is not None:
             filename, lineno, _ = user_origin(live_frames(sys._getframe(1)))
-            _warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
+            warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
         if stop is not None:
             raise self._stop(stop)
 
@@ -607,102 +362,9 @@ class _Monitor:
             text += " Without graph growth, look at memory (RSS, swapping), the input pipeline, or other processes."
         return text
 
-    # -- growth -----------------------------------------------------------------------------------
-
-    def _on_version_change(self) -> None:
-        """The graph may have changed since the last guarded run: classify, record, act."""
-        with self._lock:
-            self._changed = False
-            version = self._graph.version
-            seen = self._seen_version
-            if version == seen:  # another thread handled it
-                return
-            self._seen_version = version
-            added = version - seen
-            steps = self._steps
-            if steps < self._warmup_steps:
-                self._warmup_ops += added
-                return
-            if added <= self._max_new:
-                self._tolerated_ops += added
-                return
-            ops = self._graph.operations  # TF's internal list (TF-FACTS): read, never mutate
-            if not isinstance(ops, list):
-                ops = self._graph.get_operations()
-            new_ops = ops[seen:version] if len(ops) >= version else ops[-added:]
-            groups = growth_groups(new_ops)
-            lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
-            sustained = False
-            for key in lines:
-                seen_steps = self._line_steps.setdefault(key, [0, None])
-                if seen_steps[1] != steps:
-                    seen_steps[0] += 1
-                    seen_steps[1] = steps
-                sustained = sustained or seen_steps[0] >= self._min_growth_steps
-            if not sustained:
-                # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
-                # loop. Kept for the report; it becomes growth if growth comes again at a later step.
-                if len(self._one_offs) < _MAX_PATTERNS:
-                    self._one_offs.append(Growth(steps, steps, 1, added, groups, None))
-                self._one_off_ops += added
-                return
-            # Held events from the same lines are part of this growth now; others stay one-offs.
-            earlier = tuple(
-                e for e in self._one_offs if any((l.filename, l.lineno) in lines for g in e.groups for l in g.lines)
-            )
-            for event in earlier:
-                self._record(event.first_step, event.ops_per_step, event.groups, None)
-                self._one_off_ops -= event.ops_per_step
-            self._one_offs = [e for e in self._one_offs if e not in earlier]
-            growth = self._record(steps, added, groups, None)
-        message = f"{growth}\n{growth.source_lines()}\n"
-        if earlier:
-            message += (
-                f"Growth also at earlier step{'s' if len(earlier) > 1 else ''} (held as a one-off until growth "
-                f"came again; min_growth_steps={self._min_growth_steps}):\n"
-                + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
-            )
-        message += f"{_WHY}\n{_fix_text(earlier + (growth,))}"
-        on_growth = self._on_growth
-        if on_growth == "warn":
-            lines = {(line.filename, line.lineno) for e in earlier + (growth,) for g in e.groups for line in g.lines}
-            if not lines <= self._warned:
-                self._warned |= lines
-                _warn_at(message, GraphGrowthWarning, *first_location(groups))
-            return
-        if callable(on_growth):
-            on_growth(self.report())
-            return
-        filename, lineno = first_location(groups)
-        raise self._stop(
-            GraphGrowthError(
-                message,
-                op_type=new_ops[0].type if new_ops else None,
-                filename=filename,
-                lineno=lineno,
-                step=steps,
-                ops_added=added,
-                growth=growth,
-                earlier=earlier,
-            )
-        )
-
-    def _record(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> Growth:
-        """Add one growth event to its pattern (call with the lock held); returns the event alone."""
-        key = (ops, refused, groups)
-        pattern = self._patterns.get(key)
-        if pattern is not None:
-            pattern.last_step = step
-            pattern.steps += 1
-        elif len(self._patterns) < _MAX_PATTERNS:
-            self._patterns[key] = _Pattern(step, ops, groups, refused)
-        else:
-            self._other_growth_ops += ops
-        return Growth(step, step, 1, ops, groups, refused)
-
     def _refuse(self, caller: Any) -> None:
         """The graph is finalized and TF is about to change it (``caller`` is TF's frame): raise."""
-        op_type, what = _refused_change(caller)
+        op_type, what = refused_change(caller)
         filename, lineno, called = user_origin(live_frames(caller))
         line = source_line(filename, lineno, called)
         group = OpGroup(((op_type, 1),) if op_type else (), (line,))
@@ -710,7 +372,7 @@ class _Monitor:
             steps = self._steps
             self._record(steps, 0, (group,), what)
         growth = Growth(steps, steps, 1, 0, (group,), what)
-        error = _finalized_error(op_type, what, line, steps, self._finalized_by(), growth)
+        error = finalized_error(op_type, what, line, steps, self._finalized_by(), growth)
         if callable(self._on_growth):
             self._on_growth(self.report())
         raise self._stop(error)
@@ -1022,13 +684,13 @@ class GraphGuard:
             op_type, what = None, "add a new op"
             frame_tb = tb
             while frame_tb is not None:  # TF may have filtered its own frames out of the traceback
-                if frame_tb.tb_frame.f_code.co_name in _TF_CHANGERS:
-                    op_type, what = _refused_change(frame_tb.tb_frame)
+                if frame_tb.tb_frame.f_code.co_name in TF_CHANGERS:
+                    op_type, what = refused_change(frame_tb.tb_frame)
                 frame_tb = frame_tb.tb_next
             filename, lineno, called = user_origin(traceback_frames(tb))
             line = source_line(filename, lineno, called)
             core = self._core
-            raise _finalized_error(op_type, what, line, core._steps, core._finalized_by(), None) from exc
+            raise finalized_error(op_type, what, line, core._steps, core._finalized_by(), None) from exc
         return None
 
     # -- delegation -----------------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""The runtime guard's errors and warnings, and the text they share (why growth hurts, the fix).
+
+Kept apart from :mod:`graphguard.runtime.guard` (the session wrapper and its modes) and
+:mod:`graphguard.runtime.growth` (the accounting of new ops), which both raise them. The classes are
+public as ``graphguard.GraphGrowthError`` and ``graphguard.runtime.RssGrowthError``,
+``GraphGrowthWarning``, ``SlowdownWarning``. Imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+from graphguard.runtime.report import GuardReport, Growth, SourceLine, where
+
+__all__ = ["GraphGrowthError", "GraphGrowthWarning", "RssGrowthError", "SlowdownWarning"]
+
+WHY = (
+    "Every op added inside the loop that calls sess.run is copied into the session again on the next "
+    "run, so each step gets slower and memory keeps growing."
+)
+FIX = (
+    "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
+    "step through a tf.compat.v1.placeholder and feed_dict."
+)
+
+
+class GraphGrowthError(RuntimeError):
+    """An op was added to a guarded graph after guarding started (or after the warm-up steps).
+
+    A subclass of ``RuntimeError``, so code that caught TensorFlow's own
+    ``RuntimeError("Graph is finalized and cannot be modified.")`` still catches it.
+
+    Attributes (data, also spelled out in the message):
+        op_type: TensorFlow op type (``Operation.type``), e.g. ``"Mean"``; in count mode the type of
+            the first new op. ``None`` when the change was not an op (a collection or a function).
+        filename: absolute path of the user source file that added it, or ``None`` if every frame
+            was inside TensorFlow, Keras or graphguard.
+        lineno: line number in ``filename`` (1-based), or ``None``.
+        step: number of guarded ``run`` calls that had completed when the op was added.
+        ops_added: count mode only: how many ops the graph grew by (``Graph.version`` delta);
+            ``None`` in finalize mode, where the op was refused and nothing was added.
+        growth: the :class:`~graphguard.runtime.report.Growth` of this event (``None`` if raised
+            by the ``with``-block fallback).
+        earlier: count mode: the earlier growth events held as one-offs until this one made the
+            growth sustained (``min_growth_steps``), oldest first; their lines are in the message.
+        report: the guard's full :class:`~graphguard.runtime.report.GuardReport` when it stopped.
+        checkpoint: path prefix of the checkpoint saved before raising (``saver=`` and
+            ``checkpoint_path=``), or ``None``.
+    """
+
+    # Shown in tracebacks as graphguard.GraphGrowthError, the name users import it by.
+    __module__ = "graphguard"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        op_type: Optional[str] = None,
+        filename: Optional[str] = None,
+        lineno: Optional[int] = None,
+        step: int = 0,
+        ops_added: Optional[int] = None,
+        growth: Optional[Growth] = None,
+        earlier: tuple[Growth, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.op_type = op_type
+        self.filename = filename
+        self.lineno = lineno
+        self.step = step
+        self.ops_added = ops_added
+        self.growth = growth
+        self.earlier = earlier
+        self.report: Optional[GuardReport] = None
+        self.checkpoint: Optional[str] = None
+
+
+class RssGrowthError(RuntimeError):
+    """The process RSS grew by more than ``max_rss_growth`` bytes since the warm-up steps.
+
+    Attributes:
+        step: guarded runs completed at the sample that crossed the limit.
+        rss_bytes: RSS at that sample (bytes).
+        rss_growth_bytes: growth since the baseline sample taken after warm-up (bytes).
+        limit_bytes: the guard's ``max_rss_growth`` (bytes).
+        report: the guard's :class:`~graphguard.runtime.report.GuardReport` when it stopped.
+        checkpoint: path prefix of the checkpoint saved before raising, or ``None``.
+    """
+
+    __module__ = "graphguard.runtime"  # importable from there
+
+    def __init__(self, message: str, *, step: int, rss_bytes: int, rss_growth_bytes: int, limit_bytes: int) -> None:
+        super().__init__(message)
+        self.step = step
+        self.rss_bytes = rss_bytes
+        self.rss_growth_bytes = rss_growth_bytes
+        self.limit_bytes = limit_bytes
+        self.report: Optional[GuardReport] = None
+        self.checkpoint: Optional[str] = None
+
+
+class GraphGrowthWarning(RuntimeWarning):
+    """``on_growth="warn"``: ops were added after warm-up; the run goes on. Once per creating line."""
+
+    __module__ = "graphguard.runtime"  # importable from there
+
+
+class SlowdownWarning(RuntimeWarning):
+    """Step time rose and stayed up: the median of the latest 20 steps is ``slowdown_factor`` times
+    (default 3x) the median of the 20 steps just after warm-up, and at least 1 ms more. Issued again
+    at each further factor (9x, 27x). The message gives both medians, their steps, the graph's
+    growth and the RSS growth over the same span; it fires with or without graph growth (memory
+    pressure and swapping slow steps too). Turn it into an error with
+    ``warnings.simplefilter("error", graphguard.runtime.SlowdownWarning)``.
+    """
+
+    __module__ = "graphguard.runtime"  # importable from there
+
+
+
+def fix_text(growths: tuple) -> str:
+    """``Fix:`` and one line per creating line, with the linter's advice for what it builds."""
+    from graphguard.runtime.fixes import fix_lines
+
+    return "Fix:\n" + fix_lines((g for growth in growths for g in growth.groups), label="")
+
+
+def warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:
+    """A warning shown at the user's ``file:line`` (not at graphguard's own frame)."""
+    warnings.warn_explicit(message, category, filename or "<graphguard>", lineno or 0)
+
+
+
+def finalized_error(
+    op_type: Optional[str], what: str, line: SourceLine, step: int, finalized_by: str, growth: Optional[Growth]
+) -> GraphGrowthError:
+    text = f"  {where(line.filename, line.lineno)}"
+    if line.text:
+        text += f": {line.text}"
+    message = (
+        f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), at {line}\n"
+        f"{text}\n"
+        f"The graph was finalized {finalized_by}, so nothing was added. {WHY}\n"
+        f"{fix_text((growth,)) if growth is not None and growth.groups else FIX}"
+    )
+    return GraphGrowthError(
+        message, op_type=op_type, filename=line.filename, lineno=line.lineno, step=step, growth=growth
+    )
+
+
