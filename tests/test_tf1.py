@@ -73,3 +73,146 @@ def test_the_fixed_aliased_script_reports_nothing(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "growth" not in result.stderr.replace("no graph growth", "")
     assert result.stderr.rstrip().endswith("graphguard run: no graph growth")
+
+
+# -- part 3: graphguard run --tf1 -------------------------------------------------------------------
+
+# Written the way the TF 1.x tutorials were (hunkim/DeepLearningZeroToAll lab-02-2, MorvanZhou
+# 301_simple_regression): `import tensorflow as tf`, placeholders, a Session; the model sits in a
+# module of the user's own next to the script, which gets tensorflow.compat.v1 too.
+TUTORIAL_MODEL = """
+    import tensorflow as tf
+
+
+    def model(x):
+        w = tf.Variable(tf.random_normal([1]), name="weight")
+        b = tf.Variable(tf.random_normal([1]), name="bias")
+        return x * w + b
+"""
+
+TUTORIAL = """
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow import placeholder
+
+    from model import model
+
+    x = placeholder(tf.float32, shape=[None])
+    y = tf.placeholder(tf.float32, shape=[None])
+    hypothesis = model(x)
+    cost = tf.reduce_mean(tf.square(hypothesis - y))
+    train = tf.train.GradientDescentOptimizer(learning_rate=0.01).minimize(cost)
+    {before}
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    data = np.arange(1.0, 4.0, dtype=np.float32)
+    for step in range(8):
+        cost_val, _ = sess.run([cost, train], feed_dict={{x: data, y: data + 1.0}})
+        {inside}
+"""
+
+
+def _tutorial(tmp_path, before="", inside="pass"):
+    _write(tmp_path / "model.py", TUTORIAL_MODEL)
+    return _write(tmp_path / "lab.py", TUTORIAL.format(before=before, inside=inside))
+
+
+def test_a_tf1_era_tutorial_fails_on_tf2_without_tf1(tmp_path):
+    result = graphguard("run", str(_tutorial(tmp_path)), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "ImportError: cannot import name 'placeholder' from 'tensorflow'" in result.stderr
+
+
+def test_tf1_runs_a_tf1_era_tutorial_and_names_the_leaking_line(tmp_path):
+    script = _tutorial(tmp_path, inside="accuracy = tf.reduce_mean(tf.abs(hypothesis - y))  # built per step")
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr[-3000:]
+    growth = _growth(result.stderr)
+    assert re.search(r": Sub, Abs, Const, Mean at lab\.py:18 \(tf\.reduce_mean\)$", growth), growth
+    assert "stopped by GraphGrowthError" in result.stderr
+    assert result.stderr.rstrip().endswith("graphguard run: graph growth found")
+
+
+def test_tf1_runs_the_fixed_tutorial_to_the_end_and_reports_nothing(tmp_path):
+    script = _tutorial(tmp_path, before="accuracy = tf.reduce_mean(tf.abs(hypothesis - y))",
+                       inside="print(step, cost_val, sess.run(accuracy, feed_dict={x: data, y: data + 1.0}))")
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-1].startswith("7 ")
+    assert "growth:" not in result.stderr and "one-off" not in result.stderr
+    assert result.stderr.rstrip().endswith("graphguard run: no graph growth")
+
+
+def test_tf1_tf_layers_run_on_keras_2_and_their_ops_are_the_scripts(tmp_path):
+    pytest.importorskip("tf_keras")  # tf.layers needs Keras 2 on TF >= 2.16; CI's .[test] may not have it
+    script = _write(tmp_path / "layers.py", """
+        import numpy as np
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [None, 4])
+        hidden = tf.layers.dense(x, 8, activation=tf.nn.relu)
+        out = tf.layers.dense(hidden, 1, name="head")
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        for step in range(6):
+            out = tf.layers.dense(hidden, 1, name="head", reuse=True)  # rebuilt per step on the same weights
+            sess.run(out, {x: np.ones((2, 4), np.float32)})
+    """)
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr[-3000:]
+    growth = _growth(result.stderr)
+    assert re.search(r" at layers\.py:10 \(tf\.layers\.dense\)$", growth), growth
+    assert "tf_keras" not in growth and "keras" not in growth
+
+
+def test_tf1_a_gone_package_is_a_one_line_error_naming_it(tmp_path):
+    script = _write(tmp_path / "slim.py", "import tensorflow.contrib.slim as slim\n")
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
+    assert result.returncode == 1
+    assert ("ImportError: graphguard run --tf1: cannot import tensorflow.contrib.slim: "
+            "tf.contrib was removed in TensorFlow 2.0") in result.stderr
+
+
+def test_tf1_an_attribute_of_a_gone_package_gets_a_one_line_hint(tmp_path):
+    script = _write(tmp_path / "contrib.py", "import tensorflow as tf\ninit = tf.contrib.layers.xavier_initializer()\n")
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    hint = lines.index("AttributeError: module 'tensorflow.compat.v1' has no attribute 'contrib'") + 1
+    assert lines[hint].startswith("graphguard run --tf1: tf.contrib was removed in TensorFlow 2.0")
+
+
+def test_tf1_hint_names_tf_keras_when_the_script_uses_tf_layers_and_it_is_missing(tmp_path, monkeypatch):
+    from graphguard.runtime import tf1
+
+    script = _write(tmp_path / "s.py", "import tensorflow as tf\nh = tf.layers.dense(x, 8)\n")
+    plain = _write(tmp_path / "p.py", "import tensorflow as tf\nh = tf.matmul(x, w)\n")
+    monkeypatch.setattr(tf1, "tf_keras_available", lambda: False)
+    monkeypatch.setattr(tf1, "_keras_major", lambda: 3)
+    hint = tf1.Tf1Shim(str(script)).hint()
+    assert hint is not None and "\n" not in hint
+    assert hint.startswith("graphguard run --tf1: this script uses tf.layers or tf.keras, which need Keras 2")
+    assert "pip install tf_keras==" in hint
+    assert tf1.Tf1Shim(str(plain)).hint() is None
+    monkeypatch.setattr(tf1, "tf_keras_available", lambda: True)
+    assert tf1.Tf1Shim(str(script)).hint() is None
+
+
+def test_tf1_gives_compat_v1_to_user_code_only(tmp_path):
+    import tensorflow
+
+    from graphguard.runtime import attribution, tf1
+
+    shim = tf1.Tf1Shim(str(tmp_path / "s.py"))
+    shim.v1 = tensorflow.compat.v1  # as after the script's first import (without disabling v2 here)
+    shim._original_import = __import__
+    library = {"__file__": os.path.join(os.path.dirname(tensorflow.__file__), "python", "x.py")}
+    assert attribution.is_library(library["__file__"])
+    assert shim._import("tensorflow", library) is tensorflow
+    assert shim._import("tensorflow", {"__name__": "no_file"}) is tensorflow
+    user = {"__file__": str(tmp_path / "s.py")}
+    assert shim._import("tensorflow", user) is tensorflow.compat.v1
+    assert shim._import("tensorflow", user, None, ("Session",)) is tensorflow.compat.v1
+    assert shim._import("tensorflow.compat.v1", user) is tensorflow  # dotted: Python binds the real package
+    with pytest.raises(ImportError, match=r"cannot import estimator from tensorflow: tf\.estimator was removed"):
+        shim._import("tensorflow", user, None, ("estimator",))
