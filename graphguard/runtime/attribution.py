@@ -32,7 +32,7 @@ import importlib.metadata
 import linecache
 import os
 import sysconfig
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from graphguard.runtime.report import OpGroup, SourceLine
 
@@ -189,7 +189,9 @@ def op_origin(op: Any) -> tuple[Optional[str], Optional[int], frozenset[str]]:
     """:func:`user_origin` of an op, from ``Operation.traceback`` (outermost frame first)."""
     try:
         tb = op.traceback
-    except Exception:  # an op imported from a GraphDef may have no traceback
+    except Exception:
+        tb = None
+    if not tb:  # an op imported by tf.import_graph_def / import_meta_graph has no traceback (None)
         return None, None, frozenset()
     for i in range(len(tb) - 1, -1, -1):  # innermost first, without copying the whole stack
         frame = tb[i]
@@ -271,8 +273,11 @@ def source_line(filename: Optional[str], lineno: Optional[int], called: frozense
 # -- grouping new ops -----------------------------------------------------------------------------
 
 
-def growth_groups(new_ops: list[Any]) -> tuple[OpGroup, ...]:
+def growth_groups(new_ops: list[Any], imported: Optional[Callable[[int], tuple]] = None) -> tuple[OpGroup, ...]:
     """Group new ops by creating user line, in creation order, counting op types per line.
+
+    ``imported(i)``, if given, locates ``new_ops[i]`` when its own traceback names no user line (an op
+    made by ``tf.import_graph_def`` has none): ``(filename, lineno, called)`` as :func:`op_origin`.
 
     Up to :data:`EXACT_OPS` new ops, every op's ``Operation.traceback`` is read: one line per group,
     exact counts. For a larger burst op types are counted exactly (``Operation.type`` is cheap) and
@@ -282,23 +287,25 @@ def growth_groups(new_ops: list[Any]) -> tuple[OpGroup, ...]:
     groups: dict[tuple[Location, ...], dict[str, int]] = {}
     called: dict[Location, set[str]] = {}
 
-    def locate(op: Any) -> Location:
-        filename, lineno, names = op_origin(op)
+    def locate(i: int) -> Location:
+        filename, lineno, names = op_origin(new_ops[i])
+        if filename is None and imported is not None:
+            filename, lineno, names = imported(i)
         called.setdefault((filename, lineno), set()).update(names)
         return filename, lineno
 
     if len(new_ops) <= EXACT_OPS:
-        for op in new_ops:
-            counts = groups.setdefault((locate(op),), {})
+        for i, op in enumerate(new_ops):
+            counts = groups.setdefault((locate(i),), {})
             counts[op.type] = counts.get(op.type, 0) + 1
     else:
-        by_type: dict[str, list[Any]] = {}
-        for op in new_ops:
-            by_type.setdefault(op.type, []).append(op)
-        for op_type, ops in by_type.items():
-            picks = sorted({0, len(ops) // 2, len(ops) - 1})[:SAMPLES_PER_TYPE]
-            locations = tuple(dict.fromkeys(locate(ops[i]) for i in picks))
-            groups.setdefault(locations, {})[op_type] = len(ops)
+        by_type: dict[str, list[int]] = {}
+        for i, op in enumerate(new_ops):
+            by_type.setdefault(op.type, []).append(i)
+        for op_type, indexes in by_type.items():
+            picks = sorted({0, len(indexes) // 2, len(indexes) - 1})[:SAMPLES_PER_TYPE]
+            locations = tuple(dict.fromkeys(locate(indexes[i]) for i in picks))
+            groups.setdefault(locations, {})[op_type] = len(indexes)
     return tuple(
         OpGroup(
             op_types=tuple(counts.items()),
