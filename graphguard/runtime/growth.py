@@ -5,7 +5,9 @@ notice *that* the graph changed; this module decides *what* the change is. New o
 ``Graph.operations`` (TensorFlow's own list, never copied whole), grouped by the user line that
 built them (:func:`~graphguard.runtime.attribution.growth_groups`), and classified: ops built during
 warm-up, a small step within ``max_new_ops_per_step``, a one-off held until its lines add ops again
-(``min_growth_steps``), or sustained growth acted on through ``on_growth``.
+(``min_growth_steps``), a burst too large to be a one-off (``max_burst_ops`` and ``max_burst_ratio``),
+or sustained growth acted on through ``on_growth``. The lines that build ops for each new session on
+one graph are counted across sessions (:mod:`graphguard.runtime.sessions`, ``min_growth_sessions``).
 
 Nothing here imports TensorFlow.
 """
@@ -15,8 +17,19 @@ from __future__ import annotations
 from typing import Optional
 
 from graphguard.runtime.attribution import first_location, growth_groups
-from graphguard.runtime.errors import WHY, GraphGrowthError, GraphGrowthWarning, fix_text, warn_at
+from graphguard.runtime.errors import (
+    BURST_FIX,
+    BURST_WHY,
+    SESSIONS_FIX,
+    SESSIONS_WHY,
+    WHY,
+    GraphGrowthError,
+    GraphGrowthWarning,
+    fix_text,
+    warn_at,
+)
 from graphguard.runtime.report import Growth, OpGroup
+from graphguard.runtime.sessions import ledger_for
 
 # Distinct growth patterns kept in the report; further ones are only counted.
 _MAX_PATTERNS = 50
@@ -25,19 +38,24 @@ _MAX_PATTERNS = 50
 class Pattern:
     """A growth pattern being accumulated (frozen into a :class:`Growth` for the report)."""
 
-    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused")
+    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused", "kind", "session")
 
-    def __init__(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> None:
+    def __init__(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str],
+                 kind: str = "step", session: int = 0) -> None:
         self.first_step = self.last_step = step
         self.steps = 1
         self.ops_per_step = ops
         self.groups = groups
         self.refused = refused
+        self.kind = kind
+        self.session = session
 
     def freeze(self) -> Growth:
-        return Growth(self.first_step, self.last_step, self.steps, self.ops_per_step, self.groups, self.refused)
+        return Growth(self.first_step, self.last_step, self.steps, self.ops_per_step, self.groups, self.refused,
+                      self.kind, self.session)
 
 
+Found = tuple  # (growth, earlier events, message, op_type, ops added)
 
 
 class GrowthAccounting:
@@ -46,54 +64,130 @@ class GrowthAccounting:
     ``_steps``, ``_stop`` and ``report``; its state is set up in ``_Monitor._setup``.
     """
 
+    # -- sessions on one graph --------------------------------------------------------------------
+
+    def _join_graph(self) -> None:
+        """Before the guard's own interception is installed: the graph's ledger (made on first use)."""
+        self._ledger = ledger_for(self._graph)
+
+    def _session_started(self) -> None:
+        """A session's guard starts: count the lines that built ops since the last guard on the graph
+        looked. Growth confirmed here is acted on at the first guarded run (``_changed`` is set)."""
+        ledger = self._ledger
+        if ledger is None:
+            return
+        with self._lock:
+            ledger.sessions += 1
+            self._session_no = ledger.sessions
+            version = self._graph.version
+            start = ledger.accounted
+            ledger.accounted = max(start, version)
+            if self._session_no > 1 and version > start:
+                new_ops = self._new_ops(start, version)
+                found = self._for_session(growth_groups(new_ops, self._imported(start)), version - start, new_ops)
+                if found is not None:
+                    self._pending = found
+                    self._changed = True
+
+    def _imported(self, start: int):
+        ledger = self._ledger
+        if ledger is None:
+            return None
+        return lambda i: ledger.import_origin(start + i)
+
+    def _new_ops(self, seen: int, version: int) -> list:
+        ops = self._graph.operations  # TF's internal list (TF-FACTS): read, never mutate
+        if not isinstance(ops, list):
+            ops = self._graph.get_operations()
+        return ops[seen:version] if len(ops) >= version else ops[-(version - seen):]
+
+    def _for_session(self, groups: tuple[OpGroup, ...], added: int, new_ops: list) -> Optional[Found]:
+        """Ops built for this session (between sessions, in warm-up, one-offs): count their lines on
+        the graph's ledger; growth if one of them built ops for ``min_growth_sessions`` sessions."""
+        keys = {(line.filename, line.lineno) for g in groups for line in g.lines}
+        most = self._ledger.count(self._session_no, keys)
+        if most < self._min_growth_sessions:
+            return None
+        steps = self._steps
+        self._record(steps, added, groups, None, "session", self._session_no, count=most)
+        growth = Growth(steps, steps, most, added, groups, None, "session", self._session_no)
+        message = (
+            f"{growth}\n{growth.source_lines()}\n"
+            f"These lines built ops into this graph for {most} sessions on it after the first "
+            f"(min_growth_sessions={self._min_growth_sessions}). {SESSIONS_WHY}\n{SESSIONS_FIX}\n{fix_text((growth,))}"
+        )
+        return growth, (), message, new_ops[0].type if new_ops else None, added
+
     # -- growth -----------------------------------------------------------------------------------
 
     def _on_version_change(self) -> None:
         """The graph may have changed since the last guarded run: classify, record, act."""
         with self._lock:
             self._changed = False
-            version = self._graph.version
-            seen = self._seen_version
-            if version == seen:  # another thread handled it
-                return
-            self._seen_version = version
-            added = version - seen
-            steps = self._steps
-            if steps < self._warmup_steps:
-                self._warmup_ops += added
-                return
-            if added <= self._max_new:
-                self._tolerated_ops += added
-                return
-            ops = self._graph.operations  # TF's internal list (TF-FACTS): read, never mutate
-            if not isinstance(ops, list):
-                ops = self._graph.get_operations()
-            new_ops = ops[seen:version] if len(ops) >= version else ops[-added:]
-            groups = growth_groups(new_ops)
-            lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
-            sustained = False
-            for key in lines:
-                seen_steps = self._line_steps.setdefault(key, [0, None])
-                if seen_steps[1] != steps:
-                    seen_steps[0] += 1
-                    seen_steps[1] = steps
-                sustained = sustained or seen_steps[0] >= self._min_growth_steps
-            if not sustained:
-                # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
-                # loop. Kept for the report; it becomes growth if growth comes again at a later step.
-                if len(self._one_offs) < _MAX_PATTERNS:
-                    self._one_offs.append(Growth(steps, steps, 1, added, groups, None))
-                self._one_off_ops += added
-                return
-            # Held events from the same lines are part of this growth now; others stay one-offs.
-            earlier = tuple(
-                e for e in self._one_offs if any((l.filename, l.lineno) in lines for g in e.groups for l in g.lines)
-            )
-            for event in earlier:
-                self._record(event.first_step, event.ops_per_step, event.groups, None)
-                self._one_off_ops -= event.ops_per_step
-            self._one_offs = [e for e in self._one_offs if e not in earlier]
-            growth = self._record(steps, added, groups, None)
+            found, self._pending = self._pending, None
+            if found is None:
+                found = self._classify()
+        if found is not None:
+            self._act(*found)
+
+    def _classify(self) -> Optional[Found]:
+        """Call with the lock held: what the ops added since the last look are (None: tolerated)."""
+        version = self._graph.version
+        seen = self._seen_version
+        if version == seen:  # another thread handled it
+            return None
+        self._seen_version = version
+        ledger = self._ledger
+        if ledger is not None and version > ledger.accounted:
+            ledger.accounted = version
+        per_session = self._session_no > 1
+        added = version - seen
+        steps = self._steps
+        if steps < self._warmup_steps:
+            self._warmup_ops += added
+            if per_session:  # a later session building in its warm-up: counted for the session
+                new_ops = self._new_ops(seen, version)
+                return self._for_session(growth_groups(new_ops, self._imported(seen)), added, new_ops)
+            return None
+        if added <= self._max_new:
+            self._tolerated_ops += added
+            return None
+        new_ops = self._new_ops(seen, version)
+        groups = growth_groups(new_ops, self._imported(seen))
+        lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
+        sustained = False
+        for key in lines:
+            seen_steps = self._line_steps.setdefault(key, [0, None])
+            if seen_steps[1] != steps:
+                seen_steps[0] += 1
+                seen_steps[1] = steps
+            sustained = sustained or seen_steps[0] >= self._min_growth_steps
+        op_type = new_ops[0].type if new_ops else None
+        if not sustained:
+            if self._max_burst is not None and added > self._max_burst and added > self._burst_ratio * self._start_version:
+                growth = self._record(steps, added, groups, None, "burst")
+                message = (
+                    f"{growth}\n{growth.source_lines()}\n"
+                    f"One step added {added} ops: more than max_burst_ops={self._max_burst} and more than "
+                    f"max_burst_ratio={self._burst_ratio:g} x the {self._start_version} ops the graph had when "
+                    f"guarding started. {BURST_WHY}\n{BURST_FIX}\n{fix_text((growth,))}"
+                )
+                return growth, (), message, op_type, added
+            # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
+            # loop. Kept for the report; it becomes growth if growth comes again at a later step.
+            if len(self._one_offs) < _MAX_PATTERNS:
+                self._one_offs.append(Growth(steps, steps, 1, added, groups, None))
+            self._one_off_ops += added
+            return self._for_session(groups, added, new_ops) if per_session else None
+        # Held events from the same lines are part of this growth now; others stay one-offs.
+        earlier = tuple(
+            e for e in self._one_offs if any((l.filename, l.lineno) in lines for g in e.groups for l in g.lines)
+        )
+        for event in earlier:
+            self._record(event.first_step, event.ops_per_step, event.groups, None)
+            self._one_off_ops -= event.ops_per_step
+        self._one_offs = [e for e in self._one_offs if e not in earlier]
+        growth = self._record(steps, added, groups, None)
         message = f"{growth}\n{growth.source_lines()}\n"
         if earlier:
             message += (
@@ -102,39 +196,49 @@ class GrowthAccounting:
                 + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
             )
         message += f"{WHY}\n{fix_text(earlier + (growth,))}"
+        return growth, earlier, message, op_type, added
+
+    def _act(self, growth: Growth, earlier: tuple[Growth, ...], message: str, op_type: Optional[str],
+             added: int) -> None:
+        """``on_growth`` for one growth event (called without the lock)."""
         on_growth = self._on_growth
         if on_growth == "warn":
             lines = {(line.filename, line.lineno) for e in earlier + (growth,) for g in e.groups for line in g.lines}
             if not lines <= self._warned:
                 self._warned |= lines
-                warn_at(message, GraphGrowthWarning, *first_location(groups))
+                warn_at(message, GraphGrowthWarning, *first_location(growth.groups))
             return
         if callable(on_growth):
             on_growth(self.report())
             return
-        filename, lineno = first_location(groups)
+        filename, lineno = first_location(growth.groups)
         raise self._stop(
             GraphGrowthError(
                 message,
-                op_type=new_ops[0].type if new_ops else None,
+                op_type=op_type,
                 filename=filename,
                 lineno=lineno,
-                step=steps,
+                step=growth.first_step,
                 ops_added=added,
                 growth=growth,
                 earlier=earlier,
             )
         )
 
-    def _record(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str]) -> Growth:
-        """Add one growth event to its pattern (call with the lock held); returns the event alone."""
-        key = (ops, refused, groups)
+    def _record(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str],
+                kind: str = "step", session: int = 0, count: int = 0) -> Growth:
+        """Add one growth event to its pattern (call with the lock held); returns the event alone.
+        ``count``: for ``kind="session"``, the sessions its lines built ops for (the pattern's ``steps``)."""
+        key = (ops, refused, groups, kind)
         pattern = self._patterns.get(key)
         if pattern is not None:
             pattern.last_step = step
-            pattern.steps += 1
+            pattern.steps = max(pattern.steps, count) if count else pattern.steps + 1
+            pattern.session = session
         elif len(self._patterns) < _MAX_PATTERNS:
-            self._patterns[key] = Pattern(step, ops, groups, refused)
+            pattern = self._patterns[key] = Pattern(step, ops, groups, refused, kind, session)
+            if count:
+                pattern.steps = count
         else:
             self._other_growth_ops += ops
-        return Growth(step, step, 1, ops, groups, refused)
+        return Growth(step, step, 1, ops, groups, refused, kind, session)

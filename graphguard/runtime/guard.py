@@ -100,8 +100,16 @@ _SLOW_MIN_SECONDS = 1e-3
 
 #: What :class:`GraphGuard` and :class:`~graphguard.runtime.GraphGuardHook` pass on to
 #: ``_SessionGuard._setup`` besides the graph and the mode: their keyword arguments of these names.
-SETUP_OPTIONS = ("warmup_steps", "max_new_ops_per_step", "min_growth_steps", "on_growth", "slowdown_factor",
-                 "rss_every", "max_rss_growth", "saver", "checkpoint_path")
+SETUP_OPTIONS = ("warmup_steps", "max_new_ops_per_step", "min_growth_steps", "min_growth_sessions", "max_burst_ops",
+                 "max_burst_ratio", "on_growth", "slowdown_factor", "rss_every", "max_rss_growth", "saver",
+                 "checkpoint_path")
+
+#: Defaults of the across-sessions and burst limits (shared by GraphGuard, the hook and the launcher).
+#: A Saver built once after training adds 15-507 ops, evaluation ops 10-210 (measured on the demo and
+#: TF1 tutorials); an unrolled 40x40 Cholesky adds 11,315-18,872.
+DEFAULT_MIN_GROWTH_SESSIONS = 3
+DEFAULT_MAX_BURST_OPS = 5000
+DEFAULT_MAX_BURST_RATIO = 1.0
 
 
 def setup_options(arguments: dict) -> dict:
@@ -165,6 +173,9 @@ class _Monitor(GrowthAccounting):
         saver: Any,
         checkpoint_path: Optional[str],
         min_growth_steps: int = 2,
+        min_growth_sessions: int = DEFAULT_MIN_GROWTH_SESSIONS,
+        max_burst_ops: Optional[int] = DEFAULT_MAX_BURST_OPS,
+        max_burst_ratio: float = DEFAULT_MAX_BURST_RATIO,
     ) -> None:
         if mode not in ("finalize", "count"):
             raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
@@ -176,6 +187,13 @@ class _Monitor(GrowthAccounting):
             raise ValueError(f"max_new_ops_per_step must be an int >= 0, not {max_new_ops_per_step!r}")
         if not isinstance(min_growth_steps, int) or isinstance(min_growth_steps, bool) or min_growth_steps < 1:
             raise ValueError(f"min_growth_steps must be an int >= 1, not {min_growth_steps!r}")
+        if not isinstance(min_growth_sessions, int) or isinstance(min_growth_sessions, bool) or min_growth_sessions < 1:
+            raise ValueError(f"min_growth_sessions must be an int >= 1, not {min_growth_sessions!r}")
+        if max_burst_ops is not None and (not isinstance(max_burst_ops, int) or isinstance(max_burst_ops, bool)
+                                          or max_burst_ops < 0):
+            raise ValueError(f"max_burst_ops must be an int >= 0 (or None to turn the limit off), not {max_burst_ops!r}")
+        if isinstance(max_burst_ratio, bool) or not isinstance(max_burst_ratio, (int, float)) or not max_burst_ratio >= 0:
+            raise ValueError(f"max_burst_ratio must be a number >= 0, not {max_burst_ratio!r}")
         if slowdown_factor is not None and not slowdown_factor > 1:
             raise ValueError(f"slowdown_factor must be > 1 (or None to turn it off), not {slowdown_factor!r}")
         if rss_every is not None and (not isinstance(rss_every, int) or rss_every < 1):
@@ -194,6 +212,12 @@ class _Monitor(GrowthAccounting):
         self._warm = max(1, warmup_steps)  # step-time and RSS baselines start after this many runs
         self._max_new = max_new_ops_per_step
         self._min_growth_steps = min_growth_steps
+        self._min_growth_sessions = min_growth_sessions
+        self._max_burst = max_burst_ops
+        self._burst_ratio = float(max_burst_ratio)
+        self._ledger: Any = None  # the graph's GraphLedger (graphguard.runtime.sessions), once joined
+        self._session_no = 0  # this guard's session number on its graph (1 for the first)
+        self._pending: Optional[tuple] = None  # growth found at the session's start, acted on at its first run
         self._on_growth = on_growth
         self._slowdown_factor = slowdown_factor
         self._rss_every = rss_every
@@ -482,6 +506,9 @@ class _Monitor(GrowthAccounting):
         self._final_version = self._graph.version
         self._active = False
         self._interceptor.remove()
+        ledger = self._ledger
+        if ledger is not None and self._final_version > ledger.accounted:
+            ledger.accounted = self._final_version
 
 
 class _SessionGuard(_Monitor):
@@ -548,6 +575,20 @@ class GraphGuard:
             ``report().one_off`` and tolerated (ops built once after the training loop, a Saver made
             once at the end). When growth is confirmed, the error or warning names the lines of the
             earlier events too. ``1`` acts on the first event. Finalize mode refuses any op anyway.
+        min_growth_sessions: sessions (default 3). Growth across sessions on one graph: the guard
+            of each session after the first on a graph counts the user lines that built ops for
+            it (since the previous guard on that graph last looked, during its warm-up, one-offs);
+            a line that built ops for this many sessions is growth, acted on at the session's
+            first guarded run with ``on_growth``: a server that imports a GraphDef or builds a
+            placeholder per request in a new session, a sweep that builds a model per trial
+            without ``tf.compat.v1.reset_default_graph()``. Train, validation and test sessions
+            that each build on one graph (2 after the first) stay quiet with the default.
+        max_burst_ops: ops (default 5000; ``None`` turns it off), and
+        max_burst_ratio: a ratio (default 1.0). Count mode: one step after warm-up that adds more
+            than ``max_burst_ops`` ops and more than ``max_burst_ratio`` times the ops the graph had
+            when guarding started is growth even if it never repeats (a factorisation unrolled
+            with tensors, 11,000-19,000 ops). A Saver (15-507 ops) or an evaluation graph built once
+            after training stays a tolerated one-off.
         on_growth: what to do at a growth event. ``"raise"`` (default): save a checkpoint if
             configured, then raise :class:`GraphGrowthError` with the report. ``"warn"`` (count mode):
             a :class:`GraphGrowthWarning` at the creating line, once per line, and keep running.
@@ -594,6 +635,9 @@ class GraphGuard:
         warmup_steps: int = 1,
         max_new_ops_per_step: int = 0,
         min_growth_steps: int = 2,
+        min_growth_sessions: int = DEFAULT_MIN_GROWTH_SESSIONS,
+        max_burst_ops: Optional[int] = DEFAULT_MAX_BURST_OPS,
+        max_burst_ratio: float = DEFAULT_MAX_BURST_RATIO,
         on_growth: OnGrowth = "raise",
         slowdown_factor: Optional[float] = 3.0,
         rss_every: Optional[int] = 10,
@@ -609,7 +653,9 @@ class GraphGuard:
         self._core = core
         core._active = True
         core._was_finalized = core._graph.finalized
+        core._join_graph()  # before the interception, which then chains to the graph's import recorder
         core._interceptor.install()
+        core._session_started()
         if mode == "finalize":
             core._graph.finalize()
         self.run = core.run  # an instance attribute: see _SessionGuard

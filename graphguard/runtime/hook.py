@@ -58,6 +58,11 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         min_growth_steps: steps (default 2), for a graph that is not finalized: growth is acted on
             only once a creating line added ops on this many distinct steps after warm-up; a single burst is
             a one-off in ``report().one_off``.
+        min_growth_sessions: sessions (default 3): lines that built ops into one graph for this many
+            monitored sessions after the first on it are growth (a graph built once per session).
+        max_burst_ops: ops (default 5000, ``None``: off) and
+        max_burst_ratio: ratio (default 1.0), for a graph that is not finalized: one step adding more
+            than both limits (the second times the ops when the session was created) is growth.
         on_growth: ``"raise"`` (default), ``"warn"`` or a callable taking the report. On a
             finalized graph the op cannot be built, so the hook always raises
             :class:`~graphguard.GraphGrowthError` (after calling the callable).
@@ -82,6 +87,9 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         warmup_steps: int = 1,
         max_new_ops_per_step: int = 0,
         min_growth_steps: int = 2,
+        min_growth_sessions: int = _guard.DEFAULT_MIN_GROWTH_SESSIONS,
+        max_burst_ops: Optional[int] = _guard.DEFAULT_MAX_BURST_OPS,
+        max_burst_ratio: float = _guard.DEFAULT_MAX_BURST_RATIO,
         on_growth: OnGrowth = "raise",
         slowdown_factor: Optional[float] = 3.0,
         rss_every: Optional[int] = 10,
@@ -103,6 +111,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
             self._interceptor.remove()
         self._setup(tf.get_default_graph(), mode="count", **self._options)
         self._session = None
+        self._join_graph()
         self._interceptor.install()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
@@ -112,6 +121,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         with self._lock:
             self._start_version = self._seen_version = graph.version
             self._changed = False
+        self._session_started()
         if self._saver is None and self._checkpoint_path is not None:
             savers = graph.get_collection(tf.GraphKeys.SAVERS)
             self._saver = savers[0] if savers else None

@@ -22,6 +22,10 @@ Ops built later are growth only when it is sustained: the same creating line (fi
 on at least ``--min-growth-steps`` (default 2) distinct steps, as a line inside the loop does. A single burst after warm-up (evaluation ops and a Saver built once
 after the training loop, as the classic tutorials do) is listed in the report as a one-off and does
 not fail the script. Finalize mode is not the default because it refuses any op, even those.
+A burst larger than ``--max-burst-ops`` (and ``--max-burst-ratio`` times the graph) is growth anyway,
+and the sessions on one graph are counted together (:mod:`graphguard.runtime.sessions`): a line that
+builds ops for each new session on one graph (a GraphDef imported per request, a model per trial
+without ``reset_default_graph()``) is growth at the ``--min-growth-sessions``-th session after the first.
 
 TF 2 scripts (eager): every ``tf.function`` the script calls is counted by a
 :class:`~graphguard.runtime.trace.TraceGuard` (``--max-traces``, default 8; ``--on-retrace raise`` by
@@ -53,7 +57,14 @@ import traceback
 import weakref
 from typing import Any, Optional, Sequence
 
-from graphguard.runtime.guard import GraphGrowthError, GraphGuard, RssGrowthError
+from graphguard.runtime.guard import (
+    DEFAULT_MAX_BURST_OPS,
+    DEFAULT_MAX_BURST_RATIO,
+    DEFAULT_MIN_GROWTH_SESSIONS,
+    GraphGrowthError,
+    GraphGuard,
+    RssGrowthError,
+)
 from graphguard.runtime.report import GuardReport
 from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
 from graphguard.runtime.trace_report import TraceReport
@@ -72,7 +83,9 @@ class _Launch:
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
-        self.lock = threading.Lock()
+        # Re-entrant: building a guard in attach() can run the garbage collector, whose Session.__del__
+        # calls close() and so detach() on this thread while attach() holds the lock.
+        self.lock = threading.RLock()
         # id(session) -> (number, kind, guard). Weak: the session holds its guard, so a session the
         # script drops without close() is still collected (its __del__ calls close, which detaches).
         self.live: dict[int, tuple[int, str, weakref.ref]] = {}
@@ -210,6 +223,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-growth-steps", type=int, default=2, metavar="N",
                         help="count mode: distinct steps after warm-up on which one line must add ops before it is growth; "
                         "a single burst is a tolerated one-off (default: 2)")
+    parser.add_argument("--min-growth-sessions", type=int, default=DEFAULT_MIN_GROWTH_SESSIONS, metavar="N",
+                        help="sessions after the first on one graph that the same line builds ops for before it is "
+                        f"growth: a session per request or per trial on one graph (default: {DEFAULT_MIN_GROWTH_SESSIONS})")
+    parser.add_argument("--max-burst-ops", type=_burst_ops, default=DEFAULT_MAX_BURST_OPS, metavar="N",
+                        help="count mode: one step after warm-up may add this many ops (and --max-burst-ratio times "
+                        f"the graph) as a one-off; more is growth; 'none' turns it off (default: {DEFAULT_MAX_BURST_OPS})")
+    parser.add_argument("--max-burst-ratio", type=float, default=DEFAULT_MAX_BURST_RATIO, metavar="R",
+                        help="count mode: the burst limit relative to the ops in the graph when the session's guard "
+                        f"started (default: {DEFAULT_MAX_BURST_RATIO:g})")
     parser.add_argument("--on-growth", choices=("raise", "warn"), default="raise",
                         help="raise (default): stop the script at the first growth; warn: keep running")
     parser.add_argument("--max-rss-growth", type=_bytes, default=None, metavar="BYTES",
@@ -226,6 +248,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return parser
+
+
+def _burst_ops(text: str) -> Optional[int]:
+    if text.lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of ops: {text!r} (an int >= 0, or none)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (or none): {text!r}")
+    return value
 
 
 def _bytes(text: str) -> int:
@@ -250,6 +284,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
         parser.error("--min-growth-steps must be >= 1")
+    if args.min_growth_sessions < 1:
+        parser.error("--min-growth-sessions must be >= 1")
+    if not args.max_burst_ratio >= 0:
+        parser.error("--max-burst-ratio must be >= 0")
     if args.max_traces < 1:
         parser.error("--max-traces must be >= 1")
     import importlib.util
@@ -274,6 +312,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         warmup_steps=args.warmup_steps,
         max_new_ops_per_step=args.max_new_ops_per_step,
         min_growth_steps=args.min_growth_steps,
+        min_growth_sessions=args.min_growth_sessions,
+        max_burst_ops=args.max_burst_ops,
+        max_burst_ratio=args.max_burst_ratio,
         on_growth="raise" if args.mode == "finalize" else args.on_growth,
         max_rss_growth=args.max_rss_growth,
     )

@@ -113,6 +113,13 @@ class Growth:
         groups: the ops per creating user line, in creation order.
         refused: finalize mode: what TensorFlow was asked to do (``"add a new 'Mean' op"``);
             ``None`` in count mode.
+        kind: ``"step"`` (ops added between guarded runs, the default), ``"session"`` (ops built into
+            one graph for each new session on it: the lines built ops for ``steps`` sessions, the
+            latest being session ``session`` on that graph; ``ops_per_step`` is the ops it added
+            for that session), or ``"burst"`` (one step added more than ``max_burst_ops`` ops and
+            more than ``max_burst_ratio`` times the ops the graph had when guarding started).
+        session: ``kind="session"``: the number of the session on its graph (2 for the second
+            session guarded on that graph) when growth was confirmed; ``0`` otherwise.
     """
 
     first_step: int
@@ -121,6 +128,8 @@ class Growth:
     ops_per_step: int
     groups: tuple[OpGroup, ...]
     refused: Optional[str] = None
+    kind: str = "step"
+    session: int = 0
 
     @property
     def ops(self) -> int:
@@ -131,6 +140,13 @@ class Growth:
         groups = "; ".join(str(g) for g in self.groups)
         if self.refused is not None:
             return f"refused at step {self.first_step} (graph finalized, nothing added): {groups}"
+        if self.kind == "session":
+            return (
+                f"+{self.ops_per_step} ops for session {self.session} on this graph, from lines that built ops "
+                f"for {self.steps} sessions on it after the first: {groups}"
+            )
+        if self.kind == "burst":
+            return f"+{self.ops_per_step} ops in one burst at step {self.first_step}: {groups}"
         if self.steps == 1:
             return f"+{self.ops_per_step} ops at step {self.first_step}: {groups}"
         return (
@@ -306,6 +322,10 @@ class GuardReport:
                 lines.append(f"growth: {growth}")
                 lines.append(growth.source_lines())
                 lines.append(fix_lines(growth.groups))
+                if growth.kind in ("session", "burst"):
+                    from graphguard.runtime.errors import BURST_FIX, SESSIONS_FIX
+
+                    lines.append("  " + (SESSIONS_FIX if growth.kind == "session" else BURST_FIX))
             if self.other_growth_ops:
                 lines.append(f"growth: +{self.other_growth_ops} more ops in other patterns (not itemized)")
         else:
