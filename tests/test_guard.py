@@ -733,3 +733,17 @@ def test_rejects_bad_arguments(model, kwargs):
     with pytest.raises(ValueError):
         GraphGuard(sess, **kwargs)
     assert not graph.finalized
+
+
+def test_an_aliased_tensorflow_function_is_named_as_written_with_its_fix(model):
+    # tf.mod is TensorFlow's floor_mod under another name: the spelling matches no function the op's
+    # stack went through, so the call is resolved through this module's globals (it was unnamed, and
+    # the fix said "operator, GG106" as for `loss * 2`).
+    graph, sess, x, _, loss = model
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            for step in range(4):
+                guarded.run(tf.mod(x, 3.0), {x: FEED})  # ALIAS-LEAK
+    err = info.value
+    assert str(err).splitlines()[0].endswith(f"FloorMod at {_at('ALIAS-LEAK')} (tf.mod)")
+    assert f"{_at('ALIAS-LEAK')} (op, GG101)" in str(err)

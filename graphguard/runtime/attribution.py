@@ -29,8 +29,10 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import importlib.metadata
+import inspect
 import linecache
 import os
+import sys
 import sysconfig
 from typing import Any, Callable, Iterable, Optional
 
@@ -243,23 +245,53 @@ def _matches(last: str, called: frozenset[str]) -> bool:
     return last[:1].isupper() and bool(called & {"__init__", "__call__", "__new__"})  # a class: tf.train.Saver
 
 
-_CALLS: dict[tuple[str, frozenset[str]], Optional[str]] = {}
+_CALLS: dict[tuple[str, frozenset[str], Optional[str]], Optional[str]] = {}
 
 
-def call_on_line(text: str, called: frozenset[str]) -> Optional[str]:
-    """The outermost call in ``text`` whose name matches a function in ``called``, as written."""
-    key = (text, called)
+def _module_globals(filename: Optional[str]) -> Optional[dict]:
+    """The globals of the loaded module whose source is ``filename`` (the script is ``__main__``)."""
+    if not filename:
+        return None
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return vars(module)
+    return None
+
+
+def _resolved_name(dotted: str, namespace: Optional[dict]) -> Optional[str]:
+    """The ``__name__`` of the function ``dotted`` names in ``namespace`` (``tf.mod`` is TensorFlow's
+    ``floor_mod``: an alias the spelling cannot match), or None if it is not a plain attribute path."""
+    if namespace is None or not all(part.isidentifier() for part in dotted.split(".")):
+        return None
+    head, *rest = dotted.split(".")
+    value = namespace.get(head)
+    try:
+        for part in rest:
+            value = getattr(value, part, None)
+        value = inspect.unwrap(value) if callable(value) else None
+    except Exception:  # a user object whose attribute access or __wrapped__ fails
+        return None
+    name = getattr(value, "__name__", None)
+    return name if isinstance(name, str) else None
+
+
+def call_on_line(text: str, called: frozenset[str], filename: Optional[str] = None) -> Optional[str]:
+    """The outermost call in ``text`` whose name matches a function in ``called``, as written.
+
+    A call whose spelling matches none (an alias: ``tf.mod`` runs ``floor_mod``) is resolved through
+    the globals of the module loaded from ``filename``, if given, and matched by the function's own name.
+    """
+    key = (text, called, filename)
     if key not in _CALLS:
         if len(_CALLS) > 4096:
             _CALLS.clear()
-        found = None
         tree = _parse(text) if text and called else None
-        for node in ast.walk(tree) if tree is not None else ():  # breadth first: outermost call first
-            if isinstance(node, ast.Call):
-                dotted = _dotted(node.func)
-                if dotted is not None and _matches(dotted.rsplit(".", 1)[-1], called):
-                    found = dotted
-                    break
+        calls = [_dotted(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)] if tree else []
+        calls = [dotted for dotted in calls if dotted is not None]  # breadth first: outermost call first
+        found = next((dotted for dotted in calls if _matches(dotted.rsplit(".", 1)[-1], called)), None)
+        if found is None and calls and filename is not None:
+            namespace = _module_globals(filename)
+            found = next((dotted for dotted in calls if _resolved_name(dotted, namespace) in called), None)
         _CALLS[key] = found
     return _CALLS[key]
 
@@ -267,7 +299,7 @@ def call_on_line(text: str, called: frozenset[str]) -> Optional[str]:
 def source_line(filename: Optional[str], lineno: Optional[int], called: frozenset[str] = frozenset()) -> SourceLine:
     """A :class:`SourceLine` with the line's text and the call that built the ops."""
     text = source(filename, lineno)
-    return SourceLine(filename, lineno, text, call_on_line(text, called))
+    return SourceLine(filename, lineno, text, call_on_line(text, called, filename))
 
 
 # -- grouping new ops -----------------------------------------------------------------------------
