@@ -50,6 +50,7 @@ from graphguard.analysis.findings import Finding
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
+from graphguard.notebook import NotebookError, is_notebook, python_source, read_notebook
 from graphguard.reading import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import MARKER
@@ -121,6 +122,17 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     factories); ``project`` the dotted module names of the run (None: every import may be project
     code, and no prefilter)."""
     result = FileResult(suppressions=MARKER.search(source) is not None)
+    if is_notebook(path):
+        # The prefilter reads the notebook's JSON as it is (the patterns survive JSON's escaping); only
+        # a notebook that may hold a finding, or imports something, is decoded into one module.
+        if prefilter and project is not None and not RELEVANT.search(source) and b"import" not in source:
+            return result
+        try:
+            source = read_notebook(source).python
+        except NotebookError as error:
+            if MENTIONS_TF.search(source):
+                result.diagnostics.append(("GG001", f"cannot read notebook: {error}", 1, 1))
+            return result
     if (prefilter and project is not None and not RELEVANT.search(source)
             and not _imports_project(source, project)):
         return result
@@ -385,7 +397,7 @@ class Checker:
             elif not result.diagnostics and result.error is None:
                 report.skipped += 1
             if result.suppressions:
-                report.sources[path] = sources[path] if sources and path in sources else _read_bytes(path)
+                report.sources[path] = python_source(path, sources[path]) if sources and path in sources else _read_bytes(path)
         self._report(modules, report)
         report.diagnostics = _unique(report.diagnostics)
         if run_key is not None:
@@ -514,8 +526,10 @@ def _project_names(paths: list[str]) -> frozenset:
 
 
 def _read_bytes(path: str) -> bytes:
+    """The source the analysis read for ``path`` (a notebook's code cells as one module), for
+    suppression comments; ``b""`` if it cannot be read now."""
     try:
-        return read_regular(path, limit=1 << 31)  # already read once within the configured limit
+        return python_source(path, read_regular(path, limit=1 << 31))  # read once within the limit already
     except OSError:
         return b""
 

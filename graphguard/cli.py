@@ -255,9 +255,15 @@ def _run_check(args) -> int:
                          lambda found, out: _write(args, output_format, found, out, sources))
 
     if args.add_noqa:
+        from graphguard.notebook import is_notebook
+
         added, failed = 0, False
         suppressible = [d for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")]
         for filename in sorted({d.filename for d in suppressible}):
+            if is_notebook(filename):
+                print(f"graphguard: warning: {filename}: --add-noqa does not edit notebooks yet; "
+                      "add `# noqa: CODE` at the end of the cell's line by hand", file=sys.stderr)
+                continue
             try:
                 changed, skipped = add_noqa(filename, [d for d in suppressible if d.filename == filename])
             except (OSError, ValueError) as error:
@@ -322,7 +328,9 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     diagnostics = [dataclasses.replace(d, fix_unavailable=f"{d.code} has no automatic fix (see `graphguard rule "
                                        f"{d.code}`, Fix safety)")
                    if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
-    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
+    from graphguard.notebook import is_notebook
+
+    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES and not is_notebook(d.filename)})
     if not files:
         return diagnostics
     from graphguard.fix import propose_fixes
@@ -386,6 +394,9 @@ def _write(args, output_format: str, diagnostics: list, out, sources: dict | Non
     """Write the findings (or their counts with ``--statistics``) to ``out``, then flush and close it."""
     from graphguard.reporters import WRITERS
 
+    from graphguard.notebook import in_cells
+
+    diagnostics = in_cells(diagnostics, sources)  # notebooks: rows within cells, ruff's `cell N`
     try:
         if args.statistics:
             counts: dict[tuple[str, str], int] = {}
@@ -526,6 +537,7 @@ def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:
     checked, saying why (``exclude`` or ``.gitignore``): "All checks passed (0 files)" must not
     pass silently in CI."""
     from graphguard.config import gitignored
+    from graphguard.discovery import SUFFIXES
 
     notes = []
     checked = [os.path.abspath(f) for f in files]
@@ -536,7 +548,7 @@ def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:
         if any(f.startswith(root + os.sep) for f in checked):
             continue
         everything = [os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
-                      if name.endswith((".py", ".pyi"))][:1000]
+                      if name.endswith(SUFFIXES)][:1000]
         if not everything:
             continue
         if config.is_excluded(path) or any(config.is_excluded(f) for f in everything[:50]):

