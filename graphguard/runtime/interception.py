@@ -74,8 +74,13 @@ class Interceptor:
         self.installed = False
         graph = self._graph
         if getattr(graph, _CHECK_NAME, None) == self._check:
-            if self._previous is not None:
-                setattr(graph, _CHECK_NAME, self._previous)
+            # Guards closed out of order leave removed stand-ins in the chain: put back the first
+            # one still in use (or what was there before any guard), not a removed one.
+            previous = self._previous
+            while isinstance(getattr(previous, "__self__", None), Interceptor) and not previous.__self__.installed:
+                previous = previous.__self__._previous
+            if previous is not None:
+                setattr(graph, _CHECK_NAME, previous)
             else:
                 delattr(graph, _CHECK_NAME)
 
