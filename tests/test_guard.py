@@ -747,3 +747,68 @@ def test_an_aliased_tensorflow_function_is_named_as_written_with_its_fix(model):
     err = info.value
     assert str(err).splitlines()[0].endswith(f"FloorMod at {_at('ALIAS-LEAK')} (tf.mod)")
     assert f"{_at('ALIAS-LEAK')} (op, GG101)" in str(err)
+
+
+def _evaluate(guarded, x):
+    return guarded.run(tf.reduce_sum(x), {x: FEED})  # EVAL-HELPER
+
+
+def test_a_helper_called_for_validation_then_test_after_training_is_two_one_offs(model):
+    # Counted per line and call path: the same helper line reached from two call sites once each is
+    # not a loop (it was growth at its second call, min_growth_steps=2, with the advice "build it once
+    # before the loop" where there is no loop).
+    graph, sess, x, _, loss = model
+    with GraphGuard(sess, mode="count") as guarded:
+        for step in range(5):
+            guarded.run(loss, {x: FEED})
+        _evaluate(guarded, x)  # validation
+        _evaluate(guarded, x)  # test
+    report = guarded.report()
+    assert not report.grew and len(report.one_off) == 2
+
+
+def test_the_same_helper_called_from_a_loop_is_growth(model):
+    graph, sess, x, _, loss = model
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            _evaluate(guarded, x)  # once before: another path, a one-off
+            for step in range(5):
+                guarded.run(loss, {x: FEED})
+                _evaluate(guarded, x)
+    assert info.value.lineno == _line("EVAL-HELPER")
+
+
+def test_warn_mode_warns_once_per_line_across_sessions_on_one_graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [])
+        with pytest.warns(GraphGrowthWarning) as caught:
+            for request in range(8):
+                doubled = x * 2.0  # one op per session: growth across sessions from session 4
+                with tf.Session() as sess:
+                    GraphGuard(sess, mode="count", on_growth="warn", warmup_steps=0).run(doubled, {x: 1.0})
+    assert len([w for w in caught if issubclass(w.category, GraphGrowthWarning)]) == 1
+
+
+@pytest.mark.parametrize("sess", [None, "sess", 3])
+def test_something_other_than_a_session_is_a_type_error_saying_what_to_pass(sess):
+    with pytest.raises(TypeError, match="pass a tf.compat.v1.Session or MonitoredSession"):
+        GraphGuard(sess)
+
+
+def test_a_graph_instead_of_a_session_is_a_type_error():
+    with pytest.raises(TypeError, match="not Graph"):
+        GraphGuard(tf.Graph())
+
+
+@pytest.mark.parametrize("option, match", [
+    ({"slowdown_factor": "3"}, "slowdown_factor must be a number"),
+    ({"max_rss_growth": "2G"}, "max_rss_growth must be a number of bytes"),
+    ({"warmup_steps": True}, "warmup_steps"),
+    ({"checkpoint_path": 123, "saver": object()}, "checkpoint_path must be a path"),
+    ({"checkpoint_path": "ckpt", "saver": "x"}, "saver must be a tf.compat.v1.train.Saver"),
+])
+def test_options_of_the_wrong_type_fail_at_the_call_with_what_to_pass(model, option, match):
+    graph, sess, x, _, loss = model
+    with pytest.raises(ValueError, match=match):
+        GraphGuard(sess, mode="count", **option)

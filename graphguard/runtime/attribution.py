@@ -203,6 +203,27 @@ def op_origin(op: Any) -> tuple[Optional[str], Optional[int], frozenset[str]]:
     return None, None, frozenset()
 
 
+def op_callers(op: Any) -> tuple[Location, ...]:
+    """The user frames that called the op's creating line (:func:`op_origin`), innermost first, as
+    ``(filename, lineno)``: the call path through the user's code. ``()`` at module level or for
+    an op without a traceback."""
+    try:
+        tb = op.traceback
+    except Exception:
+        tb = None
+    if not tb:
+        return ()
+    callers: list[Location] = []
+    found = False
+    for i in range(len(tb) - 1, -1, -1):
+        frame = tb[i]
+        if not is_internal(frame.filename):
+            if found:
+                callers.append((frame.filename, frame.lineno))
+            found = True
+    return tuple(callers)
+
+
 def source(filename: Optional[str], lineno: Optional[int]) -> str:
     """The stripped source text of a line, or ``""``."""
     if filename is None or lineno is None:
@@ -311,6 +332,7 @@ def growth_groups(new_ops: list[Any], imported: Optional[Callable[[int], tuple]]
     ``imported(i)``, if given, locates ``new_ops[i]`` when its own traceback names no user line (an op
     made by ``tf.import_graph_def`` has none): ``(filename, lineno, called)`` as :func:`op_origin`.
 
+    Each group's ``callers`` holds ``(line, call path)`` pairs (:func:`op_callers`) for the ops located.
     Up to :data:`EXACT_OPS` new ops, every op's ``Operation.traceback`` is read: one line per group,
     exact counts. For a larger burst op types are counted exactly (``Operation.type`` is cheap) and
     only the first, middle and last op of each type are located; a type whose samples disagree is
@@ -318,12 +340,17 @@ def growth_groups(new_ops: list[Any], imported: Optional[Callable[[int], tuple]]
     """
     groups: dict[tuple[Location, ...], dict[str, int]] = {}
     called: dict[Location, set[str]] = {}
+    paths: dict[Location, set[tuple[Location, ...]]] = {}
 
     def locate(i: int) -> Location:
         filename, lineno, names = op_origin(new_ops[i])
         if filename is None and imported is not None:
             filename, lineno, names = imported(i)
+            path: tuple[Location, ...] = ()
+        else:
+            path = op_callers(new_ops[i])
         called.setdefault((filename, lineno), set()).update(names)
+        paths.setdefault((filename, lineno), set()).add(path)
         return filename, lineno
 
     if len(new_ops) <= EXACT_OPS:
@@ -342,6 +369,7 @@ def growth_groups(new_ops: list[Any], imported: Optional[Callable[[int], tuple]]
         OpGroup(
             op_types=tuple(counts.items()),
             lines=tuple(source_line(f, n, frozenset(called.get((f, n), ()))) for f, n in locations),
+            callers=frozenset((location, path) for location in locations for path in paths.get(location, ())),
         )
         for locations, counts in groups.items()
     )

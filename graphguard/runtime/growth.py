@@ -155,8 +155,11 @@ class GrowthAccounting:
         new_ops = self._new_ops(seen, version)
         groups = growth_groups(new_ops, self._imported(seen))
         lines = {(line.filename, line.lineno) for g in groups for line in g.lines}
+        # Counted per line and call path: a helper called for validation, then for test, after
+        # training is two one-offs; called from a loop, it repeats on one path.
+        paths = {pair for g in groups for pair in g.callers} or {(key, ()) for key in lines}
         sustained = False
-        for key in lines:
+        for key in paths:
             seen_steps = self._line_steps.setdefault(key, [0, None])
             if seen_steps[1] != steps:
                 seen_steps[0] += 1
@@ -204,8 +207,10 @@ class GrowthAccounting:
         on_growth = self._on_growth
         if on_growth == "warn":
             lines = {(line.filename, line.lineno) for e in earlier + (growth,) for g in e.groups for line in g.lines}
-            if not lines <= self._warned:
-                self._warned |= lines
+            # Once per line on the graph: a server leaking per request warns once, not per session.
+            warned = self._ledger.warned if self._ledger is not None else self._warned
+            if not lines <= warned:
+                warned |= lines
                 warn_at(message, GraphGrowthWarning, *first_location(growth.groups))
             return
         if callable(on_growth):

@@ -112,6 +112,11 @@ DEFAULT_MAX_BURST_OPS = 5000
 DEFAULT_MAX_BURST_RATIO = 1.0
 
 
+def _number(value: Any) -> bool:
+    """An int or float, not a bool or a string such as ``"3"``."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def setup_options(arguments: dict) -> dict:
     """The guard options among a constructor's ``locals()`` (:data:`SETUP_OPTIONS`)."""
     return {name: arguments[name] for name in SETUP_OPTIONS}
@@ -181,9 +186,9 @@ class _Monitor(GrowthAccounting):
             raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
         if not (on_growth in ("raise", "warn") or callable(on_growth)):
             raise ValueError(f"on_growth must be 'raise', 'warn' or a callable taking the report, not {on_growth!r}")
-        if not isinstance(warmup_steps, int) or warmup_steps < 0:
+        if not isinstance(warmup_steps, int) or isinstance(warmup_steps, bool) or warmup_steps < 0:
             raise ValueError(f"warmup_steps must be an int >= 0, not {warmup_steps!r}")
-        if not isinstance(max_new_ops_per_step, int) or max_new_ops_per_step < 0:
+        if not isinstance(max_new_ops_per_step, int) or isinstance(max_new_ops_per_step, bool) or max_new_ops_per_step < 0:
             raise ValueError(f"max_new_ops_per_step must be an int >= 0, not {max_new_ops_per_step!r}")
         if not isinstance(min_growth_steps, int) or isinstance(min_growth_steps, bool) or min_growth_steps < 1:
             raise ValueError(f"min_growth_steps must be an int >= 1, not {min_growth_steps!r}")
@@ -194,12 +199,17 @@ class _Monitor(GrowthAccounting):
             raise ValueError(f"max_burst_ops must be an int >= 0 (or None to turn the limit off), not {max_burst_ops!r}")
         if isinstance(max_burst_ratio, bool) or not isinstance(max_burst_ratio, (int, float)) or not max_burst_ratio >= 0:
             raise ValueError(f"max_burst_ratio must be a number >= 0, not {max_burst_ratio!r}")
-        if slowdown_factor is not None and not slowdown_factor > 1:
-            raise ValueError(f"slowdown_factor must be > 1 (or None to turn it off), not {slowdown_factor!r}")
-        if rss_every is not None and (not isinstance(rss_every, int) or rss_every < 1):
+        if slowdown_factor is not None and (not _number(slowdown_factor) or not slowdown_factor > 1):
+            raise ValueError(f"slowdown_factor must be a number > 1 (or None to turn it off), not {slowdown_factor!r}")
+        if rss_every is not None and (not isinstance(rss_every, int) or isinstance(rss_every, bool) or rss_every < 1):
             raise ValueError(f"rss_every must be an int >= 1 (or None to turn RSS off), not {rss_every!r}")
-        if max_rss_growth is not None and not max_rss_growth > 0:
-            raise ValueError(f"max_rss_growth must be a number of bytes > 0, not {max_rss_growth!r}")
+        if max_rss_growth is not None and (not _number(max_rss_growth) or not max_rss_growth > 0):
+            raise ValueError(f"max_rss_growth must be a number of bytes > 0 (2 * 2**30 for 2 GiB; the command line's "
+                             f"'2G' is parsed by graphguard run), not {max_rss_growth!r}")
+        if checkpoint_path is not None and not isinstance(checkpoint_path, (str, os.PathLike)):
+            raise ValueError(f"checkpoint_path must be a path (str or os.PathLike), not {checkpoint_path!r}")
+        if saver is not None and not callable(getattr(saver, "save", None)):
+            raise ValueError(f"saver must be a tf.compat.v1.train.Saver (something with save(sess, path)), not {saver!r}")
         if (checkpoint_path is None) != (saver is None) and not getattr(self, "_saver_optional", False):
             raise ValueError("saver= and checkpoint_path= go together: the guard saves with that Saver to that path")
         process = _psutil_process() if rss_every is not None or max_rss_growth is not None else None
@@ -610,9 +620,10 @@ class GraphGuard:
             :class:`GraphGrowthError` or :class:`RssGrowthError`, and names the path in the error.
 
     Raises:
-        ValueError: a bad option (unknown ``mode`` or ``on_growth``, negative counts,
-            ``on_growth="warn"`` with ``mode="finalize"``, ``saver`` without ``checkpoint_path``,
-            ``max_rss_growth`` without psutil).
+        TypeError: ``sess`` is not a session (no ``run`` or ``graph``: a graph, ``None``, a name).
+        ValueError: a bad option (unknown ``mode`` or ``on_growth``, negative counts, a string or a
+            bool where a number goes, ``on_growth="warn"`` with ``mode="finalize"``, ``saver``
+            without ``checkpoint_path`` or without ``save``, ``max_rss_growth`` without psutil).
         GraphGrowthError: from op creation (finalize mode, or any mode when the graph is finalized)
             or from ``run`` (count mode).
         RssGrowthError: from ``run``, when ``max_rss_growth`` is exceeded.
@@ -647,6 +658,9 @@ class GraphGuard:
     ) -> None:
         if mode == "finalize" and on_growth == "warn":
             raise ValueError("on_growth='warn' needs mode='count': a finalized graph cannot grow, so the run cannot go on")
+        if not callable(getattr(sess, "run", None)) or getattr(sess, "graph", None) is None:
+            raise TypeError(f"GraphGuard guards a session: pass a tf.compat.v1.Session or MonitoredSession (with "
+                            f".run and .graph), not {type(sess).__name__}")
         self._sess = sess
         core = _SessionGuard(sess)
         core._setup(sess.graph, mode=mode, **setup_options(locals()))

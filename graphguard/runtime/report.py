@@ -10,7 +10,7 @@ This module imports nothing heavy: no TensorFlow, no psutil.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 __all__ = ["GuardReport", "GuardStats", "Growth", "OpGroup", "Slowdown", "SourceLine", "StepSeconds"]
@@ -80,10 +80,16 @@ class OpGroup:
             empty for a refused change that is not an op (a collection, a library function).
         lines: the creating line; several only when a burst of more than 200 new ops was
             sampled (first, middle and last op of each type) and the samples disagree.
+        callers: ``(creating line, call path)`` pairs, both as ``(filename, lineno)``: the call path
+            is the user frames outside the creating line, innermost first (``()``: module level, or
+            unknown). Growth is counted per line *and* path (``min_growth_steps``): a helper
+            called once for validation and once for test after training is two one-offs, the same
+            helper called from a loop is growth. Not part of the group's identity.
     """
 
     op_types: tuple[tuple[str, int], ...]
     lines: tuple[SourceLine, ...]
+    callers: frozenset = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def ops(self) -> int:
