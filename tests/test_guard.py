@@ -812,3 +812,17 @@ def test_options_of_the_wrong_type_fail_at_the_call_with_what_to_pass(model, opt
     graph, sess, x, _, loss = model
     with pytest.raises(ValueError, match=match):
         GraphGuard(sess, mode="count", **option)
+
+
+def test_a_call_spread_over_several_lines_is_named_with_its_fix(model):
+    # Only the call's first line is in the traceback: `tf.reduce_mean(` alone did not parse, so the
+    # ops had no call name and the fix for a Python operator (GG106).
+    graph, sess, x, _, loss = model
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            for step in range(4):
+                guarded.run(tf.reduce_mean(  # MULTILINE-LEAK
+                    tf.square(x)), {x: FEED})
+    first = str(info.value).splitlines()[0]
+    assert f"at {_at('MULTILINE-LEAK')} (tf.reduce_mean)" in first
+    assert f"{_at('MULTILINE-LEAK')} (op, GG101)" in str(info.value)

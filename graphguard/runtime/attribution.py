@@ -234,10 +234,37 @@ def source(filename: Optional[str], lineno: Optional[int]) -> str:
 # -- the call on the line -------------------------------------------------------------------------
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _closed(text: str) -> str:
+    """``text`` without its comment and with the brackets it left open (outside string literals)
+    closed: the first line of a call spread over several lines, made a whole expression."""
+    stack: list[str] = []
+    quote = None
+    end = len(text)
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            end = i
+            break
+        elif char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}" and stack:
+            stack.pop()
+    return text[:end].rstrip(", ") + "".join(reversed(stack))
+
+
 def _parse(text: str) -> Optional[ast.AST]:
     # A single physical line of a longer statement often does not parse on its own: try the usual
     # repairs (a trailing comma in a list of calls, an opening block, a dangling bracket).
-    for candidate in (text, text.rstrip(",;"), text + "\n    pass", text.rstrip(",") + ")", text.rstrip("([{,")):
+    closed = _closed(text)
+    for candidate in (text, text.rstrip(",;"), text + "\n    pass", text.rstrip(",") + ")", closed,
+                      text.rstrip("([{,")):
         try:
             return ast.parse(candidate)
         except (SyntaxError, ValueError):
