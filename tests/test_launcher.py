@@ -53,6 +53,32 @@ def test_a_script_with_a_syntax_error_is_reported_as_such(tmp_path):
                                                f"graphguard run: {tmp_path / 'broken.py'} did not run: it has a syntax error"]
 
 
+def test_tf1_a_gone_package_fails_at_the_users_import_line_not_in_graphguard(tmp_path):
+    # Regression: the traceback ended in graphguard/runtime/tf1.py (the import hook's `raise`), and a
+    # module imported by the script showed the hook's frame between the user's frames.
+    (tmp_path / "mnist.py").write_text("import sys\nfrom tensorflow.examples.tutorials.mnist import input_data\n")
+    (tmp_path / "uses_model.py").write_text("import model\n")
+    (tmp_path / "model.py").write_text("x = 1\nimport tensorflow.contrib.slim as slim\n")
+    result = graphguard("run", "--tf1", str(tmp_path / "mnist.py"))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    error = next(i for i, line in enumerate(lines) if line.startswith("ImportError: "))
+    assert lines[error - 3:error + 1] == [
+        "Traceback (most recent call last):",
+        f'  File "{tmp_path / "mnist.py"}", line 2, in <module>',
+        "    from tensorflow.examples.tutorials.mnist import input_data",
+        "ImportError: graphguard run --tf1: cannot import tensorflow.examples.tutorials.mnist: "
+        + lines[error].split(": ", 3)[3],
+    ]
+    assert "tf1.py" not in result.stderr and "launcher.py" not in result.stderr
+
+    result = graphguard("run", "--tf1", str(tmp_path / "uses_model.py"))
+    assert result.returncode == 1
+    files = re.findall(r'^  File "([^"]+)", line (\d+)', result.stderr, re.M)
+    assert files == [(str(tmp_path / "uses_model.py"), "1"), (str(tmp_path / "model.py"), "2")], result.stderr
+    assert "ImportError: graphguard run --tf1: cannot import tensorflow.contrib.slim: " in result.stderr
+
+
 # -- the demo pair, through the command line ---------------------------------------------------------
 
 tf = pytest.importorskip("tensorflow.compat.v1")

@@ -353,6 +353,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
     except BaseException as error:  # the script's own failure: print it as python would
         stopped_by_guard = isinstance(error, _STOPPING_ERRORS)
+        if shim is not None:  # the traceback ends at the script's import line, not in the import hook
+            shim.hide_frames(error)
         _print_script_error(error, script)
         hint = shim and _tf1_explain(error)
         if hint:

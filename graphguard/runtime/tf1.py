@@ -14,7 +14,9 @@ package: replacing ``sys.modules["tensorflow"]`` instead would make every later 
 ``tensorflow.python`` submodule search ``_api/v2/compat/v1`` and fail. Dotted imports
 (``import tensorflow.compat.v1 as tf``, ``from tensorflow.python.ops import math_ops``) are left to
 Python, except the packages TF 2 no longer has (``tensorflow.contrib``, ``tensorflow.examples``,
-``tensorflow.estimator``): those are a one-line ``ImportError`` saying what is gone.
+``tensorflow.estimator``): those are a one-line ``ImportError`` saying what is gone. The hook's own
+frames are dropped from the traceback the launcher prints (:meth:`Tf1Shim.hide_frames`), so an uncaught
+error ends at the user's import line, not inside graphguard.
 
 ``tf.layers`` and ``tf.compat.v1.layers`` need Keras 2 on TF 2.16 and later (Keras 3 says
 ```dense` is not available with Keras 3``): when the ``tf_keras`` package is installed,
@@ -33,6 +35,7 @@ import importlib.util
 import os
 import re
 import sys
+import types
 from typing import Any, Optional
 
 __all__ = ["Tf1Shim", "GONE"]
@@ -125,6 +128,29 @@ class Tf1Shim:
                                   name=f"tensorflow.{item}")
         return v1
 
+    @staticmethod
+    def hide_frames(error: BaseException) -> None:
+        """Drops the frames of the import hook (``_import``) from the traceback of ``error`` and of the
+        exceptions chained to it, as Python drops its own import machinery's: the hook's ``raise`` of a
+        gone package, and the hook's call in between when a module the script imports fails."""
+        todo, seen = [error], set()
+        while todo:
+            current = todo.pop()
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            todo += [current.__cause__, current.__context__]
+            entries, tb = [], current.__traceback__
+            while tb is not None:
+                entries.append(tb)
+                tb = tb.tb_next
+            kept = [entry for entry in entries if entry.tb_frame.f_code is not _HOOK_CODE]
+            if len(kept) != len(entries):
+                rebuilt = None
+                for entry in reversed(kept):
+                    rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+                current.__traceback__ = rebuilt
+
     def _v1(self, tensorflow: Any) -> Any:
         if self.v1 is None:
             self.v1 = tensorflow.compat.v1
@@ -132,6 +158,9 @@ class Tf1Shim:
                 self.v1.disable_v2_behavior()
                 self.disabled_v2 = True
         return self.v1
+
+
+_HOOK_CODE = Tf1Shim._import.__code__
 
 
 def explain(error: BaseException) -> Optional[str]:
