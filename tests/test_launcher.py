@@ -79,6 +79,35 @@ def test_tf1_a_gone_package_fails_at_the_users_import_line_not_in_graphguard(tmp
     assert "ImportError: graphguard run --tf1: cannot import tensorflow.contrib.slim: " in result.stderr
 
 
+def test_finalize_mode_with_on_growth_warn_is_a_usage_error(tmp_path):
+    # Regression: accepted silently and run as --on-growth raise; GraphGuard() refuses the combination.
+    (tmp_path / "s.py").write_text("print('ran')\n")
+    result = graphguard("run", "--mode", "finalize", "--on-growth", "warn", str(tmp_path / "s.py"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "graphguard: error: --on-growth warn needs --mode count: a finalized graph cannot grow, so the run "
+        "cannot go on (see 'graphguard run --help')"
+    ]
+    assert graphguard("run", "--mode", "finalize", "--on-growth", "raise", str(tmp_path / "s.py")).returncode == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--max-traces", "3"], "the following arguments are required: script"),
+    (["--tf1", "--"], "the following arguments are required: script"),
+    (["--max-rss-growth", "-5M", "x.py"], "argument --max-rss-growth: must be > 0: '-5M'"),
+    (["--max-rss-growth=-5M", "x.py"], "argument --max-rss-growth: must be > 0: '-5M'"),
+    (["--max-rss-g", "-5M", "x.py"], "argument --max-rss-growth: must be > 0: '-5M'"),
+    (["--warmup-steps", "-1x", "x.py"], "argument --warmup-steps: invalid int value: '-1x'"),
+    (["--max-traces", "--tf1", "x.py"], "argument --max-traces: expected one argument"),
+])
+def test_bad_command_lines_are_one_clear_line(argv, message):
+    # Regression: `--max-traces 3` alone said "required: script, args" (args are optional), and a
+    # negative size after --max-rss-growth was taken for an option ("expected one argument").
+    result = graphguard("run", *argv)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"graphguard: error: {message} (see 'graphguard run --help')"]
+
+
 # -- the demo pair, through the command line ---------------------------------------------------------
 
 tf = pytest.importorskip("tensorflow.compat.v1")

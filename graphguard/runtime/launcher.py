@@ -41,7 +41,8 @@ when it is installed; see :mod:`graphguard.runtime.tf1`.
 
 Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
 ``python``); otherwise 1 if any guarded session grew or a ``tf.function`` kept retracing (or a guard
-stopped the script), else 0. A missing script is a one-line error and status 2.
+stopped the script), else 0. A missing script or a bad option (a bad value, ``--mode finalize``
+with ``--on-growth warn``) is a one-line error and status 2.
 """
 
 from __future__ import annotations
@@ -203,6 +204,25 @@ def _start_trace_guard(guard: TraceGuard, tf: Any) -> None:
 
 
 class _OneLineParser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: Any) -> None:
+        self.options: dict[str, argparse.Action] = {}  # option string -> its action (filled by add_argument)
+        super().__init__(**kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.options.update(dict.fromkeys(action.option_strings, action))
+        return action
+
+    def option(self, arg: str) -> Optional[argparse.Action]:
+        """The option ``arg`` names, as argparse finds it (a unique prefix of a long option is enough); ``None``
+        for anything else, ``--option=value`` included."""
+        if arg in self.options:
+            return self.options[arg]
+        if not arg.startswith("--") or "=" in arg or not self.allow_abbrev:
+            return None
+        matches = {action for name, action in self.options.items() if name.startswith(arg)}
+        return matches.pop() if len(matches) == 1 else None
+
     def error(self, message: str):  # one line, as the rest of graphguard's command line
         print(f"graphguard: error: {message} (see 'graphguard run --help')", file=sys.stderr)
         raise SystemExit(EXIT_ERROR)
@@ -246,8 +266,36 @@ def _parser() -> argparse.ArgumentParser:
                         help="run a TF1-era script unchanged on TF 2: `import tensorflow as tf` in the script gives "
                         "tensorflow.compat.v1 with v2 behaviour disabled (tf.layers needs the tf_keras package)")
     parser.add_argument("script", help="the Python script to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
+    parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")
     return parser
+
+
+def _split(parser: _OneLineParser, argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``argv`` cut after the script: (graphguard's options and the script, the script's arguments).
+
+    argparse never sees the script's arguments: ``nargs=REMAINDER`` drops a ``--`` that follows the
+    script. The script is the first argument that is not an option or an option's value (or the one
+    after a ``--``). An option that takes a value is joined to it (``--max-rss-growth=-5M``), so that a
+    value starting with ``-`` reaches the option's check instead of being taken for an unknown option.
+    """
+    head: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return head + list(argv[i:i + 2]), list(argv[i + 2:])
+        if not arg.startswith("-") or arg == "-":
+            return head + [arg], list(argv[i + 1:])
+        action = parser.option(arg)
+        value = argv[i + 1] if i + 1 < len(argv) else None
+        if action is not None and action.nargs != 0 and value not in (None, "--") and parser.option(value) is None:
+            head.append(f"{arg}={value}")
+            i += 2
+        else:
+            head.append(arg)
+            i += 1
+    return head, []
 
 
 def _burst_ops(text: str) -> Optional[int]:
@@ -275,11 +323,14 @@ def _bytes(text: str) -> int:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    """The launcher's options; raises ``SystemExit(2)`` after a one-line error on a bad command line."""
+    """The launcher's options, ``args`` being the script's arguments exactly as given; raises
+    ``SystemExit(2)`` after a one-line error on a bad command line."""
     parser = _parser()
     if not argv:
         parser.error("a script to run is required: graphguard run [OPTIONS] SCRIPT [ARGS...]")
-    args = parser.parse_args(list(argv))
+    head, script_args = _split(parser, argv)
+    args = parser.parse_args(head)
+    args.args = script_args
     if args.warmup_steps < 0 or args.max_new_ops_per_step < 0:
         parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
@@ -290,6 +341,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--max-burst-ratio must be >= 0")
     if args.max_traces < 1:
         parser.error("--max-traces must be >= 1")
+    if args.mode == "finalize" and args.on_growth == "warn":  # GraphGuard() refuses it too (ValueError)
+        parser.error("--on-growth warn needs --mode count: a finalized graph cannot grow, so the run cannot go on")
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:
@@ -315,7 +368,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         min_growth_sessions=args.min_growth_sessions,
         max_burst_ops=args.max_burst_ops,
         max_burst_ratio=args.max_burst_ratio,
-        on_growth="raise" if args.mode == "finalize" else args.on_growth,
+        on_growth=args.on_growth,
         max_rss_growth=args.max_rss_growth,
     )
     launch = _Launch(options)
