@@ -5,6 +5,7 @@ session class is patched at once and unpatched after); the demo pair runs throug
 line in a subprocess, as a user would run it.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -106,6 +107,34 @@ def test_bad_command_lines_are_one_clear_line(argv, message):
     result = graphguard("run", *argv)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"graphguard: error: {message} (see 'graphguard run --help')"]
+
+
+def test_everything_after_the_script_reaches_it_as_python_gives_it(tmp_path):
+    # Regression: a `--` right after the script was swallowed by argparse, and sys.argv[0] was the
+    # absolute path where python gives the path as typed.
+    (tmp_path / "argv.py").write_text("import json, sys\nprint(json.dumps(sys.argv))\n")
+    typed = os.path.relpath(tmp_path / "argv.py", ROOT)
+    for script_args in (["--", "b", "--help"], ["--max-traces", "3", "--tf1", "-x", "--", "--"], []):
+        expected = subprocess.run([sys.executable, typed, *script_args], cwd=ROOT, capture_output=True, text=True)
+        result = graphguard("run", typed, *script_args)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == expected.stdout and json.loads(result.stdout)[0] == typed
+    # A `--` before the script ends graphguard's options, as usual.
+    result = graphguard("run", "--max-traces", "3", "--", typed, "--", "a")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [typed, "--", "a"]
+
+
+def test_a_script_with_a_null_byte_is_a_one_line_syntax_error(tmp_path):
+    # Regression: runpy's ValueError "source code string cannot contain null bytes" came out as a
+    # traceback through the launcher.
+    (tmp_path / "nul.py").write_bytes(b"import sys\nx = 1\x00\n")
+    result = graphguard("run", str(tmp_path / "nul.py"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"graphguard run: {tmp_path / 'nul.py'} did not run: it has a syntax error: "
+        "a null byte on line 2 (Python source cannot contain null bytes)"
+    ]
 
 
 # -- the demo pair, through the command line ---------------------------------------------------------

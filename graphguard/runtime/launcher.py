@@ -1,7 +1,9 @@
 """``graphguard run script.py [args...]``: run a script with every ``tf.compat.v1`` session guarded.
 
-No code change needed to try the guard. The script runs in this process (``runpy.run_path`` with
-``__name__ == "__main__"``, ``sys.argv`` and ``sys.path[0]`` set as ``python script.py`` sets them).
+No code change needed to try the guard. The script runs in this process, as ``runpy.run_path`` runs it
+(its code in a fresh ``__main__`` module with ``__file__`` absolute), with ``sys.argv`` and ``sys.path[0]``
+set as ``python script.py`` sets them: ``sys.argv[0]`` is the path as typed, and every argument after
+the script reaches it untouched, a ``--`` included (a ``--`` before the script ends graphguard's options).
 Every session it creates is guarded from its first ``run``: ``Session``, ``InteractiveSession``, and
 the session inside ``MonitoredSession`` / ``MonitoredTrainingSession`` / ``Supervisor``, because they
 all run through ``BaseSession.run``. At exit the report of every guarded session is printed on
@@ -41,7 +43,8 @@ when it is installed; see :mod:`graphguard.runtime.tf1`.
 
 Exit status: the script's own status if it is not 0 (an uncaught exception is 1, as with
 ``python``); otherwise 1 if any guarded session grew or a ``tf.function`` kept retracing (or a guard
-stopped the script), else 0. A missing script or a bad option (a bad value, ``--mode finalize``
+stopped the script), else 0. A script that does not compile (a syntax error, a null byte) does not run
+and the status is 1, as with ``python``. A missing script or a bad option (a bad value, ``--mode finalize``
 with ``--on-growth warn``) is a one-line error and status 2.
 """
 
@@ -50,12 +53,17 @@ from __future__ import annotations
 import argparse
 import importlib.abc
 import importlib.machinery
+import importlib.util
+import io
+import marshal
 import os
 import runpy
 import sys
 import threading
 import traceback
+import types
 import weakref
+import zipfile
 from typing import Any, Optional, Sequence
 
 from graphguard.runtime.guard import (
@@ -343,8 +351,6 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--max-traces must be >= 1")
     if args.mode == "finalize" and args.on_growth == "warn":  # GraphGuard() refuses it too (ValueError)
         parser.error("--on-growth warn needs --mode count: a finalized graph cannot grow, so the run cannot go on")
-    import importlib.util
-
     if importlib.util.find_spec("tensorflow") is None:
         parser.error("TensorFlow is not installed in this environment, so there is no session to guard "
                      "(pip install tensorflow, or run with the Python that has it: python -m graphguard run ...)")
@@ -360,6 +366,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parse(sys.argv[1:] if argv is None else argv)
     except SystemExit as stop:
         return int(stop.code or 0)
+    script = os.path.abspath(args.script)
+    try:
+        code = _compile(script)
+    except OSError as error:  # as python: "can't open file", status 2
+        print(f"graphguard: error: {args.script}: cannot read it: {error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    except SyntaxError as error:  # as python prints it; the script never ran, so there is nothing to report on
+        traceback.print_exception(type(error), error, None, file=sys.stderr)
+        print(f"graphguard run: {args.script} did not run: it has a syntax error", file=sys.stderr)
+        return 1
+    except _NullByte as error:
+        print(f"graphguard run: {args.script} did not run: it has a syntax error: a null byte on line {error.line} "
+              "(Python source cannot contain null bytes)", file=sys.stderr)
+        return 1
     options = dict(
         mode=args.mode,
         warmup_steps=args.warmup_steps,
@@ -381,7 +401,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if _SESSION_MODULE not in sys.modules or _TF_MODULE not in sys.modules:
         sys.meta_path.insert(0, finder)
 
-    script = os.path.abspath(args.script)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     shim = _tf1_shim(script) if args.tf1 else None
     sys.argv = [args.script, *args.args]
@@ -391,19 +410,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.path.insert(0, os.path.dirname(script))
     status, stopped_by_guard = EXIT_CLEAN, False
     try:
-        runpy.run_path(script, run_name="__main__")
+        if code is None:  # a zip archive with a __main__.py, which python runs too
+            runpy.run_path(args.script, run_name="__main__")
+        else:
+            _run_main(code, script)
     except SystemExit as stop:
         status = _exit_status(stop.code)
     except KeyboardInterrupt:
         status = 130
-    except SyntaxError as error:
-        if os.path.abspath(error.filename or "") != script:  # an imported module's: the script ran
-            _print_script_error(error, script)
-            status = 1
-        else:  # as python prints it; the script never ran, so there is nothing to report on
-            traceback.print_exception(type(error), error, None, file=sys.stderr)
-            print(f"graphguard run: {args.script} did not run: it has a syntax error", file=sys.stderr)
-            return 1
     except BaseException as error:  # the script's own failure: print it as python would
         stopped_by_guard = isinstance(error, _STOPPING_ERRORS)
         if shim is not None:  # the traceback ends at the script's import line, not in the import hook
@@ -434,6 +448,44 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if status == EXIT_CLEAN and (grew or retraced):
         return EXIT_GROWTH
     return status
+
+
+class _NullByte(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _compile(script: str) -> Optional[types.CodeType]:
+    """The code of ``script`` (absolute), compiled as ``runpy.run_path`` does (source, or a ``.pyc``);
+    ``None`` for a zip archive. Raises ``SyntaxError``, ``_NullByte`` (Python refuses a null byte in
+    source, with a ``ValueError`` or a ``SyntaxError`` depending on the version) or ``OSError``."""
+    if zipfile.is_zipfile(script):
+        return None
+    with io.open_code(script) as handle:
+        data = handle.read()
+    if data[:4] == importlib.util.MAGIC_NUMBER:  # a compiled .pyc: a 16-byte header, then the code
+        return marshal.loads(data[16:])
+    if b"\0" in data:
+        raise _NullByte(data.count(b"\n", 0, data.index(b"\0")) + 1)
+    return compile(data, script, "exec", dont_inherit=True)  # not this module's __future__ flags
+
+
+def _run_main(code: types.CodeType, script: str) -> None:
+    """Runs ``code`` as ``runpy.run_path`` would (a fresh ``__main__`` module in ``sys.modules`` while it
+    runs, ``__file__`` absolute as python 3.9+ makes it), but leaves ``sys.argv`` alone: ``run_path``
+    sets ``sys.argv[0]`` to the path it is given, where python keeps the path as typed."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=script, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+        else:
+            sys.modules.pop("__main__", None)
 
 
 def _tf1_shim(script: str) -> Any:
