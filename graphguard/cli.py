@@ -256,24 +256,22 @@ def _run_check(args) -> int:
 
     if args.add_noqa:
         from graphguard.notebook import is_notebook
+        from graphguard.notebook_edit import add_noqa_notebook
 
         added, failed = 0, False
         suppressible = [d for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")]
         for filename in sorted({d.filename for d in suppressible}):
-            if is_notebook(filename):
-                print(f"graphguard: warning: {filename}: --add-noqa does not edit notebooks yet; "
-                      "add `# noqa: CODE` at the end of the cell's line by hand", file=sys.stderr)
-                continue
+            suppress = add_noqa_notebook if is_notebook(filename) else add_noqa
             try:
-                changed, skipped = add_noqa(filename, [d for d in suppressible if d.filename == filename])
+                changed, skipped = suppress(filename, [d for d in suppressible if d.filename == filename])
             except (OSError, ValueError) as error:
                 print(f"graphguard: error: {filename}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
                 failed = True
                 continue
             added += changed
             for row in skipped:
-                print(f"graphguard: warning: {filename}:{row}: no safe place for a noqa comment; "
-                      "suppress it by hand", file=sys.stderr)
+                print(f"graphguard: warning: {filename}:{_cell_row(filename, row)}: no safe place for a noqa "
+                      "comment; suppress it by hand", file=sys.stderr)
         if not args.quiet:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
@@ -313,6 +311,22 @@ def _run_check(args) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _cell_row(filename: str, row: int) -> str:
+    """``row`` of ``filename`` as shown: ``cell N:R`` in a notebook (its module row otherwise)."""
+    from graphguard.notebook import is_notebook, notebook_of
+    from graphguard.reading import read_regular
+
+    if is_notebook(filename):
+        try:
+            notebook = notebook_of(filename, read_regular(filename, limit=1 << 31))
+        except OSError:
+            notebook = None
+        if notebook is not None:
+            cell, cell_row = notebook.locate(row)
+            return f"cell {cell}:{cell_row}"
+    return str(row)
 
 
 def _with_fixes(diagnostics: list, sources: dict | None) -> list:

@@ -146,7 +146,18 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
     with open(real, "rb") as handle:
         source = handle.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    text = source.decode(encoding)
+    new_text, changed, skipped = noqa_text(source.decode(encoding), source, diagnostics)
+    if not changed:
+        return 0, skipped
+    write_keeping(real, info, new_text.encode(encoding))
+    return changed, sorted(skipped)
+
+
+def noqa_text(text: str, source: bytes, diagnostics: list[Diagnostic], insert: bool = True) -> tuple[str, int, list[int]]:
+    """:func:`add_noqa` on ``text`` (decoded from ``source``): ``(new text, lines changed, rows that
+    could not be suppressed safely)``. ``insert=False``: never a comment on a new line of its own
+    (every row keeps its number; such rows are skipped). Raises ``ValueError`` (one line) when the
+    comments would change the code."""
     lines = _LINE.findall(text)
     if lines and lines[-1] == "":
         lines.pop()
@@ -185,14 +196,14 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
                 body = body + "  # noqa: " + ", ".join(sorted(codes))
             lines[row - 1] = body + ending
             changed += 1
-        elif row not in starts_inside and not (row > 1 and lines[row - 2].rstrip("\r\n").endswith("\\")):
+        elif insert and row not in starts_inside and not (row > 1 and lines[row - 2].rstrip("\r\n").endswith("\\")):
             indent = body[: len(body) - len(body.lstrip())]
             lines.insert(row - 1, f"{indent}# noqa: {', '.join(sorted(codes))}{newline}")
             changed += 1
         else:
             skipped.append(row)
     if not changed:
-        return 0, sorted(skipped)
+        return text, 0, sorted(skipped)
     new_text = "".join(lines)
     try:
         same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse(text))
@@ -200,8 +211,7 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
         same = False
     if not same:
         raise ValueError("adding the comments would change the code; left unchanged")
-    write_keeping(real, info, new_text.encode(encoding))
-    return changed, sorted(skipped)
+    return new_text, changed, sorted(skipped)
 
 
 #: One physical line as the tokenizer and the compiler count them, with its ending.

@@ -139,14 +139,37 @@ def test_a_syntax_error_in_a_cell_is_located_in_that_cell(tmp_path):
     assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse file: ")
 
 
-def test_fix_and_add_noqa_leave_a_notebook_byte_for_byte_unchanged(tmp_path):
+def test_fix_leaves_a_notebook_byte_for_byte_unchanged(tmp_path):
     path = _write(tmp_path / "sweep.ipynb")
     before = path.read_bytes()
-    for flag in ("--fix", "--add-noqa"):
-        result = check(tmp_path, flag, "sweep.ipynb")
-        assert path.read_bytes() == before
-        assert b"does not edit notebooks yet" in result.stderr or b"do not edit notebooks yet" in result.stderr
-        assert b"Traceback" not in result.stderr
+    result = check(tmp_path, "--fix", "sweep.ipynb")
+    assert path.read_bytes() == before
+    assert b"fixes do not edit notebooks yet" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_add_noqa_edits_only_the_cells_line_and_jupyter_reads_the_notebook(tmp_path):
+    path = _write(tmp_path / "sweep.ipynb")
+    before = path.read_text()
+    result = check(tmp_path, "--add-noqa", "sweep.ipynb")
+    assert result.returncode == 0 and b"Added 1 noqa comment." in result.stderr, result.stderr
+    after = path.read_text()
+    changed = [(old, new) for old, new in zip(before.splitlines(), after.splitlines()) if old != new]
+    assert len(before.splitlines()) == len(after.splitlines())
+    assert changed == [('    "        print(accuracy(sess, y, [0, 1]))"',
+                        '    "        print(accuracy(sess, y, [0, 1]))  # noqa: GG101"')]
+    nbformat.validate(nbformat.read(str(path), as_version=4))  # Jupyter's own validator
+    assert check(tmp_path, "sweep.ipynb").returncode == 0  # clean
+    result = check(tmp_path, "--add-noqa", "sweep.ipynb")  # idempotent
+    assert b"Added 0 noqa comments." in result.stderr and path.read_text() == after
+
+
+def test_add_noqa_leaves_a_notebook_in_another_json_layout_unchanged(tmp_path):
+    path = _write(tmp_path / "sweep.ipynb")
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=3))
+    before = path.read_bytes()
+    result = check(tmp_path, "--add-noqa", "sweep.ipynb")
+    assert path.read_bytes() == before
+    assert b"not in the JSON layout Jupyter writes" in result.stderr and b"Traceback" not in result.stderr
 
 
 def test_the_pre_commit_hook_covers_notebooks():

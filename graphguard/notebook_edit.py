@@ -1,0 +1,122 @@
+"""Writing edits back into a Jupyter notebook: only the edited lines of code cells change.
+
+Jupyter (through nbformat) writes a notebook as JSON with one space of indentation, keys in the order
+read, non-ASCII characters as they are and a final newline. A notebook is edited by loading that JSON,
+replacing the edited cells' ``source`` (a list of lines stays a list split as nbformat splits it, a
+string stays a string) and dumping it in the layout the file already had, which is found by dumping
+the unedited notebook and comparing it with the file byte for byte: outputs, metadata, cell ids,
+execution counts and everything else come out exactly as they were. A file in a layout graphguard
+cannot reproduce (written by another tool) is left unchanged, with a one-line reason, rather than
+reformatted. The result is checked before it is written: it must be JSON that reads back as a
+notebook whose code parses to the same syntax tree apart from the edit's comments (for ``--add-noqa``).
+Writes are atomic (:func:`graphguard.suppressions.write_keeping`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Callable, Optional
+
+from graphguard.notebook import Notebook, NotebookError, read_notebook
+
+__all__ = ["add_noqa_notebook", "layout_of"]
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def layout_of(raw: bytes, data: Any) -> Optional[Callable[[Any], bytes]]:
+    """A function that dumps a notebook's JSON exactly as ``raw`` is laid out (``data`` is
+    ``json.loads(raw)``), or None if no layout graphguard knows reproduces ``raw`` byte for byte."""
+    for indent in (1, 2, 4, None):
+        for ensure_ascii in (False, True):
+            separators = (",", ": ") if indent is not None else (", ", ": ")
+
+            def dump(value: Any, indent=indent, ensure_ascii=ensure_ascii, separators=separators) -> bytes:
+                return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii,
+                                  separators=separators).encode("utf-8")
+
+            try:
+                text = dump(data)
+            except (TypeError, ValueError):
+                return None
+            for ending in (b"\n", b""):
+                if text + ending == raw:
+                    return lambda value, dump=dump, ending=ending: dump(value) + ending
+    return None
+
+
+def _set_line(source: Any, row: int, new: str) -> Any:
+    """``source`` (a cell's: a string or a list of lines) with row ``row`` (1-based) replaced by ``new``."""
+    text = source if isinstance(source, str) else "".join(source)
+    lines = _LINE.findall(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    line = lines[row - 1]
+    body = line.rstrip("\r\n")
+    lines[row - 1] = new + line[len(body):]
+    text = "".join(lines)
+    return text if isinstance(source, str) else text.splitlines(True)
+
+
+def add_noqa_notebook(path: str, diagnostics: list) -> tuple[int, list[int]]:
+    """:func:`graphguard.suppressions.add_noqa` for a notebook: a ``# noqa: CODES`` comment at the end of
+    each finding's line in its cell (rows of ``diagnostics`` are rows of the notebook's module, as the
+    analysis reports them). A comment is never put on a line of its own (cell rows would shift) nor on
+    a line holding IPython syntax. Returns (lines changed, module rows not suppressed). Raises
+    ``ValueError`` (one line) when the notebook is left unchanged as a whole: read-only, not a
+    notebook, a JSON layout Jupyter does not write, or comments that would change the code."""
+    from graphguard.suppressions import noqa_text, write_keeping
+
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    if not info.st_mode & 0o222:
+        raise ValueError("the file is read-only; left unchanged")
+    with open(real, "rb") as handle:
+        raw = handle.read()
+    try:
+        notebook = read_notebook(raw)
+    except NotebookError as error:
+        raise ValueError(f"{error}; left unchanged") from None
+    data = json.loads(raw)
+    dump = layout_of(raw, data)
+    if dump is None:
+        raise ValueError("not in the JSON layout Jupyter writes (another tool wrote it): left unchanged rather "
+                         "than reformatted")
+    text = notebook.python.decode("utf-8", "surrogatepass")
+    new_text, changed, skipped = noqa_text(text, notebook.python, diagnostics, insert=False)
+    if not changed:
+        return 0, skipped
+    old_rows, new_rows = text.split("\n"), new_text.split("\n")
+    edits = 0
+    for row, (old, new) in enumerate(zip(old_rows, new_rows), start=1):
+        if old == new:
+            continue
+        index, cell_row = notebook.locate(row)
+        cell = notebook.cell(index)
+        if cell is None or cell.lines[cell_row - 1] != old:  # a row that stands in for IPython syntax
+            skipped.append(row)
+            continue
+        target = data["cells"][index - 1]
+        target["source"] = _set_line(target["source"], cell_row, new)
+        edits += 1
+    if not edits:
+        return 0, sorted(skipped)
+    out = dump(data)
+    _check(out, notebook)
+    write_keeping(real, info, out)
+    return edits, sorted(skipped)
+
+
+def _check(out: bytes, before: Notebook) -> None:
+    """The edited notebook reads back, with code that parses to the same tree as before."""
+    import ast
+
+    try:
+        after = read_notebook(out)
+        same = ast.dump(ast.parse(after.python)) == ast.dump(ast.parse(before.python))
+    except (NotebookError, SyntaxError, ValueError):
+        same = False
+    if not same or len(after.cells) != len(before.cells):
+        raise ValueError("the edit would change the notebook's code; left unchanged")
