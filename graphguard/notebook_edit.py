@@ -9,7 +9,8 @@ execution counts and everything else come out exactly as they were. A file in a 
 cannot reproduce (written by another tool) is left unchanged, with a one-line reason, rather than
 reformatted. The result is checked before it is written: it must be JSON that reads back as a
 notebook whose code parses to the same syntax tree apart from the edit's comments (for ``--add-noqa``).
-Writes are atomic (:func:`graphguard.suppressions.write_keeping`).
+Writes are atomic (:func:`graphguard.suppressions.write_keeping`). Used by ``--add-noqa`` (:func:`add_noqa_notebook`)
+and ``--fix``/``--diff`` (:func:`with_module`, which puts a fixed module back into its cells).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Callable, Optional
 
 from graphguard.notebook import Notebook, NotebookError, read_notebook
 
-__all__ = ["add_noqa_notebook", "layout_of"]
+__all__ = ["add_noqa_notebook", "layout_of", "with_module"]
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
@@ -120,3 +121,59 @@ def _check(out: bytes, before: Notebook) -> None:
         same = False
     if not same or len(after.cells) != len(before.cells):
         raise ValueError("the edit would change the notebook's code; left unchanged")
+
+
+def with_module(raw: bytes, new_text: str) -> bytes:
+    """The notebook ``raw`` with its code cells changed as its module text (``read_notebook(raw).python``)
+    was changed into ``new_text`` by a fix: each changed run of rows goes back into the one cell it
+    came from (lines inserted between two cells go into the later one, before the line they precede:
+    a Saver hoisted above a loop that opens its cell stays in that cell), and the JSON is dumped in the
+    file's own layout. Raises ``ValueError`` (one line) when the change cannot be put back that way: it
+    spans two cells, touches a row that stands in for IPython syntax, or the file is not in a layout
+    graphguard can reproduce."""
+    import difflib
+
+    try:
+        notebook = read_notebook(raw)
+    except NotebookError as error:
+        raise ValueError(str(error)) from None
+    data = json.loads(raw)
+    dump = layout_of(raw, data)
+    if dump is None:
+        raise ValueError("not in the JSON layout Jupyter writes (another tool wrote it)")
+    old_rows = notebook.python.decode("utf-8", "surrogatepass").split("\n")
+    new_rows = new_text.split("\n")
+    lines = {cell.index: list(cell.lines) for cell in notebook.cells}
+    ends = {cell.index: cell.start + cell.rows - 1 for cell in notebook.cells}
+    matcher = difflib.SequenceMatcher(a=old_rows, b=new_rows, autojunk=False)
+    changed = set()
+    for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):  # bottom up: earlier rows keep their places
+        if tag == "equal":
+            continue
+        if i1 >= len(old_rows) - 1 and notebook.cells:  # appended after the last row
+            cell, row = notebook.cells[-1].index, notebook.cells[-1].rows + 1
+        else:
+            cell, row = notebook.locate(i1 + 1)
+        if i2 > i1:
+            last_cell, _ = notebook.locate(i2)
+            if last_cell != cell or i2 > ends[cell]:
+                raise ValueError("a fix changes lines of two cells")
+            for k in range(i1, i2):
+                if old_rows[k] != lines[cell][row - 1 + k - i1]:
+                    raise ValueError("a fix changes a line that holds IPython syntax")
+        lines[cell][row - 1 : row - 1 + (i2 - i1)] = new_rows[j1:j2]
+        changed.add(cell)
+    for index in changed:
+        target = data["cells"][index - 1]
+        source = target["source"]
+        text = source if isinstance(source, str) else "".join(source)
+        new = "\n".join(lines[index]) + ("\n" if text.endswith("\n") else "")
+        target["source"] = new if isinstance(source, str) else new.splitlines(True)
+    out = dump(data)
+    try:
+        after = read_notebook(out).python.decode("utf-8", "surrogatepass")
+    except NotebookError:
+        after = None
+    if after != new_text:
+        raise ValueError("the fixed cells do not read back as the fixed code")
+    return out

@@ -139,12 +139,57 @@ def test_a_syntax_error_in_a_cell_is_located_in_that_cell(tmp_path):
     assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse file: ")
 
 
-def test_fix_leaves_a_notebook_byte_for_byte_unchanged(tmp_path):
-    path = _write(tmp_path / "sweep.ipynb")
+SAVER_CELLS = [
+    new_markdown_cell("# Training"),
+    new_code_cell("%matplotlib inline\nimport numpy as np\nimport tensorflow.compat.v1 as tf"),
+    new_code_cell("x = tf.placeholder(tf.float32, [None, 4])\nw = tf.Variable(tf.zeros([4, 1]))\n"
+                  "train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_mean(tf.matmul(x, w)))"),
+    new_code_cell("%%time\nwith tf.Session() as sess:\n    sess.run(tf.global_variables_initializer())\n"
+                  "    for step in range(1000):\n        sess.run(train, {x: np.ones((2, 4))})\n"
+                  "        if step % 100 == 0:\n            tf.train.Saver().save(sess, 'ckpt/model')\n"
+                  "            !ls ckpt"),
+]
+
+
+def test_fix_writes_the_fix_into_its_cell_keeping_magics_outputs_and_layout(tmp_path):
+    path = _write(tmp_path / "train.ipynb", SAVER_CELLS)
+    notebook = nbformat.read(str(path), as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="loaded\n")]
+    notebook.cells[1].execution_count = 3
+    nbformat.write(notebook, str(path))
+    before = path.read_text()
+    result = check(tmp_path, "--fix", "--unsafe-fixes", "train.ipynb")
+    assert result.returncode == 0 and b"1 fixed, 0 remaining" in result.stderr, result.stderr
+    after = path.read_text()
+    removed = [line for line in before.splitlines() if line not in after.splitlines()]
+    added = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert removed == [r"""    "            tf.train.Saver().save(sess, 'ckpt/model')\n","""]
+    assert added == [r"""    "    saver = tf.train.Saver()\n",""", r"""    "            saver.save(sess, 'ckpt/model')\n","""]
+    fixed = nbformat.read(str(path), as_version=4)
+    nbformat.validate(fixed)
+    assert fixed.cells[3].source.splitlines()[0] == "%%time" and fixed.cells[3].source.endswith("!ls ckpt")
+    assert fixed.cells[1].outputs == notebook.cells[1].outputs and fixed.cells[1].execution_count == 3
+    assert [c.id for c in fixed.cells] == [c.id for c in notebook.cells]
+    # Checked clean, and a second --fix changes nothing (idempotent).
+    assert check(tmp_path, "--fix", "--unsafe-fixes", "train.ipynb").returncode == 0
+    assert path.read_text() == after
+
+
+def test_diff_of_a_notebook_is_a_patch_of_its_json(tmp_path):
+    path = _write(tmp_path / "train.ipynb", SAVER_CELLS)
     before = path.read_bytes()
-    result = check(tmp_path, "--fix", "sweep.ipynb")
+    diff = check(tmp_path, "--diff", "--unsafe-fixes", "train.ipynb").stdout.decode()
     assert path.read_bytes() == before
-    assert b"fixes do not edit notebooks yet" in result.stderr and b"Traceback" not in result.stderr
+    assert r"""+    "    saver = tf.train.Saver()\n",""" in diff and diff.startswith("--- train.ipynb")
+
+
+def test_a_fix_in_a_notebook_of_another_json_layout_is_refused_with_the_file_unchanged(tmp_path):
+    path = _write(tmp_path / "train.ipynb", SAVER_CELLS)
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=3))
+    before = path.read_bytes()
+    result = check(tmp_path, "--fix", "--unsafe-fixes", "train.ipynb")
+    assert path.read_bytes() == before and result.returncode == 1
+    assert b"cannot fix it: not in the JSON layout Jupyter writes" in result.stderr
 
 
 def test_add_noqa_edits_only_the_cells_line_and_jupyter_reads_the_notebook(tmp_path):

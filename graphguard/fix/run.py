@@ -29,7 +29,11 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     findings in the chosen output format."""
     from graphguard.fix.edits import FIXABLE_CODES
     from graphguard.fix.apply import decode, encode_like, encoding_of, file_bytes, fix_text
-    from graphguard.notebook import is_notebook
+    import dataclasses
+
+    from graphguard.diagnostics import Diagnostic
+    from graphguard.notebook import is_notebook, python_source
+    from graphguard.notebook_edit import with_module
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -39,21 +43,34 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     for d in diagnostics:
         by_file.setdefault(d.filename, []).append(d)
     for filename in candidates:
-        if is_notebook(filename):
-            print(f"graphguard: warning: {filename}: fixes do not edit notebooks yet; its findings are "
-                  "reported as they are", file=sys.stderr)
-            continue
+        notebook = is_notebook(filename)
         try:
             raw = file_bytes(filename, sources)
-            text = decode(raw)
-        except (OSError, UnicodeDecodeError, SyntaxError) as error:
+            if notebook:  # the fixes work on its code cells as one module; with_module puts them back
+                with_module(raw, python_source(filename, raw).decode("utf-8", "surrogatepass"))
+                text = python_source(filename, raw).decode("utf-8", "surrogatepass")
+            else:
+                text = decode(raw)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
             print(f"graphguard: warning: {filename}: cannot fix it: {getattr(error, 'strerror', None) or error}",
                   file=sys.stderr)
             continue
+
+        def lint(new: str, f: str = filename, r: bytes = raw, notebook: bool = notebook) -> list:
+            if not notebook:
+                return relint(f, encode_like(r, new))
+            try:
+                return relint(f, with_module(r, new))
+            except ValueError as error:  # a new kind of finding: fix_text drops the fix that caused it
+                return [Diagnostic(f, 1, 1, "GG001", "syntax-error", f"cannot put the fix back into the notebook: "
+                                   f"{error}", 1, 2)]
+
         try:
             with _ctrl_c_between_files() as interrupted:
-                result = fix_text(filename, text, lambda new, f=filename, r=raw: relint(f, encode_like(r, new)),
-                                  unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
+                result = fix_text(filename, text, lint, unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
+                if notebook and result.fixed != result.original:  # from here on, the notebook's JSON
+                    result = dataclasses.replace(result, original=raw.decode("utf-8"),
+                                                 fixed=with_module(raw, result.fixed).decode("utf-8"))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
