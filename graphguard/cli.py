@@ -122,6 +122,9 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--steps", type=int, default=200,
                       help="slowdown and tf2: training steps per script (default: 200)")
 
+    commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
+                        "(needs pygls: pip install 'graphguard[server]')")
+
     # Listed here for --help only: main() hands everything after "run" to the launcher untouched.
     commands.add_parser("run", add_help=False, help="run a script with every tf.compat.v1 session guarded and tf.function traces counted (needs TensorFlow)")
     return parser
@@ -539,6 +542,15 @@ def _run_demo(args) -> int:
     return run_demo(steps=args.steps)
 
 
+def _run_server(args) -> int:
+    # Imported here: pygls is an optional extra, and the other commands never load it.
+    if _missing("pygls", "lsprotocol"):
+        raise UsageError("the language server needs pygls: pip install 'graphguard[server]'")
+    from graphguard.server import serve
+
+    return serve()
+
+
 def _run_run(argv: list[str]) -> int:
     # Imported here: the linter never loads the runtime guard (or, through a script, TensorFlow).
     from graphguard.runtime.launcher import main as run_guarded
@@ -622,7 +634,8 @@ def _main(argv: list[str] | None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_ERROR
-        runner = {"check": _run_check, "clean": _run_clean, "rule": _run_rule, "demo": _run_demo}[args.command]
+        runner = {"check": _run_check, "clean": _run_clean, "rule": _run_rule, "demo": _run_demo,
+                  "server": _run_server}[args.command]
         status = runner(args)
         sys.stdout.flush()  # here, not at exit: a full disk is an error line, not "Exception ignored"
         return status

@@ -1,0 +1,663 @@
+"""``graphguard server``: a Language Server (LSP 3.17, JSON-RPC over stdio) built on pygls 2.
+
+What it does, in an editor:
+
+* **Diagnostics** for every open Python document, on open and save at once and on change after a
+  pause in typing (``debounce``, 200 ms by default): severity Warning for the rules' findings (the
+  program runs; it slows down and leaks), Error for ``GG001`` (the file cannot be parsed); ``source``
+  ``"graphguard"``, ``code`` the rule code, the rule's name before its message, and the loop that
+  repeats the construction as related information. ``# noqa`` comments and ``per-file-ignores`` are
+  applied as ``graphguard check`` applies them (:func:`graphguard.cli._kept`).
+* **Code actions**: a ``quickfix`` per finding that has a fix (:func:`graphguard.fix.propose_fixes`),
+  and ``source.fixAll.graphguard``, every safe fix of the document applied pass after pass and
+  checked as ``check --fix`` does (:func:`graphguard.fix.apply.fix_text`), sent as one whole-document
+  edit. The server never writes a file except its cache: edits go to the client as WorkspaceEdits.
+* **Project context**: the workspace root (the first workspace folder) is the folder ``graphguard
+  check`` would be run in: its ``[tool.graphguard]`` configuration is read
+  (:mod:`graphguard.config`), the project's files are those ``graphguard check .`` finds there
+  (:func:`graphguard.discovery.find_python_files`), and each lint checks them all together, the open
+  documents from their unsaved text and the others from the facts cache (``.graphguard_cache``,
+  shared with ``graphguard check`` run from the root, kept in memory between lints): a helper in
+  another file is followed as ``check`` follows it.
+* **Notebooks** (LSP 3.17 notebook document sync): the code cells of an open notebook, in order, are
+  one module, IPython syntax neutralised row for row as ``check`` does (:mod:`graphguard.notebook`);
+  each finding is published on its cell's document. Code actions are not offered in notebooks.
+
+Lints run on one worker thread, never on the event loop; a result for a document version that is no
+longer current is dropped. An internal error is logged (``window/logMessage``) and the server goes on.
+
+Positions: graphguard counts 1-based rows and columns in characters (code points) of the text;
+LSP counts 0-based lines and, by default, UTF-16 code units (the encoding pygls negotiated with the
+client, :attr:`pygls.workspace.Workspace.position_codec`, is used). :func:`lsp_position` converts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import io
+import os
+import re
+import threading
+import time
+import tokenize
+import traceback
+import types as _stdtypes
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from graphguard import __version__
+
+#: The code action kind of "fix all" (as ruff's ``source.fixAll.ruff``).
+FIX_ALL = "source.fixAll.graphguard"
+#: Default pause after the last change before a document is linted again, in seconds.
+DEFAULT_DEBOUNCE = 0.2
+_ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer (and LSP) count lines by
+LOOP_NOTE = "the session loop that repeats it"
+
+
+def split_rows(text: str) -> list[str]:
+    """``text``'s lines without their endings, split as graphguard and LSP count rows (``\\n``,
+    ``\\r\\n``, ``\\r``); row 1 is index 0. An empty text is one empty row."""
+    return _ROWS.split(text)
+
+
+def lsp_position(rows: list[str], row: int, column: int, units=None) -> lsp.Position:
+    """The LSP position of graphguard's 1-based ``(row, column)`` (column counted in characters of
+    ``rows[row - 1]``): 0-based line, character in the client's code units. ``units(text) -> int``
+    counts code units (default UTF-16). A row past the end is clamped to the end of the text; a column
+    past the end of its row to the row's end."""
+    count = units or utf16_units
+    if row < 1:
+        return lsp.Position(line=0, character=0)
+    if row > len(rows):
+        return lsp.Position(line=len(rows) - 1, character=count(rows[-1]))
+    line = rows[row - 1]
+    return lsp.Position(line=row - 1, character=count(line[: max(0, column - 1)]))
+
+
+def utf16_units(text: str) -> int:
+    """The number of UTF-16 code units in ``text`` (characters beyond the BMP count two)."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def _encode(text: str) -> bytes:
+    """A document's text as the bytes its file would hold: in the encoding its coding cookie declares
+    (``# -*- coding: latin-1 -*-``), UTF-8 otherwise or when the text cannot be encoded so."""
+    head = "\n".join(split_rows(text)[:2]).encode("utf-8", "surrogateescape") + b"\n"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    if encoding in ("utf-8", "utf-8-sig"):
+        return text.encode("utf-8", "surrogatepass")
+    try:
+        return text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return text.encode("utf-8", "surrogatepass")
+
+
+@dataclasses.dataclass
+class _Lint:
+    """The last lint of one document: its version, text (for fixes) and reported findings."""
+
+    version: int | None
+    text: str
+    path: str
+    findings: list
+    project: "_Project"
+
+
+@dataclasses.dataclass
+class _NotebookView:
+    """An open notebook as one module: the JSON graphguard reads, and ``cells``: for each code cell, in
+    order, ``(cell document URI, its first module row, its rows)``."""
+
+    json: bytes
+    cells: list
+
+
+class _Cache:
+    """The facts cache of one workspace, kept in memory between lints: a
+    :class:`~graphguard.cache.FactsCache` that does not reload its file while the run's module names
+    stay the same (``FactsCache.select`` drops its entries each run), or a
+    :class:`~graphguard.cache.MemoryCache` when the folder cannot be the cache."""
+
+    @staticmethod
+    def make(folder: str, settings: str, log) -> object:
+        from graphguard.cache import FactsCache, MemoryCache, unusable
+
+        class ServerCache(FactsCache):
+            def select(self, extra: str) -> None:
+                if getattr(self, "_extra", None) == extra:
+                    self._run = None
+                    return
+                self._extra = extra
+                super().select(extra)
+
+        reason = unusable(folder)
+        if reason is not None:
+            log(f"graphguard: the cache folder {folder} {reason}; linting with a cache in memory only",
+                lsp.MessageType.Warning)
+            return MemoryCache()
+        return ServerCache(folder, settings)
+
+
+class _Project:
+    """The workspace as ``graphguard check`` run in its root would see it: configuration, selection,
+    checker, cache and file list. ``root`` None: no workspace; documents are checked alone."""
+
+    def __init__(self, root: str | None, log) -> None:
+        self.root = root
+        self.log = log
+        self.error: str | None = None
+        self.files: list[str] | None = None
+        self._config_stamp = None
+        if root:
+            # Paths relative to the root, as ``graphguard check .`` run there names them: the same
+            # module names, so the same cache files.
+            os.chdir(root)
+        self._load()
+
+    def _config_path(self):
+        from graphguard.config import find_config
+
+        return find_config(self.root) if self.root else None
+
+    def _stamp(self, path):
+        try:
+            stat = os.stat(path if path else os.path.join(self.root or ".", "pyproject.toml"))
+            return (path, stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            return (path, None, None)
+
+    def _load(self) -> None:
+        from graphguard.checker import Checker
+        from graphguard.cli import UsageError, _default_cache_dir, _known_codes, _selection
+        from graphguard.config import Config, ConfigError, load_config
+
+        self.error = None
+        path = self._config_path()
+        self._config_stamp = self._stamp(path)
+        try:
+            config = load_config(path, _known_codes())
+            if config.path is None:
+                config = dataclasses.replace(config, root=self.root or os.getcwd())
+            self.selected = _selection(_stdtypes.SimpleNamespace(select=None, extend_select=[], ignore=[]), config)
+        except (ConfigError, UsageError) as error:
+            self.error = f"graphguard: {error}; nothing is checked until the configuration is fixed"
+            self.log(self.error, lsp.MessageType.Error)
+            config = Config(root=self.root or os.getcwd())
+            self.selected = set()
+        self.config = config
+        self.checker = Checker(self.selected, session_names=config.session_names,
+                               session_factories=config.session_factories,
+                               max_bounded_iterations=config.max_bounded_iterations,
+                               max_file_bytes=config.max_file_bytes)
+        self.cache = None
+        if self.root:
+            self.cache = _Cache.make(_default_cache_dir(config), self.checker.settings_key, self.log)
+        self.files = None
+
+    def refresh(self, rescan: bool = False) -> None:
+        """Read the configuration again if its file changed; list the project's files again when
+        ``rescan`` (a document was saved, opened or closed) or when they were never listed."""
+        if self._stamp(self._config_path()) != self._config_stamp:
+            self._load()
+        if self.root and (rescan or self.files is None):
+            from graphguard.discovery import find_python_files
+
+            try:
+                self.files = find_python_files(["."], self.config)
+            except OSError:
+                self.files = []
+
+    def path_of(self, uri: str) -> str:
+        """The file name graphguard uses for the document ``uri``: relative to the root for a file
+        below it (as ``graphguard check .`` names it there), else absolute; an ``untitled:`` document
+        is ``untitled.py``."""
+        if not uri.startswith("file:"):
+            return "untitled.py"
+        path = os.path.normpath(to_fs_path(uri) or unquote(urlparse(uri).path))
+        if self.root and path.startswith(os.path.join(self.root, "")):
+            return os.path.relpath(path, self.root)
+        return path
+
+    def lint(self, path: str, sources: dict) -> tuple[list, list]:
+        """Lint ``path`` whose current bytes are ``sources[path]`` in the project's context (the other
+        open documents' bytes in ``sources`` too); returns (its reported findings, internal errors).
+        A file the configuration excludes (and that ``check .`` therefore skips) has no findings."""
+        from graphguard.cli import _kept
+
+        if self.error is not None:
+            return [], []
+        files = list(self.files or [])
+        if self.root and not os.path.isabs(path) and path not in files:
+            if os.path.exists(path):  # on disk but not checked by `graphguard check .`: excluded
+                return [], []
+        if path not in files:
+            files.append(path)
+        sources = {p: b for p, b in sources.items() if p in files or p == path}
+        report = self.checker.check_paths(files, sources, jobs=1, cache=self.cache, explicit=[path])
+        return _kept(report, self.config, self.selected, only=path), report.errors
+
+
+class GraphguardServer(LanguageServer):
+    """The graphguard language server. ``debounce``: seconds after the last change before a lint."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "graphguard", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=lsp.NotebookDocumentSyncOptions(
+                notebook_selector=[lsp.NotebookDocumentFilterWithCells(
+                    notebook="jupyter-notebook", cells=[lsp.NotebookCellLanguage(language="python")])],
+                save=True),
+        )
+        self.debounce = DEFAULT_DEBOUNCE
+        self.project: _Project | None = None
+        self.lints: dict[str, _Lint] = {}  # document (or notebook) URI -> its last lint
+        self.pending: dict[str, asyncio.Task] = {}
+        self.latest: dict[str, object] = {}  # URI -> the version the next lint must have
+        # One worker: lints share the checker and the cache, and a lint of a stale version is skipped.
+        self.worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="graphguard-lint")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._project_lock = threading.Lock()
+        self.exit_code = 1  #: 0 once the client sent ``shutdown`` then ``exit``
+
+    # ------------------------------------------------------------------ logging
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
+        """Send ``message`` to the client's log (``window/logMessage``); safe from any thread."""
+        params = lsp.LogMessageParams(type=kind, message=message)
+        if self.loop is not None and threading.current_thread() is not threading.main_thread():
+            self.loop.call_soon_threadsafe(self.window_log_message, params)
+        else:
+            self.window_log_message(params)
+
+    # ------------------------------------------------------------------ positions
+
+    def _units(self):
+        codec = self.workspace.position_codec
+        return codec.client_num_units
+
+    # ------------------------------------------------------------------ scheduling
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint the document (or notebook) ``uri`` after ``delay`` seconds, replacing a lint not yet
+        started; the result is published only if the document has not changed meanwhile."""
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        snapshot = self._snapshot(uri)
+        if snapshot is None:
+            return
+        self.latest[uri] = snapshot[0]
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_later(uri, delay, snapshot))
+
+    async def _lint_later(self, uri: str, delay: float, snapshot) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            return
+        self.pending.pop(uri, None)
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self.worker, self._lint_now, uri, snapshot)
+        except Exception as error:  # never raised by _lint_now; belt and braces
+            self.log(f"graphguard: internal error while linting {uri}: {error!r}", lsp.MessageType.Error)
+            return
+        if result is None or self.latest.get(uri) != snapshot[0]:
+            return  # the document changed (or closed) while it was linted: a newer lint follows
+        for params in result:
+            self.text_document_publish_diagnostics(params)
+
+    def _snapshot(self, uri: str):
+        """(version key, what to lint) for an open document or notebook, taken on the event loop."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            cells = []
+            for cell in notebook.cells:
+                document = self.workspace.text_documents.get(unquote(cell.document))
+                text = document.source if document is not None else ""
+                language = document.language_id if document is not None else "python"
+                cells.append((cell.document, cell.kind, language, text))
+            return (("notebook", notebook.version, tuple(c[3] for c in cells)), ("notebook", cells))
+        document = self.workspace.text_documents.get(unquote(uri))
+        if document is None:
+            return None
+        return ((document.version, document.source), ("text", document.source, document.version))
+
+    def _lint_now(self, uri: str, snapshot):
+        """On the worker thread: lint one snapshot; returns the PublishDiagnosticsParams to send, or
+        None when the snapshot is stale. Never raises: an internal error is logged."""
+        if self.latest.get(uri) != snapshot[0]:
+            return None
+        try:
+            project = self._project()
+            project.refresh()
+            sources = self._open_sources(project, skip=uri)
+            kind = snapshot[1][0]
+            if kind == "notebook":
+                return self._lint_notebook(uri, project, snapshot[1][1], sources)
+            text, version = snapshot[1][1], snapshot[1][2]
+            path = project.path_of(uri)
+            sources[path] = _encode(text)
+            findings, errors = project.lint(path, sources)
+            for error in errors:
+                self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
+            self.lints[uri] = _Lint(version, text, path, findings, project)
+            rows = split_rows(text)
+            diagnostics = [self._diagnostic(d, rows, uri) for d in findings]
+            return [lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)]
+        except Exception as error:
+            detail = traceback.format_exc(limit=8)
+            self.log(f"graphguard: internal error while linting {uri}: {type(error).__name__}: {error} "
+                     f"(please report this)\n{detail}", lsp.MessageType.Error)
+            return None
+
+    def _project(self) -> _Project:
+        with self._project_lock:
+            if self.project is None:
+                self.project = _Project(None, self.log)
+            return self.project
+
+    def _open_sources(self, project: _Project, skip: str) -> dict:
+        """The unsaved text of the open Python documents other than ``skip``, by file name."""
+        sources = {}
+        for uri, document in list(self.workspace.text_documents.items()):
+            if uri == skip or not uri.startswith("file:") or self.workspace.get_notebook_document(cell_uri=uri):
+                continue
+            path = project.path_of(uri)
+            if path.endswith((".py", ".pyi")):
+                sources[path] = _encode(document.source)
+        return sources
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def _diagnostic(self, d, rows: list[str], uri: str, loop_rows: list[str] | None = None,
+                    loop_uri: str | None = None, loop_row: int | None = None) -> lsp.Diagnostic:
+        """One graphguard finding as an LSP diagnostic on the document whose rows are ``rows``."""
+        units = self._units()
+        start = lsp_position(rows, d.row, d.column, units)
+        end = lsp_position(rows, d.end_row, d.end_column, units)
+        if (end.line, end.character) < (start.line, start.character):
+            end = start
+        severity = lsp.DiagnosticSeverity.Error if d.code == "GG001" else lsp.DiagnosticSeverity.Warning
+        related = None
+        if d.loop_row is not None:
+            loop_rows = rows if loop_rows is None else loop_rows
+            row = d.loop_row if loop_row is None else loop_row
+            line = loop_rows[row - 1] if 0 < row <= len(loop_rows) else ""
+            loop_start = lsp_position(loop_rows, row, d.loop_column or 1, units)
+            loop_end = lsp_position(loop_rows, row, len(line.rstrip()) + 1, units)
+            related = [lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(uri=loop_uri or uri, range=lsp.Range(start=loop_start, end=loop_end)),
+                message=LOOP_NOTE)]
+        url = d.url
+        return lsp.Diagnostic(
+            range=lsp.Range(start=start, end=end),
+            severity=severity,
+            code=d.code,
+            code_description=lsp.CodeDescription(href=url) if url else None,
+            source="graphguard",
+            message=f"{d.name}: {d.message}",
+            related_information=related,
+            data={"row": d.row, "column": d.column, "code": d.code},
+        )
+
+    # ------------------------------------------------------------------ notebooks
+
+    def _lint_notebook(self, uri: str, project: _Project, cells: list, sources: dict):
+        import json
+
+        from graphguard.cli import _kept
+
+        nb_json = json.dumps({
+            "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": "code" if kind == lsp.NotebookCellKind.Code and language == "python"
+                       else "markdown", "metadata": {}, "source": text} for _, kind, language, text in cells],
+        }).encode("utf-8")
+        path = project.path_of(uri)
+        if not path.endswith(".ipynb"):
+            path += ".ipynb"
+        sources[path] = nb_json
+        if project.error is not None:
+            findings = []
+        else:
+            files = list(project.files or [])
+            if path not in files:
+                files.append(path)
+            sources = {p: b for p, b in sources.items() if p in files}
+            report = project.checker.check_paths(files, sources, jobs=1, cache=project.cache, explicit=[path])
+            for error in report.errors:
+                self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
+            findings = _kept(report, project.config, project.selected, only=path)
+        from graphguard.notebook import read_notebook
+
+        notebook = read_notebook(nb_json)
+        by_index = {cell.index: cell for cell in notebook.cells}
+        per_cell: dict[str, list] = {cells[i][0]: [] for i in range(len(cells))}
+        cell_rows = {cells[i][0]: split_rows(cells[i][3]) for i in range(len(cells))}
+        for d in findings:
+            index, row = notebook.locate(d.row)
+            cell_uri = cells[index - 1][0] if 0 < index <= len(cells) else cells[0][0] if cells else None
+            if cell_uri is None:
+                continue
+            end_index, end_row = notebook.locate(d.end_row)
+            moved = dataclasses.replace(d, row=row, end_row=end_row if end_index == index else row,
+                                        end_column=d.end_column if end_index == index else d.column + 1)
+            loop_uri = loop_row = None
+            if d.loop_row is not None:
+                loop_index, loop_row = notebook.locate(d.loop_row)
+                loop_uri = cells[loop_index - 1][0] if 0 < loop_index <= len(cells) else cell_uri
+            cell = by_index.get(index)
+            rows = list(cell.lines) if cell is not None else cell_rows[cell_uri]
+            loop_cell = by_index.get(notebook.locate(d.loop_row)[0]) if d.loop_row is not None else None
+            per_cell[cell_uri].append(self._diagnostic(
+                moved, rows, cell_uri, loop_rows=list(loop_cell.lines) if loop_cell else rows,
+                loop_uri=loop_uri, loop_row=loop_row))
+        self.lints.pop(uri, None)
+        return [lsp.PublishDiagnosticsParams(uri=cell_uri, diagnostics=items) for cell_uri, items in per_cell.items()]
+
+    # ------------------------------------------------------------------ code actions
+
+    def code_actions(self, params: lsp.CodeActionParams) -> list:
+        """The quick fixes for the findings in ``params.range`` and the fix-all action (on the worker
+        thread: proposing fixes parses the document with libcst)."""
+        uri = params.text_document.uri
+        lint = self.lints.get(uri)
+        document = self.workspace.text_documents.get(unquote(uri))
+        if lint is None or document is None or document.version != lint.version or document.source != lint.text:
+            return []  # no lint of this text yet: no positions to trust
+        only = params.context.only
+        wants_quick = not only or any(k == lsp.CodeActionKind.QuickFix or str(k).startswith("quickfix") for k in only)
+        wants_all = not only or any(FIX_ALL.startswith(str(k)) for k in only)
+        return self.worker.submit(self._actions, uri, lint, params.range, wants_quick, wants_all).result()
+
+    def _actions(self, uri: str, lint: _Lint, wanted: lsp.Range, quick: bool, fix_all: bool) -> list:
+        from graphguard.fix import SAFE, propose_fixes
+
+        rows = split_rows(lint.text)
+        units = self._units()
+        fixable = [d for d in lint.findings if d.loop_row is not None]
+        if not fixable:
+            return []
+        try:
+            fixes = propose_fixes(lint.text, fixable)
+        except Exception as error:
+            self.log(f"graphguard: internal error while proposing fixes for {uri}: {error!r}", lsp.MessageType.Error)
+            return []
+        actions = []
+        if quick:
+            for d, fix in sorted(fixes.items(), key=lambda item: (item[0].row, item[0].column)):
+                diagnostic = self._diagnostic(d, rows, uri)
+                if not _overlaps(diagnostic.range, wanted):
+                    continue
+                edits = [lsp.TextEdit(range=lsp.Range(start=lsp_position(rows, e.row, e.column, units),
+                                                      end=lsp_position(rows, e.end_row, e.end_column, units)),
+                                      new_text=e.content) for e in fix.edits]
+                unsafe = "" if fix.applicability == SAFE else " (unsafe: may change what the program does)"
+                actions.append(lsp.CodeAction(
+                    title=f"graphguard: {fix.message}{unsafe} ({d.code})", kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic], is_preferred=fix.applicability == SAFE,
+                    edit=self._workspace_edit(uri, lint.version, edits)))
+        if fix_all and any(fix.applicability == SAFE for fix in fixes.values()):
+            new = self._fix_all(lint)
+            if new is not None and new != lint.text:
+                end = lsp.Position(line=len(rows) - 1, character=units(rows[-1]))
+                edit = lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0), end=end), new_text=new)
+                actions.append(lsp.CodeAction(title="graphguard: fix all safe fixes", kind=FIX_ALL,
+                                              edit=self._workspace_edit(uri, lint.version, [edit])))
+        return actions
+
+    def _fix_all(self, lint: _Lint) -> str | None:
+        """The document's text with every safe fix applied and checked (``check --fix``'s passes), or
+        None when a fix failed its checks or an internal error happened (logged)."""
+        from graphguard.fix.apply import fix_text
+
+        project = lint.project
+        sources = self._open_sources(project, skip="")
+
+        def relint(text: str) -> list:
+            findings, _ = project.lint(lint.path, {**sources, lint.path: _encode(text)})
+            return findings
+
+        try:
+            result = fix_text(lint.path, lint.text, relint, unsafe=False, first=lint.findings)
+        except Exception as error:
+            self.log(f"graphguard: internal error while fixing {lint.path}: {error!r}", lsp.MessageType.Error)
+            return None
+        if result.note:
+            self.log(f"graphguard: {lint.path}: {result.note}", lsp.MessageType.Info)
+        return result.fixed
+
+    def _workspace_edit(self, uri: str, version: int | None, edits: list) -> lsp.WorkspaceEdit:
+        capabilities = self.client_capabilities
+        versioned = bool(capabilities and capabilities.workspace and capabilities.workspace.workspace_edit
+                         and capabilities.workspace.workspace_edit.document_changes)
+        if versioned:
+            return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)])
+        return lsp.WorkspaceEdit(changes={uri: edits})
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    start_a, end_a = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    start_b, end_b = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return start_a <= end_b and start_b <= end_a
+
+
+def _root_of(params: lsp.InitializeParams) -> str | None:
+    """The workspace root: the first workspace folder, else ``rootUri``, else ``rootPath``."""
+    for uri in [f.uri for f in (params.workspace_folders or [])] + [params.root_uri]:
+        if uri and uri.startswith("file:"):
+            path = to_fs_path(uri)
+            if path and os.path.isdir(path):
+                return os.path.normpath(path)
+    if params.root_path and os.path.isdir(params.root_path):
+        return os.path.normpath(params.root_path)
+    return None
+
+
+def build_server() -> GraphguardServer:
+    """The server with its features registered (not started)."""
+    server = GraphguardServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: GraphguardServer, params: lsp.InitializeParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        debounce = options.get("debounce", options.get("debounceMs"))
+        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and debounce >= 0:
+            ls.debounce = debounce / 1000 if "debounceMs" in options and "debounce" not in options else debounce
+        root = _root_of(params)
+        ls.project = _Project(root, ls.log)
+
+    @server.feature(lsp.EXIT)
+    def on_exit(ls: GraphguardServer, params) -> None:
+        ls.exit_code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: GraphguardServer, params) -> None:
+        project = ls.project
+        where = project.root if project and project.root else "no workspace folder: documents are checked alone"
+        config = project.config.path if project and project.config.path else "defaults"
+        ls.log(f"graphguard {__version__} server: root {where}; configuration {config}; debounce "
+               f"{ls.debounce * 1000:.0f} ms", lsp.MessageType.Info)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: GraphguardServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        if ls.project:
+            ls.project.files = None  # a new file may have appeared
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: GraphguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.debounce)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: GraphguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if ls.project:
+            ls.project.files = None
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: GraphguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        task = ls.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        ls.latest[uri] = None
+        ls.lints.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: GraphguardServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: GraphguardServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, ls.debounce)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: GraphguardServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: GraphguardServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        ls.latest[uri] = None
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
+    @server.thread()
+    def code_action(ls: GraphguardServer, params: lsp.CodeActionParams):
+        try:
+            return ls.code_actions(params) or None
+        except Exception as error:
+            ls.log(f"graphguard: internal error in code actions: {error!r}", lsp.MessageType.Error)
+            return None
+
+    return server
+
+
+def serve() -> int:
+    """Run the server on stdin/stdout until the client sends ``exit``; returns the exit status (0
+    after ``shutdown``, 1 without it, as LSP asks)."""
+    import sys
+
+    server = build_server()
+    try:
+        server.start_io()
+    finally:
+        server.worker.shutdown(wait=False, cancel_futures=True)
+        # pygls closed stdout on exit: the command line's final flush must not fail on it.
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    return server.exit_code
