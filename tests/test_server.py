@@ -1,0 +1,328 @@
+"""``graphguard server`` as an editor drives it: pygls's own client speaks JSON-RPC over a pipe to
+``python -m graphguard server`` in a subprocess. No TensorFlow is imported; waits are generous (a
+loaded 2-core machine), timings are never asserted."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types as T  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.uris import from_fs_path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT = 20.0  # seconds for a publishDiagnostics on a loaded machine
+
+LEAKY = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(tf.argmax(y, 1))
+        saver = tf.train.Saver()
+    """
+)
+FIXED = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    prediction = tf.argmax(y, 1)
+    saver = tf.train.Saver()
+    sess = tf.Session()
+    for step in range(10):
+        sess.run(prediction)
+    """
+)
+
+
+class Session:
+    """A running server and the client talking to it; diagnostics collected per URI."""
+
+    def __init__(self, root: Path, options: dict | None = None) -> None:
+        self.root = root
+        self.options = options if options is not None else {"debounce": 0.05}
+        self.client = LanguageClient("graphguard-tests", "0")
+        self.published: dict[str, list] = {}
+        self.logs: list[str] = []
+        self.changed = asyncio.Event()
+
+        @self.client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(ls, params: T.PublishDiagnosticsParams) -> None:
+            self.published.setdefault(params.uri, []).append(params.diagnostics)
+            self.changed.set()
+
+        @self.client.feature(T.WINDOW_LOG_MESSAGE)
+        def on_log(ls, params: T.LogMessageParams) -> None:
+            self.logs.append(params.message)
+
+    async def start(self) -> T.InitializeResult:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        await self.client.start_io(sys.executable, "-m", "graphguard", "server", env=env, cwd=str(self.root.parent))
+        uri = from_fs_path(str(self.root))
+        capabilities = T.ClientCapabilities(
+            workspace=T.WorkspaceClientCapabilities(workspace_edit=T.WorkspaceEditClientCapabilities(document_changes=True)),
+            notebook_document=T.NotebookDocumentClientCapabilities(synchronization=T.NotebookDocumentSyncClientCapabilities()))
+        result = await asyncio.wait_for(self.client.initialize_async(T.InitializeParams(
+            capabilities=capabilities, root_uri=uri, workspace_folders=[T.WorkspaceFolder(uri=uri, name="project")],
+            initialization_options=self.options)), WAIT)
+        self.client.initialized(T.InitializedParams())
+        return result
+
+    def uri(self, name: str) -> str:
+        return from_fs_path(str(self.root / name))
+
+    def open(self, name: str, text: str | None = None, version: int = 1) -> str:
+        uri = self.uri(name)
+        text = (self.root / name).read_text(encoding="utf-8") if text is None else text
+        self.client.text_document_did_open(T.DidOpenTextDocumentParams(
+            T.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+        return uri
+
+    def replace(self, uri: str, text: str, version: int) -> None:
+        self.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    async def diagnostics(self, uri: str, predicate=lambda items: True, count: int = 1) -> list:
+        """The latest diagnostics of ``uri`` once at least ``count`` publications arrived and the last
+        satisfies ``predicate``."""
+        deadline = asyncio.get_running_loop().time() + WAIT
+        while True:
+            got = self.published.get(uri, [])
+            if len(got) >= count and predicate(got[-1]):
+                return list(got[-1])
+            self.changed.clear()
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise AssertionError(f"no matching diagnostics for {uri}: {got!r}; logs: {self.logs!r}")
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    async def stop(self) -> int:
+        await asyncio.wait_for(self.client.shutdown_async(None), WAIT)
+        self.client.exit(None)
+        process = self.client._server
+        code = await asyncio.wait_for(process.wait(), WAIT)
+        await self.client.stop()
+        return code
+
+
+def run(root: Path, body, options: dict | None = None):
+    """Start a server on ``root``, run ``await body(session)``, shut it down; returns (body's result, exit code)."""
+
+    async def main():
+        session = Session(root, options)
+        await session.start()
+        try:
+            result = await body(session)
+        except BaseException:
+            session.client._server.kill()
+            raise
+        return result, await session.stop()
+
+    return asyncio.run(main())
+
+
+def codes(items) -> list:
+    return [d.code for d in items]
+
+
+def apply_edits(text: str, edits) -> str:
+    """``text`` with LSP ``edits`` applied (positions in UTF-16 units; ASCII text here)."""
+    lines = text.splitlines(keepends=True) + [""]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position):
+        return starts[position.line] + position.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.graphguard]\nignore = [\"GG900\"]\n", encoding="utf-8")
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "helpers.py").write_text(textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def predict(y):
+            return tf.argmax(y, 1)
+        """), encoding="utf-8")
+    (root / "train.py").write_text(LEAKY, encoding="utf-8")
+    return root
+
+
+def test_open_change_and_capabilities(project: Path) -> None:
+    async def body(s: Session):
+        uri = s.open("train.py")
+        items = await s.diagnostics(uri, lambda items: bool(items))
+        assert codes(items) == ["GG101", "GG102"]
+        argmax, saver = items
+        assert (argmax.range.start.line, argmax.range.start.character) == (4, 13)
+        assert (argmax.range.end.line, argmax.range.end.character) == (4, 28)
+        assert argmax.severity == T.DiagnosticSeverity.Warning and argmax.source == "graphguard"
+        assert argmax.message.startswith("op-in-session-loop: `tf.argmax(...)`")
+        assert argmax.code_description is None  # no published rule docs yet (Diagnostic.url is None)
+        [loop] = argmax.related_information
+        assert loop.location.uri == uri and loop.message == "the session loop that repeats it"
+        assert (loop.location.range.start.line, loop.location.range.start.character) == (3, 0)
+        assert (saver.range.start.line, saver.range.start.character) == (5, 12)
+        s.replace(uri, FIXED, version=2)
+        assert await s.diagnostics(uri, lambda items: not items, count=2) == []
+        assert (project / "train.py").read_text(encoding="utf-8") == LEAKY  # the server writes no file
+
+    async def main():
+        session = Session(project)
+        result = await session.start()
+        capabilities = result.capabilities
+        assert capabilities.notebook_document_sync is not None
+        assert "source.fixAll.graphguard" in capabilities.code_action_provider.code_action_kinds
+        await body(session)
+        return await session.stop()
+
+    assert asyncio.run(main()) == 0
+
+
+def test_quick_fix_and_fix_all(project: Path) -> None:
+    async def body(s: Session):
+        uri = s.open("train.py")
+        items = await s.diagnostics(uri, lambda items: bool(items))
+        saver = next(d for d in items if d.code == "GG102")
+        actions = await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri), range=saver.range,
+            context=T.CodeActionContext(diagnostics=[saver], only=[T.CodeActionKind.QuickFix]))), WAIT)
+        [action] = actions
+        assert action.kind == T.CodeActionKind.QuickFix and action.is_preferred
+        assert action.diagnostics[0].code == "GG102"
+        [change] = action.edit.document_changes
+        assert change.text_document.uri == uri and change.text_document.version == 1
+        fixed = apply_edits(LEAKY, change.edits)
+        assert fixed == textwrap.dedent(
+            """\
+            import tensorflow as tf
+
+            sess = tf.Session()
+            saver = tf.train.Saver()
+            for step in range(10):
+                sess.run(tf.argmax(y, 1))
+            """)
+        everything = await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri), range=T.Range(T.Position(0, 0), T.Position(0, 0)),
+            context=T.CodeActionContext(diagnostics=[], only=["source.fixAll"]))), WAIT)
+        [fix_all] = everything
+        assert fix_all.kind == "source.fixAll.graphguard"
+        new = apply_edits(LEAKY, fix_all.edit.document_changes[0].edits)
+        compile(new, "train.py", "exec")
+        assert "saver = tf.train.Saver()\nfor step" in new and "sess.run(argmax_op)" in new
+        # The fixed text, as the editor now holds it, has no findings left.
+        s.replace(uri, new, version=2)
+        assert await s.diagnostics(uri, lambda items: not items, count=2) == []
+
+    assert run(project, body)[1] == 0
+
+
+def test_helper_in_another_file_and_noqa(project: Path) -> None:
+    (project / "train.py").write_text(textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from pkg.helpers import predict
+
+        sess = tf.Session()
+        for step in range(10):
+            sess.run(predict(y))
+            sess.run(tf.reduce_mean(y))  # noqa: GG101
+        """), encoding="utf-8")
+
+    async def body(s: Session):
+        uri = s.open("train.py")
+        items = await s.diagnostics(uri, lambda items: bool(items))
+        assert codes(items) == ["GG101"]
+        assert items[0].range.start.line == 5 and "through `tf.argmax(...)`" in items[0].message
+        # The helper's unsaved text counts: without the op there is nothing to report.
+        helper = s.open("pkg/helpers.py", "import tensorflow as tf\n\n\ndef predict(y):\n    return y\n")
+        await s.diagnostics(helper)
+        s.replace(uri, (project / "train.py").read_text(encoding="utf-8") + "\n", version=2)
+        assert await s.diagnostics(uri, lambda items: not items, count=2) == []
+
+    assert run(project, body)[1] == 0
+
+
+def test_syntax_error_then_recovery_and_utf16_columns(project: Path) -> None:
+    broken = "import tensorflow as tf\n\nfor step in range(:\n"
+    # "é" is one UTF-16 unit, "😀" two: the op starts at character 13 + 2 + 2 + 2 = ... counted below.
+    prefix = '    s = "é😀"; sess.run('
+    wide = f"import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(10):\n{prefix}tf.argmax(y, 1))\n"
+
+    async def body(s: Session):
+        uri = s.open("train.py", broken)
+        items = await s.diagnostics(uri, lambda items: bool(items))
+        assert codes(items) == ["GG001"] and items[0].severity == T.DiagnosticSeverity.Error
+        s.replace(uri, wide, version=2)
+        items = await s.diagnostics(uri, lambda items: codes(items) == ["GG101"], count=2)
+        start = len(prefix.encode("utf-16-le")) // 2
+        assert (items[0].range.start.line, items[0].range.start.character) == (4, start)
+        assert items[0].range.end.character == start + len("tf.argmax(y, 1)")
+
+    assert run(project, body)[1] == 0
+
+
+def test_notebook_cells(project: Path) -> None:
+    notebook_uri = from_fs_path(str(project / "nb.ipynb"))
+    cells = ["import tensorflow as tf\nsess = tf.Session()", "# notes", "%matplotlib inline\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))"]
+    kinds = [T.NotebookCellKind.Code, T.NotebookCellKind.Markup, T.NotebookCellKind.Code]
+    cell_uris = [f"vscode-notebook-cell:{project / 'nb.ipynb'}#cell{i}" for i in range(3)]
+
+    async def body(s: Session):
+        s.client.notebook_document_did_open(T.DidOpenNotebookDocumentParams(
+            notebook_document=T.NotebookDocument(uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+                                                 cells=[T.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)]),
+            cell_text_documents=[T.TextDocumentItem(uri=u, language_id="python" if k == T.NotebookCellKind.Code
+                                                    else "markdown", version=1, text=t)
+                                 for u, k, t in zip(cell_uris, kinds, cells)]))
+        items = await s.diagnostics(cell_uris[2], lambda items: bool(items))
+        assert codes(items) == ["GG101"]
+        assert (items[0].range.start.line, items[0].range.start.character) == (2, 13)
+        assert items[0].related_information[0].location.uri == cell_uris[2]
+        assert items[0].related_information[0].location.range.start.line == 1
+        assert await s.diagnostics(cell_uris[0]) == []
+
+    assert run(project, body)[1] == 0
+
+
+def test_exit_without_shutdown_is_status_1(project: Path) -> None:
+    async def main():
+        session = Session(project)
+        await session.start()
+        session.client.exit(None)
+        code = await asyncio.wait_for(session.client._server.wait(), WAIT)
+        await session.client.stop()
+        return code
+
+    assert asyncio.run(main()) == 1
+
+
+def test_version_does_not_import_pygls() -> None:
+    import subprocess
+
+    code = "import sys; from graphguard.cli import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\nprint('pygls' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.stdout.strip().endswith("False")
