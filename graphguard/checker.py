@@ -128,11 +128,15 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         if prefilter and project is not None and not RELEVANT.search(source) and b"import" not in source:
             return result
         try:
-            source = read_notebook(source).python
+            notebook = read_notebook(source)
         except NotebookError as error:
             if MENTIONS_TF.search(source):
                 result.diagnostics.append(("GG001", f"cannot read notebook: {error}", 1, 1))
             return result
+        if notebook.errors and MENTIONS_TF.search(source):  # cells that do not parse (left out of the module)
+            result.diagnostics.extend(("GG001", f"cannot parse cell: {message}", row, column)
+                                      for row, column, message in notebook.errors)
+        source = notebook.python
     if (prefilter and project is not None and not RELEVANT.search(source)
             and not _imports_project(source, project)):
         return result

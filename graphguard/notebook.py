@@ -36,6 +36,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 __all__ = ["Cell", "Notebook", "NotebookError", "is_notebook", "python_source", "read_notebook"]
 
@@ -46,6 +47,8 @@ PYTHON_CELL_MAGICS = frozenset(
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!?]|[\w.]+\?\??\s*$)")  # %magic, !shell, ?help, obj? / obj??
 _ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's parser counts rows by
+# A future import is legal at the top of any cell, not in the middle of the module the cells form.
+_FUTURE = re.compile(r"^(\s*)from\s+__future__\s+import\b.*$")
 _ASSIGNED = re.compile(r"^(\s*[\w.\[\], ]+?\s*=\s*)[%!]")  # files = !ls, t = %timeit -o f()
 
 
@@ -76,6 +79,9 @@ class Notebook:
 
     python: bytes
     cells: tuple[Cell, ...]
+    #: Syntax errors of cells that do not parse even with IPython syntax neutralised, as ``(module row,
+    #: column, message)``; such a cell is blank in :attr:`python`, so the others are still checked.
+    errors: tuple[tuple[int, int, str], ...] = ()
 
     def locate(self, row: int) -> tuple[int, int]:
         """``(cell index, row in that cell)``, both 1-based, for ``row`` of :attr:`python`. A row past
@@ -163,15 +169,16 @@ def read_notebook(raw: bytes) -> Notebook:
         raise NotebookError(f"cannot decode notebook: {error}") from None
     except RecursionError:
         raise NotebookError("invalid JSON: nested too deeply") from None
+    if isinstance(data, dict) and isinstance(data.get("nbformat"), int) and data["nbformat"] != 4:
+        raise NotebookError(f"nbformat {data['nbformat']} notebook: graphguard reads nbformat 4 "
+                            "(`jupyter nbconvert --to notebook` upgrades it)")
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a Jupyter notebook (no list of cells)")
-    if data.get("nbformat") != 4:
-        raise NotebookError(f"nbformat {data.get('nbformat')!r} notebook: graphguard reads nbformat 4 "
-                            "(`jupyter nbconvert --to notebook` upgrades it)")
     if not _language(data).startswith("python"):
         return Notebook(b"", ())
     rows: list[str] = []
     cells = []
+    errors: list[tuple[int, int, str]] = []
     for index, cell in enumerate(data["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -179,10 +186,35 @@ def read_notebook(raw: bytes) -> Notebook:
         lines = _ROWS.split(text)
         if len(lines) > 1 and not lines[-1]:  # a final line ending starts no row of its own
             lines.pop()
-        python = lines if _parses(text) else _neutralise(lines)
+        error = None
+        if _parses(text):
+            python = lines
+        else:
+            python = _neutralise(lines)
+            error = _syntax_error(python)
+        if "__future__" in text:
+            python = [_FUTURE.sub(r"\1pass", line) for line in python]
+        if error is not None:  # Jupyter compiles each cell alone: the error stays in its cell
+            row, column, message = error
+            errors.append((len(rows) + min(max(row, 1), len(lines)), column, message))
+            python = [""] * len(lines)
         cells.append(Cell(index, len(rows) + 1, len(lines), tuple(lines)))
         rows.extend(python)
-    return Notebook(("\n".join(rows) + "\n").encode("utf-8", "surrogatepass") if rows else b"", tuple(cells))
+    return Notebook(("\n".join(rows) + "\n").encode("utf-8", "surrogatepass") if rows else b"", tuple(cells),
+                    tuple(errors))
+
+
+def _syntax_error(lines: list[str]) -> Optional[tuple[int, int, str]]:
+    """``(row, column, message)`` of the syntax error in one cell's (neutralised) lines, or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse("\n".join(lines) + "\n")
+        return None
+    except SyntaxError as error:
+        return error.lineno or 1, max(1, error.offset or 1), error.msg
+    except (ValueError, RecursionError, MemoryError):
+        return None  # the module's own parse reports it
 
 
 @lru_cache(maxsize=64)

@@ -136,7 +136,7 @@ def test_a_syntax_error_in_a_cell_is_located_in_that_cell(tmp_path):
     _write(tmp_path / "nb.ipynb", [new_code_cell("import tensorflow as tf"), new_raw_cell("raw"),
                                    new_code_cell("x = 1\ny = (2,\nfor")])
     out = check(tmp_path, "nb.ipynb").stdout.decode()
-    assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse file: ")
+    assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse cell: ")
 
 
 SAVER_CELLS = [
@@ -262,3 +262,35 @@ def test_markdown_and_raw_cells_are_left_out_but_counted():
 def test_what_is_not_an_nbformat_4_notebook_is_one_line(raw, message):
     with pytest.raises(NotebookError, match=message):
         read_notebook(raw)
+
+
+# -- found by judging graphguard check on public notebooks ------------------------------------------
+
+
+def test_a_cell_that_does_not_parse_is_reported_in_it_and_the_other_cells_are_still_checked(tmp_path):
+    # Jupyter compiles each cell alone. Joined, an exercise's empty TODO block made the whole notebook
+    # one GG001, located in the *next* cell, and hid the leak in the solution cells.
+    cells = [new_code_cell("import tensorflow.compat.v1 as tf"),
+             new_code_cell("def train():\n    for batch in range(3):\n        # TODO: your code here\n"),
+             new_code_cell("sess = tf.Session()\nfor step in range(100):\n    sess.run(tf.argmax([1, 2]))")]
+    _write(tmp_path / "exercise.ipynb", cells)
+    lines = check(tmp_path, "exercise.ipynb").stdout.decode().splitlines()
+    assert lines[0].startswith("exercise.ipynb:cell 2:3:") and "cannot parse cell: expected an indented block" in lines[0]
+    assert lines[1].startswith("exercise.ipynb:cell 3:3:14: GG101 ")
+
+
+def test_a_future_import_in_a_later_cell_does_not_stop_fixes(tmp_path):
+    cells = [new_code_cell("import tensorflow.compat.v1 as tf"),
+             new_code_cell("from __future__ import print_function"),
+             new_code_cell("sess = tf.Session()\nfor step in range(100):\n    sess.run(tf.argmax([1, 2]))")]
+    path = _write(tmp_path / "late.ipynb", cells)
+    result = check(tmp_path, "--fix", "late.ipynb")
+    assert result.returncode == 0, result.stderr
+    fixed = nbformat.read(str(path), as_version=4)
+    assert fixed.cells[1].source == "from __future__ import print_function"
+    assert "argmax_op = tf.argmax([1, 2])" in fixed.cells[2].source
+
+
+def test_an_nbformat_3_notebook_says_so():
+    with pytest.raises(NotebookError, match="nbformat 3 notebook"):
+        read_notebook(b'{"nbformat": 3, "worksheets": [], "metadata": {}}')
