@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -361,3 +362,22 @@ def test_strategy_run_and_predicates_are_not_steps_or_ops():
         "import numpy as np\nimport tensorflow as tf\nfrom tensorflow.python.ops.ragged import ragged_tensor\n"
         "strategy = tf.distribute.MirroredStrategy()\ndata = np.zeros((10, 3))\nfor step in range(steps):\n"
         "    strategy.run(train_step, args=(data[step] * 2,))\n    if ragged_tensor.is_ragged(x):\n        pass\n") == []
+
+
+def test_keras_imported_from_tensorflow_python_keras_is_keras():
+    # TF1-era code imports Keras from TensorFlow's private package; the sweep through it was missed
+    # (found by judging graphguard check on public notebooks).
+    source = textwrap.dedent("""\
+        from tensorflow.python.keras.models import Sequential
+        from tensorflow.python.keras.layers import Dense
+
+        def trial(rate):
+            model = Sequential([Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y)
+            return model.evaluate(x, y)
+
+        for rate in [0.1, 0.01, 0.001, 0.0001, 0.00001, 0.000001]:
+            trial(rate)
+        """).encode()
+    assert [(d.code, d.row) for d in CHECKER.check_source(source, "sweep.py")] == [("GG201", 11)]

@@ -38,9 +38,12 @@ class TFName:
     path: str
 
     def attribute(self, attr: str) -> "TFName":
-        """The canonical path of ``self.attr``; ``tf.compat.v1`` and ``tf.compat.v2`` fold into ``tf``."""
+        """The canonical path of ``self.attr``; ``tf.compat.v1`` and ``tf.compat.v2`` fold into ``tf``, and
+        ``tensorflow.python.keras`` (the private package TF1-era code imported Keras from) into ``tf.keras``."""
         if self.path == "tf.compat" and attr in ("v1", "v2"):
             return TFName("tf")
+        if self.path == "tf.python" and attr == "keras":
+            return TFName("tf.keras")
         return TFName(f"{self.path}.{attr}")
 
 
