@@ -58,6 +58,38 @@ FIX_ALL = "source.fixAll.graphguard"
 DEFAULT_DEBOUNCE = 0.2
 _ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer (and LSP) count lines by
 LOOP_NOTE = "the session loop that repeats it"
+#: A lint of the whole project slower than this (seconds) makes lints while typing check the edited
+#: file with only the project files it imports (``scope`` "auto"); open and save still check them all.
+PROJECT_BUDGET = 0.1
+_FROM = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?[ \t]*([\w, \t]*)", re.M)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+
+
+def imported_modules(source: bytes, path: str) -> set[str]:
+    """The dotted module names ``source`` (the file ``path``, relative to the root) may import, read
+    from its import lines without parsing (a document being typed may not parse): ``import a.b``
+    gives ``a.b``; ``from a import b, c`` gives ``a``, ``a.b``, ``a.c``; relative imports are resolved
+    against ``path``'s folder. Over-approximates; names on continuation lines are not read."""
+    names: set[str] = set()
+    package = os.path.dirname(os.path.normpath(path)).split(os.sep) if os.path.dirname(path) else []
+    for match in _FROM.finditer(source):
+        module = match[1].decode("ascii", "replace")
+        if module.startswith("."):
+            dots = len(module) - len(module.lstrip("."))
+            base = package[: len(package) - (dots - 1)] if dots - 1 <= len(package) else []
+            module = ".".join([*base, *filter(None, module.lstrip(".").split("."))])
+        if module:
+            names.add(module)
+        for name in match[2].decode("ascii", "replace").split(","):
+            name = name.strip().split(" ")[0]
+            if name and name != "*":
+                names.add(f"{module}.{name}" if module else name)
+    for match in _IMPORT.finditer(source):
+        for part in match[1].decode("ascii", "replace").split(","):
+            words = part.split()
+            if words:
+                names.add(words[0])
+    return names
 
 
 def split_rows(text: str) -> list[str]:
@@ -151,9 +183,12 @@ class _Project:
     """The workspace as ``graphguard check`` run in its root would see it: configuration, selection,
     checker, cache and file list. ``root`` None: no workspace; documents are checked alone."""
 
-    def __init__(self, root: str | None, log) -> None:
+    def __init__(self, root: str | None, log, scope: str = "auto") -> None:
         self.root = root
         self.log = log
+        self.scope = scope  #: "auto", "project" (always every file) or "imports" (while typing)
+        self.slow = scope == "imports"  #: lints while typing check only the imported files
+        self._imports: dict = {}  # path -> (stat key, imported module names)
         self.error: str | None = None
         self.files: list[str] | None = None
         self._config_stamp = None
@@ -227,10 +262,15 @@ class _Project:
             return os.path.relpath(path, self.root)
         return path
 
-    def lint(self, path: str, sources: dict) -> tuple[list, list]:
+    def lint(self, path: str, sources: dict, typing: bool = False) -> tuple[list, list]:
         """Lint ``path`` whose current bytes are ``sources[path]`` in the project's context (the other
         open documents' bytes in ``sources`` too); returns (its reported findings, internal errors).
-        A file the configuration excludes (and that ``check .`` therefore skips) has no findings."""
+        A file the configuration excludes (and that ``check .`` therefore skips) has no findings.
+
+        Every project file is checked, from the cache, as ``graphguard check .`` would; but when
+        ``typing`` (a lint after a change) and the last whole-project lint took longer than
+        :data:`PROJECT_BUDGET`, only ``path`` and the project files it imports, transitively, are
+        checked (with a cache in memory)."""
         from graphguard.cli import _kept
 
         if self.error is not None:
@@ -241,9 +281,60 @@ class _Project:
                 return [], []
         if path not in files:
             files.append(path)
+        cache = self.cache
+        whole = not (typing and self.slow and self.scope != "project")
+        if not whole:
+            files = self.closure(path, files, sources)
+            cache = self._typing_cache
         sources = {p: b for p, b in sources.items() if p in files or p == path}
-        report = self.checker.check_paths(files, sources, jobs=1, cache=self.cache, explicit=[path])
+        start = time.perf_counter()
+        report = self.checker.check_paths(files, sources, jobs=1, cache=cache, explicit=[path])
+        if whole and self.scope == "auto":
+            self.slow = time.perf_counter() - start > PROJECT_BUDGET and len(files) > 1
         return _kept(report, self.config, self.selected, only=path), report.errors
+
+    @property
+    def _typing_cache(self):
+        from graphguard.cache import MemoryCache
+
+        if getattr(self, "_memory", None) is None:
+            self._memory = MemoryCache()
+        return self._memory
+
+    def closure(self, path: str, files: list[str], sources: dict) -> list[str]:
+        """``path`` and the files of ``files`` it imports, directly or through each other (module
+        names as :func:`graphguard.analysis.fixpoint.module_names` gives them), in ``files``' order."""
+        from graphguard.analysis.fixpoint import module_names
+        from graphguard.reading import read_regular
+
+        by_name: dict[str, list] = {}
+        for file in files:
+            for name in module_names(file):
+                by_name.setdefault(name, []).append(file)
+        seen, todo = {path}, [path]
+        while todo:
+            current = todo.pop()
+            if current in sources:
+                names = imported_modules(sources[current], current)
+            else:
+                from graphguard.cache import FactsCache
+
+                key = FactsCache.key(current)
+                cached = self._imports.get(current)
+                if cached is not None and cached[0] == key:
+                    names = cached[1]
+                else:
+                    try:
+                        names = imported_modules(read_regular(current, limit=self.config.max_file_bytes), current)
+                    except OSError:
+                        names = set()
+                    self._imports[current] = (key, names)
+            for name in names:
+                for file in by_name.get(name, ()):
+                    if file not in seen:
+                        seen.add(file)
+                        todo.append(file)
+        return [file for file in files if file in seen]
 
 
 class GraphguardServer(LanguageServer):
@@ -292,7 +383,7 @@ class GraphguardServer(LanguageServer):
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        snapshot = self._snapshot(uri)
+        snapshot = self._snapshot(uri, typing=delay > 0)
         if snapshot is None:
             return
         self.latest[uri] = snapshot[0]
@@ -316,7 +407,7 @@ class GraphguardServer(LanguageServer):
         for params in result:
             self.text_document_publish_diagnostics(params)
 
-    def _snapshot(self, uri: str):
+    def _snapshot(self, uri: str, typing: bool = False):
         """(version key, what to lint) for an open document or notebook, taken on the event loop."""
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         if notebook is not None:
@@ -330,7 +421,7 @@ class GraphguardServer(LanguageServer):
         document = self.workspace.text_documents.get(unquote(uri))
         if document is None:
             return None
-        return ((document.version, document.source), ("text", document.source, document.version))
+        return ((document.version, document.source), ("text", document.source, document.version, typing))
 
     def _lint_now(self, uri: str, snapshot):
         """On the worker thread: lint one snapshot; returns the PublishDiagnosticsParams to send, or
@@ -347,7 +438,7 @@ class GraphguardServer(LanguageServer):
             text, version = snapshot[1][1], snapshot[1][2]
             path = project.path_of(uri)
             sources[path] = _encode(text)
-            findings, errors = project.lint(path, sources)
+            findings, errors = project.lint(path, sources, typing=snapshot[1][3])
             for error in errors:
                 self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
             self.lints[uri] = _Lint(version, text, path, findings, project)
@@ -576,7 +667,8 @@ def build_server() -> GraphguardServer:
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and debounce >= 0:
             ls.debounce = debounce / 1000 if "debounceMs" in options and "debounce" not in options else debounce
         root = _root_of(params)
-        ls.project = _Project(root, ls.log)
+        scope = options.get("scope", "auto")
+        ls.project = _Project(root, ls.log, scope if scope in ("auto", "project", "imports") else "auto")
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: GraphguardServer, params) -> None:

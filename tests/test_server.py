@@ -240,7 +240,8 @@ def test_quick_fix_and_fix_all(project: Path) -> None:
     assert run(project, body)[1] == 0
 
 
-def test_helper_in_another_file_and_noqa(project: Path) -> None:
+@pytest.mark.parametrize("scope", ["project", "imports"])
+def test_helper_in_another_file_and_noqa(project: Path, scope: str) -> None:
     (project / "train.py").write_text(textwrap.dedent(
         """\
         import tensorflow as tf
@@ -262,8 +263,12 @@ def test_helper_in_another_file_and_noqa(project: Path) -> None:
         await s.diagnostics(helper)
         s.replace(uri, (project / "train.py").read_text(encoding="utf-8") + "\n", version=2)
         assert await s.diagnostics(uri, lambda items: not items, count=2) == []
+        # Typed back: the helper's op is found again while typing, in either scope.
+        s.replace(helper, (project / "pkg" / "helpers.py").read_text(encoding="utf-8"), version=2)
+        s.replace(uri, (project / "train.py").read_text(encoding="utf-8"), version=3)
+        assert codes(await s.diagnostics(uri, lambda items: bool(items), count=3)) == ["GG101"]
 
-    assert run(project, body)[1] == 0
+    assert run(project, body, {"debounce": 0.05, "scope": scope})[1] == 0
 
 
 def test_syntax_error_then_recovery_and_utf16_columns(project: Path) -> None:
