@@ -679,6 +679,9 @@ def build_server() -> GraphguardServer:
         project = ls.project
         where = project.root if project and project.root else "no workspace folder: documents are checked alone"
         config = project.config.path if project and project.config.path else "defaults"
+        if project and project.error:
+            config = "invalid (see the error above)"
+            ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=project.error))
         ls.log(f"graphguard {__version__} server: root {where}; configuration {config}; debounce "
                f"{ls.debounce * 1000:.0f} ms", lsp.MessageType.Info)
 
