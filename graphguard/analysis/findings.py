@@ -82,11 +82,15 @@ def _rebuilds_model(effect: Effect, callee: str) -> bool:
 
 def _session_loop(module: ModuleFacts, item, bound: int):
     """The innermost session loop that repeats ``item``, or None (also when the loops around it run
-    at most ``bound`` times in all: three test cases, a one-shot loop over a model's variables)."""
+    at most ``bound`` times in all: three test cases, a one-shot loop over a model's variables). A
+    loop ``item`` is exempt from (a once-guard, ``if t == k:`` on its counter) does not repeat it, but
+    a session loop around that one does."""
     for index in reversed(item.loops):
         loop = module.loops[index]
         if loop.runs_step:
-            if index in item.exempt or loop.resets_graph or bounded(module, item.loops, bound):
+            if index in item.exempt:
+                continue
+            if loop.resets_graph or bounded(module, item.loops, bound):
                 return None
             return loop
     return None

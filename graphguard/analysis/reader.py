@@ -167,6 +167,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
         self._attr_numbers: set = set()  # (class name, attribute) set to a Python number in a method (GG301)
+        self._counters: list = []  # (name, Loop) of the enclosing ``for name in range(...)`` loops
 
     # ------------------------------------------------------------------ traversal
 
@@ -580,7 +581,13 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         loop.trips = self._trips(node.iter)
         if loop.trips is None:
             self._note_over(loop, node.iter)
+        # ``for t in range(n):`` takes each value once: ``if t == k:`` in its body holds on one iteration.
+        counter = node.target.id if isinstance(node.target, ast.Name) and _is_range(node.iter) else None
+        if counter is not None:
+            self._counters.append((counter, loop))
         self._in_loop(loop, (node.body,))
+        if counter is not None:
+            self._counters.pop()
         for statement in node.orelse:
             self.visit(statement)
 
@@ -696,10 +703,31 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
 
     visit_AsyncWith = visit_With
 
+    def _counter_exemption(self, test: ast.AST) -> frozenset | None:
+        """``if t == k:`` (or ``k == t``) where ``t`` counts an enclosing ``for t in range(...)`` and ``k``
+        does not mention it: the body runs on one iteration of that loop (``if step == decay_at:``), so
+        that loop and the loops inside it do not repeat it; loops around it still do."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return None
+        for name, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            if not isinstance(name, ast.Name) or any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(other)):
+                continue
+            for counter, loop in reversed(self._counters):
+                if counter == name.id:
+                    loops = self._frame.loops
+                    if loop in loops:
+                        return frozenset(l.index for l in loops[loops.index(loop):])
+                    break
+        return None
+
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        once = is_once_guard(node.test, node.body)
-        if once:
+        counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
+        once = counted is None and is_once_guard(node.test, node.body)
+        if counted is not None:
+            self._frame.exempt.append(counted)
+            once = True
+        elif once:
             self._frame.exempt.append(self._exemption())
         for statement in node.body:
             self.visit(statement)
@@ -1040,3 +1068,8 @@ def _part_of(value):
     if not isinstance(value, TFObject):
         return None
     return value if value.kind == "lists" else TENSOR
+
+
+def _is_range(node: ast.AST) -> bool:
+    """``range(...)`` (or ``xrange``, ``six.moves.range``): an iterable whose values are all distinct."""
+    return isinstance(node, ast.Call) and callee_text(node.func).rsplit(".", 1)[-1] in ("range", "xrange")

@@ -131,6 +131,17 @@ with tf.Session() as sess:
         scores = sess.run(probabilities, {images: load(paths)})
         table = table.assign(**{"fold%d" % fold: scores[:, 1]})
 """,
+        # `if t == decay_at:` on the loop's own range() counter holds on one iteration: one assign op.
+        """\
+import tensorflow.compat.v1 as tf
+
+lr_var = tf.Variable(0.1, trainable=False)
+with tf.Session() as sess:
+    for t in range(200):
+        if t == decay_at:
+            sess.run(tf.assign(lr_var, decayed_lr))
+        sess.run(train_op)
+""",
     )
 
     INVALID = (
@@ -244,6 +255,18 @@ with tf1.train.SingularMonitoredSession() as sess:
     while not sess.should_stop():
         sess.run(train_op)
         sess.run(step_var.assign_add(1))  # GG104
+""",
+        # The same guard on an inner loop's counter: the epoch loop around it repeats the assign.
+        """\
+import tensorflow.compat.v1 as tf
+
+lr_var = tf.Variable(0.1, trainable=False)
+with tf.Session() as sess:
+    for epoch in range(100):
+        for t in range(50):
+            if t == 0:
+                sess.run(tf.assign(lr_var, 0.1 * 0.9 ** epoch))  # GG104
+            sess.run(train_op)
 """,
     )
 
