@@ -40,10 +40,10 @@ from typing import Optional
 
 __all__ = ["Cell", "Notebook", "NotebookError", "is_notebook", "python_source", "read_notebook"]
 
-#: Cell magics whose body is Python, run as it is (IPython's built-in ones): only their first line goes.
-PYTHON_CELL_MAGICS = frozenset(
-    {"time", "timeit", "capture", "debug", "prun", "pypy", "python", "python3", "python2", "markdown_if_python"}
-)
+#: Cell magics that run their body as Python in the notebook's own namespace (IPython's built-in
+#: ones): only their first line goes. ``%%python3``, ``%%pypy`` and the like run it in another
+#: process, like ``%%bash``: such a cell is skipped.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "debug", "prun"})
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!?]|[\w.]+\?\??\s*$)")  # %magic, !shell, ?help, obj? / obj??
 _ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's parser counts rows by
@@ -280,14 +280,14 @@ def in_cells(diagnostics: list, sources: dict | None = None) -> list:
             loop_cell, loop_row = notebook.locate(d.loop_row)
         out.append(dataclasses.replace(d, row=row, end_row=end_row, end_column=end_column, cell=cell,
                                        loop_row=loop_row, loop_cell=loop_cell,
-                                       message=_message_in_cells(d.message, d.filename, notebook)))
+                                       message=message_in_cells(d.message, d.filename, notebook)))
     return out
 
 
 _LINE_OF = re.compile(r"\b((?:at|from) )line (\d+)\b")
 
 
-def _message_in_cells(message: str, filename: str, notebook: Notebook) -> str:
+def message_in_cells(message: str, filename: str, notebook: Notebook) -> str:
     """The rows a message names in its own notebook (``the session loop at line 13``, ``at nb.ipynb:6``)
     as cells and rows (``at cell 5, line 4``, ``at nb.ipynb:cell 3:2``); rows in other files are kept."""
 

@@ -29,7 +29,21 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 def layout_of(raw: bytes, data: Any) -> Optional[Callable[[Any], bytes]]:
     """A function that dumps a notebook's JSON exactly as ``raw`` is laid out (``data`` is
-    ``json.loads(raw)``), or None if no layout graphguard knows reproduces ``raw`` byte for byte."""
+    ``json.loads(raw)``), or None if no layout graphguard knows reproduces ``raw`` byte for byte:
+    indentation 1 (Jupyter's), 2, 4 or none; non-ASCII as is or escaped; with or without a final
+    newline; ``\r\n`` line endings (git's ``core.autocrlf``) and a UTF-8 byte-order mark kept."""
+    bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
+    crlf = b"\r\n" in raw
+    body = raw[len(bom):].replace(b"\r\n", b"\n") if crlf else raw[len(bom):]
+    if not bom and not crlf:
+        return _plain_layout(body, data)
+    plain = _plain_layout(body, data)
+    if plain is None:
+        return None
+    return lambda value: bom + (plain(value).replace(b"\n", b"\r\n") if crlf else plain(value))
+
+
+def _plain_layout(raw: bytes, data: Any) -> Optional[Callable[[Any], bytes]]:
     for indent in (1, 2, 4, None):
         for ensure_ascii in (False, True):
             separators = (",", ": ") if indent is not None else (", ", ": ")
@@ -110,6 +124,33 @@ def add_noqa_notebook(path: str, diagnostics: list) -> tuple[int, list[int]]:
     return edits, sorted(skipped)
 
 
+def _at_cell_starts(opcodes: list, old_rows: list[str], new_rows: list[str], notebook: Notebook) -> list:
+    """``opcodes`` with each change that ends a cell and adds rows split in two: the rows that pair with
+    the changed ones (by similarity, in order) stay, and the added rows after them become an insertion
+    before the next cell's first row, so they go into that cell. difflib cannot know where a cell ends:
+    a line hoisted above a loop that opens a cell would otherwise end the cell before it."""
+    import difflib
+
+    ends = {cell.start + cell.rows - 1 for cell in notebook.cells}
+    out = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        grows = (j2 - j1) > (i2 - i1) > 0
+        if tag != "replace" or not grows or i2 not in ends or i2 >= len(old_rows) - 1:
+            out.append((tag, i1, i2, j1, j2))
+            continue
+        kept = i2 - i1
+
+        def score(start: int) -> float:
+            return sum(difflib.SequenceMatcher(a=old_rows[i1 + m], b=new_rows[start + m]).ratio() for m in range(kept))
+
+        if score(j1) >= score(j2 - kept):  # the added rows come after the changed ones: the next cell's
+            out.append(("replace", i1, i2, j1, j1 + kept))
+            out.append(("insert", i2, i2, j1 + kept, j2))
+        else:
+            out.append((tag, i1, i2, j1, j2))
+    return out
+
+
 def _check(out: bytes, before: Notebook) -> None:
     """The edited notebook reads back, with code that parses to the same tree as before."""
     import ast
@@ -147,7 +188,7 @@ def with_module(raw: bytes, new_text: str) -> bytes:
     ends = {cell.index: cell.start + cell.rows - 1 for cell in notebook.cells}
     matcher = difflib.SequenceMatcher(a=old_rows, b=new_rows, autojunk=False)
     changed = set()
-    for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):  # bottom up: earlier rows keep their places
+    for tag, i1, i2, j1, j2 in reversed(_at_cell_starts(matcher.get_opcodes(), old_rows, new_rows, notebook)):
         if tag == "equal":
             continue
         if i1 >= len(old_rows) - 1 and notebook.cells:  # appended after the last row
@@ -167,7 +208,8 @@ def with_module(raw: bytes, new_text: str) -> bytes:
         target = data["cells"][index - 1]
         source = target["source"]
         text = source if isinstance(source, str) else "".join(source)
-        new = "\n".join(lines[index]) + ("\n" if text.endswith("\n") else "")
+        newline = "\r\n" if "\r\n" in text else "\n"  # the cell's own line endings
+        new = newline.join(lines[index]) + (newline if text.endswith("\n") else "")
         target["source"] = new if isinstance(source, str) else new.splitlines(True)
     out = dump(data)
     try:

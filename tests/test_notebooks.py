@@ -294,3 +294,54 @@ def test_a_future_import_in_a_later_cell_does_not_stop_fixes(tmp_path):
 def test_an_nbformat_3_notebook_says_so():
     with pytest.raises(NotebookError, match="nbformat 3 notebook"):
         read_notebook(b'{"nbformat": 3, "worksheets": [], "metadata": {}}')
+
+
+# -- found by a new user's trial ---------------------------------------------------------------------
+
+TWO_LOOPS = [new_code_cell("import tensorflow as tf\nx = tf.placeholder(tf.float32)\nsess = tf.Session()"),
+             new_code_cell("for i in range(1000):\n    sess.run(tf.argmax(x, 1))"),
+             new_markdown_cell("The same again"),
+             new_code_cell("for i in range(1000):\n    sess.run(tf.argmax(x, 1))")]
+
+
+def test_a_line_hoisted_above_a_loop_that_opens_a_cell_goes_into_that_cell(tmp_path):
+    # difflib paired the first cell's changed row with the second cell's hoisted line: it ended cell 2.
+    path = _write(tmp_path / "two.ipynb", TWO_LOOPS)
+    assert check(tmp_path, "--fix", "two.ipynb").returncode == 0
+    cells = nbformat.read(str(path), as_version=4).cells
+    assert cells[1].source == "argmax_op = tf.argmax(x, 1)\nfor i in range(1000):\n    sess.run(argmax_op)"
+    assert cells[3].source == "argmax_op_2 = tf.argmax(x, 1)\nfor i in range(1000):\n    sess.run(argmax_op_2)"
+
+
+def test_a_cell_with_top_level_await_does_not_stop_the_fixes(tmp_path):
+    path = _write(tmp_path / "aw.ipynb", TWO_LOOPS[:2] + [new_code_cell("import asyncio\nawait asyncio.sleep(0)")])
+    result = check(tmp_path, "--fix", "aw.ipynb")
+    assert result.returncode == 0 and b"1 fixed" in result.stderr, result.stderr
+    assert "argmax_op" in nbformat.read(str(path), as_version=4).cells[1].source
+
+
+@pytest.mark.parametrize("bom, crlf", [(True, False), (False, True), (True, True)])
+def test_crlf_and_byte_order_mark_notebooks_are_fixed_keeping_them(tmp_path, bom, crlf):
+    path = _write(tmp_path / "w.ipynb", TWO_LOOPS[:2])
+    raw = path.read_bytes()
+    raw = (b"\xef\xbb\xbf" if bom else b"") + (raw.replace(b"\n", b"\r\n") if crlf else raw)
+    path.write_bytes(raw)
+    result = check(tmp_path, "--fix", "w.ipynb")
+    assert result.returncode == 0, result.stderr
+    after = path.read_bytes()
+    assert after.startswith(b"\xef\xbb\xbf") == bom and (b"\r\n" in after) == crlf
+    assert (b"\n" in after.replace(b"\r\n", b"")) is False or not crlf
+    assert b"argmax_op = tf.argmax(x, 1)" in after
+
+
+def test_crlf_inside_a_cell_is_kept_on_the_lines_a_fix_does_not_touch(tmp_path):
+    cells = [TWO_LOOPS[0], new_code_cell("for i in range(1000):\r\n    sess.run(tf.argmax(x, 1))\r\nprint('done')")]
+    path = _write(tmp_path / "c.ipynb", cells)
+    assert check(tmp_path, "--fix", "c.ipynb").returncode == 0
+    source = nbformat.read(str(path), as_version=4).cells[1].source
+    assert source == "argmax_op = tf.argmax(x, 1)\r\nfor i in range(1000):\r\n    sess.run(argmax_op)\r\nprint('done')"
+
+
+def test_a_cell_run_by_another_python_is_skipped():
+    python, _ = _module([new_code_cell("%%python3\nimport tensorflow as tf\nfor i in range(9):\n    sess.run(tf.add(1, 2))")])
+    assert python.strip() == ""

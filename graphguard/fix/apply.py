@@ -17,6 +17,7 @@ encoding and line endings kept), as ``--add-noqa`` does.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import re
@@ -155,8 +156,10 @@ def _attempt(text: str, fixes: list, path: str, lint: Callable[[str], list], kno
 
 
 def _compile_problem(text: str, path: str):
+    # A notebook's cells run in IPython, which allows `await` at the top level of a cell.
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if path.endswith(".ipynb") else 0
     try:
-        compile(text, path, "exec", dont_inherit=True)
+        compile(text, path, "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return getattr(error, "msg", None) or str(error)
     return None

@@ -83,7 +83,13 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             continue
         hidden += result.hidden
         if result.note:
-            print(f"graphguard: warning: {filename}: {result.note}", file=sys.stderr)
+            note = result.note
+            if notebook:  # rows of the module the cells form, as cells and rows
+                from graphguard.notebook import message_in_cells, notebook_of
+
+                cells = notebook_of(filename, raw)
+                note = message_in_cells(note, filename, cells) if cells is not None else note
+            print(f"graphguard: warning: {filename}: {note}", file=sys.stderr)
         if result.fixed != result.original:
             fixed_files[filename] = (raw, result)
             # Findings gone, not fixes applied: one fix can remove two findings (an op and its Saver).
