@@ -1,34 +1,7 @@
-"""``graphguard server``: a Language Server (LSP 3.17, JSON-RPC over stdio) built on pygls 2.
-
-What it does, in an editor:
-
-* **Diagnostics** for every open Python document, on open and save at once and on change after a
-  pause in typing (``debounce``, 200 ms by default): severity Warning for the rules' findings (the
-  program runs; it slows down and leaks), Error for ``GG001`` (the file cannot be parsed); ``source``
-  ``"graphguard"``, ``code`` the rule code, the rule's name before its message, and the loop that
-  repeats the construction as related information. ``# noqa`` comments and ``per-file-ignores`` are
-  applied as ``graphguard check`` applies them (:func:`graphguard.cli._kept`).
-* **Code actions**: a ``quickfix`` per finding that has a fix (:func:`graphguard.fix.propose_fixes`),
-  and ``source.fixAll.graphguard``, every safe fix of the document applied pass after pass and
-  checked as ``check --fix`` does (:func:`graphguard.fix.apply.fix_text`), sent as one whole-document
-  edit. The server never writes a file except its cache: edits go to the client as WorkspaceEdits.
-* **Project context**: the workspace root (the first workspace folder) is the folder ``graphguard
-  check`` would be run in: its ``[tool.graphguard]`` configuration is read
-  (:mod:`graphguard.config`), the project's files are those ``graphguard check .`` finds there
-  (:func:`graphguard.discovery.find_python_files`), and each lint checks them all together, the open
-  documents from their unsaved text and the others from the facts cache (``.graphguard_cache``,
-  shared with ``graphguard check`` run from the root, kept in memory between lints): a helper in
-  another file is followed as ``check`` follows it.
-* **Notebooks** (LSP 3.17 notebook document sync): the code cells of an open notebook, in order, are
-  one module, IPython syntax neutralised row for row as ``check`` does (:mod:`graphguard.notebook`);
-  each finding is published on its cell's document. Code actions are not offered in notebooks.
-
-Lints run on one worker thread, never on the event loop; a result for a document version that is no
-longer current is dropped. An internal error is logged (``window/logMessage``) and the server goes on.
-
-Positions: graphguard counts 1-based rows and columns in characters (code points) of the text;
-LSP counts 0-based lines and, by default, UTF-16 code units (the encoding pygls negotiated with the
-client, :attr:`pygls.workspace.Workspace.position_codec`, is used). :func:`lsp_position` converts.
+"""The protocol side of ``graphguard server``: the pygls :class:`~pygls.lsp.server.LanguageServer`,
+its handlers and scheduling (debounce, the lint worker thread, stale results dropped), and the LSP
+conversions: positions (0-based lines, UTF-16 code units), diagnostics, code actions and notebook
+cells. What a lint checks, and how, is the project side's (:mod:`graphguard.server.project`).
 """
 
 from __future__ import annotations
@@ -36,21 +9,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import io
 import os
 import re
 import threading
-import time
-import tokenize
 import traceback
-import types as _stdtypes
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from graphguard import __version__
+from graphguard.server.project import SCOPES, Project, encode_text
 
 #: The code action kind of "fix all" (as ruff's ``source.fixAll.ruff``).
 FIX_ALL = "source.fixAll.graphguard"
@@ -58,38 +28,8 @@ FIX_ALL = "source.fixAll.graphguard"
 DEFAULT_DEBOUNCE = 0.2
 _ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer (and LSP) count lines by
 LOOP_NOTE = "the session loop that repeats it"
-#: A lint of the whole project slower than this (seconds) makes lints while typing check the edited
-#: file with only the project files it imports (``scope`` "auto"); open and save still check them all.
-PROJECT_BUDGET = 0.1
-_FROM = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?[ \t]*([\w, \t]*)", re.M)
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
-
-
-def imported_modules(source: bytes, path: str) -> set[str]:
-    """The dotted module names ``source`` (the file ``path``, relative to the root) may import, read
-    from its import lines without parsing (a document being typed may not parse): ``import a.b``
-    gives ``a.b``; ``from a import b, c`` gives ``a``, ``a.b``, ``a.c``; relative imports are resolved
-    against ``path``'s folder. Over-approximates; names on continuation lines are not read."""
-    names: set[str] = set()
-    package = os.path.dirname(os.path.normpath(path)).split(os.sep) if os.path.dirname(path) else []
-    for match in _FROM.finditer(source):
-        module = match[1].decode("ascii", "replace")
-        if module.startswith("."):
-            dots = len(module) - len(module.lstrip("."))
-            base = package[: len(package) - (dots - 1)] if dots - 1 <= len(package) else []
-            module = ".".join([*base, *filter(None, module.lstrip(".").split("."))])
-        if module:
-            names.add(module)
-        for name in match[2].decode("ascii", "replace").split(","):
-            name = name.strip().split(" ")[0]
-            if name and name != "*":
-                names.add(f"{module}.{name}" if module else name)
-    for match in _IMPORT.finditer(source):
-        for part in match[1].decode("ascii", "replace").split(","):
-            words = part.split()
-            if words:
-                names.add(words[0])
-    return names
+_LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "info": lsp.MessageType.Info,
+           "log": lsp.MessageType.Log}
 
 
 def split_rows(text: str) -> list[str]:
@@ -117,22 +57,6 @@ def utf16_units(text: str) -> int:
     return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 
-def _encode(text: str) -> bytes:
-    """A document's text as the bytes its file would hold: in the encoding its coding cookie declares
-    (``# -*- coding: latin-1 -*-``), UTF-8 otherwise or when the text cannot be encoded so."""
-    head = "\n".join(split_rows(text)[:2]).encode("utf-8", "surrogateescape") + b"\n"
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    if encoding in ("utf-8", "utf-8-sig"):
-        return text.encode("utf-8", "surrogatepass")
-    try:
-        return text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return text.encode("utf-8", "surrogatepass")
-
-
 @dataclasses.dataclass
 class _Lint:
     """The last lint of one document: its version, text (for fixes) and reported findings."""
@@ -141,7 +65,7 @@ class _Lint:
     text: str
     path: str
     findings: list
-    project: "_Project"
+    project: Project
 
 
 @dataclasses.dataclass
@@ -151,190 +75,6 @@ class _NotebookView:
 
     json: bytes
     cells: list
-
-
-class _Cache:
-    """The facts cache of one workspace, kept in memory between lints: a
-    :class:`~graphguard.cache.FactsCache` that does not reload its file while the run's module names
-    stay the same (``FactsCache.select`` drops its entries each run), or a
-    :class:`~graphguard.cache.MemoryCache` when the folder cannot be the cache."""
-
-    @staticmethod
-    def make(folder: str, settings: str, log) -> object:
-        from graphguard.cache import FactsCache, MemoryCache, unusable
-
-        class ServerCache(FactsCache):
-            def select(self, extra: str) -> None:
-                if getattr(self, "_extra", None) == extra:
-                    self._run = None
-                    return
-                self._extra = extra
-                super().select(extra)
-
-        reason = unusable(folder)
-        if reason is not None:
-            log(f"graphguard: the cache folder {folder} {reason}; linting with a cache in memory only",
-                lsp.MessageType.Warning)
-            return MemoryCache()
-        return ServerCache(folder, settings)
-
-
-class _Project:
-    """The workspace as ``graphguard check`` run in its root would see it: configuration, selection,
-    checker, cache and file list. ``root`` None: no workspace; documents are checked alone."""
-
-    def __init__(self, root: str | None, log, scope: str = "auto") -> None:
-        self.root = root
-        self.log = log
-        self.scope = scope  #: "auto", "project" (always every file) or "imports" (while typing)
-        self.slow = scope == "imports"  #: lints while typing check only the imported files
-        self._imports: dict = {}  # path -> (stat key, imported module names)
-        self.error: str | None = None
-        self.files: list[str] | None = None
-        self._config_stamp = None
-        if root:
-            # Paths relative to the root, as ``graphguard check .`` run there names them: the same
-            # module names, so the same cache files.
-            os.chdir(root)
-        self._load()
-
-    def _config_path(self):
-        from graphguard.config import find_config
-
-        return find_config(self.root) if self.root else None
-
-    def _stamp(self, path):
-        try:
-            stat = os.stat(path if path else os.path.join(self.root or ".", "pyproject.toml"))
-            return (path, stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            return (path, None, None)
-
-    def _load(self) -> None:
-        from graphguard.checker import Checker
-        from graphguard.cli import UsageError, _default_cache_dir, _known_codes, _selection
-        from graphguard.config import Config, ConfigError, load_config
-
-        self.error = None
-        path = self._config_path()
-        self._config_stamp = self._stamp(path)
-        try:
-            config = load_config(path, _known_codes())
-            if config.path is None:
-                config = dataclasses.replace(config, root=self.root or os.getcwd())
-            self.selected = _selection(_stdtypes.SimpleNamespace(select=None, extend_select=[], ignore=[]), config)
-        except (ConfigError, UsageError) as error:
-            self.error = f"graphguard: {error}; nothing is checked until the configuration is fixed"
-            self.log(self.error, lsp.MessageType.Error)
-            config = Config(root=self.root or os.getcwd())
-            self.selected = set()
-        self.config = config
-        self.checker = Checker(self.selected, session_names=config.session_names,
-                               session_factories=config.session_factories,
-                               max_bounded_iterations=config.max_bounded_iterations,
-                               max_file_bytes=config.max_file_bytes)
-        self.cache = None
-        if self.root:
-            self.cache = _Cache.make(_default_cache_dir(config), self.checker.settings_key, self.log)
-        self.files = None
-
-    def refresh(self, rescan: bool = False) -> None:
-        """Read the configuration again if its file changed; list the project's files again when
-        ``rescan`` (a document was saved, opened or closed) or when they were never listed."""
-        if self._stamp(self._config_path()) != self._config_stamp:
-            self._load()
-        if self.root and (rescan or self.files is None):
-            from graphguard.discovery import find_python_files
-
-            try:
-                self.files = find_python_files(["."], self.config)
-            except OSError:
-                self.files = []
-
-    def path_of(self, uri: str) -> str:
-        """The file name graphguard uses for the document ``uri``: relative to the root for a file
-        below it (as ``graphguard check .`` names it there), else absolute; an ``untitled:`` document
-        is ``untitled.py``."""
-        if not uri.startswith("file:"):
-            return "untitled.py"
-        path = os.path.normpath(to_fs_path(uri) or unquote(urlparse(uri).path))
-        if self.root and path.startswith(os.path.join(self.root, "")):
-            return os.path.relpath(path, self.root)
-        return path
-
-    def lint(self, path: str, sources: dict, typing: bool = False) -> tuple[list, list]:
-        """Lint ``path`` whose current bytes are ``sources[path]`` in the project's context (the other
-        open documents' bytes in ``sources`` too); returns (its reported findings, internal errors).
-        A file the configuration excludes (and that ``check .`` therefore skips) has no findings.
-
-        Every project file is checked, from the cache, as ``graphguard check .`` would; but when
-        ``typing`` (a lint after a change) and the last whole-project lint took longer than
-        :data:`PROJECT_BUDGET`, only ``path`` and the project files it imports, transitively, are
-        checked (with a cache in memory)."""
-        from graphguard.cli import _kept
-
-        if self.error is not None:
-            return [], []
-        files = list(self.files or [])
-        if self.root and not os.path.isabs(path) and path not in files:
-            if os.path.exists(path):  # on disk but not checked by `graphguard check .`: excluded
-                return [], []
-        if path not in files:
-            files.append(path)
-        cache = self.cache
-        whole = not (typing and self.slow and self.scope != "project")
-        if not whole:
-            files = self.closure(path, files, sources)
-            cache = self._typing_cache
-        sources = {p: b for p, b in sources.items() if p in files or p == path}
-        start = time.perf_counter()
-        report = self.checker.check_paths(files, sources, jobs=1, cache=cache, explicit=[path])
-        if whole and self.scope == "auto":
-            self.slow = time.perf_counter() - start > PROJECT_BUDGET and len(files) > 1
-        return _kept(report, self.config, self.selected, only=path), report.errors
-
-    @property
-    def _typing_cache(self):
-        from graphguard.cache import MemoryCache
-
-        if getattr(self, "_memory", None) is None:
-            self._memory = MemoryCache()
-        return self._memory
-
-    def closure(self, path: str, files: list[str], sources: dict) -> list[str]:
-        """``path`` and the files of ``files`` it imports, directly or through each other (module
-        names as :func:`graphguard.analysis.fixpoint.module_names` gives them), in ``files``' order."""
-        from graphguard.analysis.fixpoint import module_names
-        from graphguard.reading import read_regular
-
-        by_name: dict[str, list] = {}
-        for file in files:
-            for name in module_names(file):
-                by_name.setdefault(name, []).append(file)
-        seen, todo = {path}, [path]
-        while todo:
-            current = todo.pop()
-            if current in sources:
-                names = imported_modules(sources[current], current)
-            else:
-                from graphguard.cache import FactsCache
-
-                key = FactsCache.key(current)
-                cached = self._imports.get(current)
-                if cached is not None and cached[0] == key:
-                    names = cached[1]
-                else:
-                    try:
-                        names = imported_modules(read_regular(current, limit=self.config.max_file_bytes), current)
-                    except OSError:
-                        names = set()
-                    self._imports[current] = (key, names)
-            for name in names:
-                for file in by_name.get(name, ()):
-                    if file not in seen:
-                        seen.add(file)
-                        todo.append(file)
-        return [file for file in files if file in seen]
 
 
 class GraphguardServer(LanguageServer):
@@ -349,7 +89,7 @@ class GraphguardServer(LanguageServer):
                 save=True),
         )
         self.debounce = DEFAULT_DEBOUNCE
-        self.project: _Project | None = None
+        self.project: Project | None = None
         self.lints: dict[str, _Lint] = {}  # document (or notebook) URI -> its last lint
         self.pending: dict[str, asyncio.Task] = {}
         self.latest: dict[str, object] = {}  # URI -> the version the next lint must have
@@ -361,8 +101,11 @@ class GraphguardServer(LanguageServer):
 
     # ------------------------------------------------------------------ logging
 
-    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
-        """Send ``message`` to the client's log (``window/logMessage``); safe from any thread."""
+    def log(self, message: str, kind: lsp.MessageType | str = lsp.MessageType.Log) -> None:
+        """Send ``message`` to the client's log (``window/logMessage``); safe from any thread. ``kind``:
+        a message type, or its name as the project side gives it (``"error"``, ``"warning"``...)."""
+        if isinstance(kind, str):
+            kind = _LEVELS.get(kind, lsp.MessageType.Log)
         params = lsp.LogMessageParams(type=kind, message=message)
         if self.loop is not None and threading.current_thread() is not threading.main_thread():
             self.loop.call_soon_threadsafe(self.window_log_message, params)
@@ -437,7 +180,7 @@ class GraphguardServer(LanguageServer):
                 return self._lint_notebook(uri, project, snapshot[1][1], sources)
             text, version = snapshot[1][1], snapshot[1][2]
             path = project.path_of(uri)
-            sources[path] = _encode(text)
+            sources[path] = encode_text(text)
             findings, errors = project.lint(path, sources, typing=snapshot[1][3])
             for error in errors:
                 self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
@@ -451,13 +194,13 @@ class GraphguardServer(LanguageServer):
                      f"(please report this)\n{detail}", lsp.MessageType.Error)
             return None
 
-    def _project(self) -> _Project:
+    def _project(self) -> Project:
         with self._project_lock:
             if self.project is None:
-                self.project = _Project(None, self.log)
+                self.project = Project(None, self.log)
             return self.project
 
-    def _open_sources(self, project: _Project, skip: str) -> dict:
+    def _open_sources(self, project: Project, skip: str) -> dict:
         """The unsaved text of the open Python documents other than ``skip``, by file name."""
         sources = {}
         for uri, document in list(self.workspace.text_documents.items()):
@@ -465,7 +208,7 @@ class GraphguardServer(LanguageServer):
                 continue
             path = project.path_of(uri)
             if path.endswith((".py", ".pyi")):
-                sources[path] = _encode(document.source)
+                sources[path] = encode_text(document.source)
         return sources
 
     # ------------------------------------------------------------------ diagnostics
@@ -503,7 +246,7 @@ class GraphguardServer(LanguageServer):
 
     # ------------------------------------------------------------------ notebooks
 
-    def _lint_notebook(self, uri: str, project: _Project, cells: list, sources: dict):
+    def _lint_notebook(self, uri: str, project: Project, cells: list, sources: dict):
         import json
 
         from graphguard.cli import _kept
@@ -615,7 +358,7 @@ class GraphguardServer(LanguageServer):
         sources = self._open_sources(project, skip="")
 
         def relint(text: str) -> list:
-            findings, _ = project.lint(lint.path, {**sources, lint.path: _encode(text)})
+            findings, _ = project.lint(lint.path, {**sources, lint.path: encode_text(text)})
             return findings
 
         try:
@@ -668,7 +411,7 @@ def build_server() -> GraphguardServer:
             ls.debounce = debounce / 1000 if "debounceMs" in options and "debounce" not in options else debounce
         root = _root_of(params)
         scope = options.get("scope", "auto")
-        ls.project = _Project(root, ls.log, scope if scope in ("auto", "project", "imports") else "auto")
+        ls.project = Project(root, ls.log, scope if scope in SCOPES else "auto")
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: GraphguardServer, params) -> None:
