@@ -345,9 +345,9 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     diagnostics = [dataclasses.replace(d, fix_unavailable=f"{d.code} has no automatic fix (see `graphguard rule "
                                        f"{d.code}`, Fix safety)")
                    if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
-    from graphguard.notebook import is_notebook
+    from graphguard.notebook import is_notebook, python_source
 
-    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES and not is_notebook(d.filename)})
+    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
         return diagnostics
     from graphguard.fix import propose_fixes
@@ -357,7 +357,9 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     for filename in files:
         try:
             raw = file_bytes(filename, sources)
-            fixes.update(propose_fixes(decode(raw), [d for d in diagnostics if d.filename == filename], reasons))
+            # A notebook's fixes are computed on its cells' module; in_cells then locates them by cell.
+            text = python_source(filename, raw).decode("utf-8", "surrogatepass") if is_notebook(filename) else decode(raw)
+            fixes.update(propose_fixes(text, [d for d in diagnostics if d.filename == filename], reasons))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
     return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons

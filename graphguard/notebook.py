@@ -278,10 +278,35 @@ def in_cells(diagnostics: list, sources: dict | None = None) -> list:
         loop_cell = loop_row = None
         if d.loop_row is not None:
             loop_cell, loop_row = notebook.locate(d.loop_row)
+        fix, unavailable = d.fix, d.fix_unavailable
+        if fix is not None:
+            fix, reason = _fix_in_cells(fix, notebook, d.filename)
+            unavailable = reason or unavailable
         out.append(dataclasses.replace(d, row=row, end_row=end_row, end_column=end_column, cell=cell,
-                                       loop_row=loop_row, loop_cell=loop_cell,
+                                       loop_row=loop_row, loop_cell=loop_cell, fix=fix, fix_unavailable=unavailable,
                                        message=message_in_cells(d.message, d.filename, notebook)))
     return out
+
+
+def _fix_in_cells(fix, notebook: Notebook, filename: str) -> tuple:
+    """``(fix with its edits located by cell, None)``, or ``(None, why)`` when an edit spans two cells or
+    touches a row that stands in for IPython syntax (``--fix`` would drop it as well)."""
+    import dataclasses
+
+    rows = notebook.python.decode("utf-8", "surrogatepass").split("\n")
+    edits = []
+    for edit in fix.edits:
+        cell, row = notebook.locate(edit.row)
+        end_cell, end_row = notebook.locate(edit.end_row)
+        found = notebook.cell(cell)
+        if end_cell != cell or found is None:
+            return None, "its edits would span two notebook cells"
+        for module_row in range(edit.row, edit.end_row + 1):
+            local = module_row - found.start
+            if 0 <= local < found.rows and rows[module_row - 1] != found.lines[local]:
+                return None, "it would change a line of IPython syntax"
+        edits.append(dataclasses.replace(edit, row=row, end_row=end_row, cell=cell))
+    return dataclasses.replace(fix, edits=tuple(edits), message=message_in_cells(fix.message, filename, notebook)), None
 
 
 _LINE_OF = re.compile(r"\b((?:at|from) )line (\d+)\b")

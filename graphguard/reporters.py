@@ -300,8 +300,7 @@ def _sarif_fix(fix, uri: str) -> dict:
         "artifactChanges": [{
             "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
             "replacements": [{
-                "deletedRegion": {"startLine": e.row, "startColumn": e.column, "endLine": e.end_row,
-                                  "endColumn": e.end_column},
+                "deletedRegion": _region(e.row, e.column, e.end_row, e.end_column, e.cell),
                 "insertedContent": {"text": e.content},
             } for e in fix.edits],
         }],

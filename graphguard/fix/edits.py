@@ -26,6 +26,9 @@ class Edit:
     end_row: int
     end_column: int
     content: str
+    #: In a notebook, for output: the cell whose rows ``row`` and ``end_row`` count (1-based among
+    #: all cells); None in a Python file, and while fixes are computed on the notebook's module.
+    cell: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ class Fix:
             "message": self.message,
             "edits": [
                 {"content": e.content, "location": {"row": e.row, "column": e.column},
-                 "end_location": {"row": e.end_row, "column": e.end_column}}
+                 "end_location": {"row": e.end_row, "column": e.end_column},
+                 **({"cell": e.cell} if e.cell is not None else {})}
                 for e in self.edits
             ],
         }
