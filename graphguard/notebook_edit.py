@@ -16,7 +16,6 @@ and ``--fix``/``--diff`` (:func:`with_module`, which puts a fixed module back in
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any, Callable, Optional
 
@@ -82,14 +81,9 @@ def add_noqa_notebook(path: str, diagnostics: list) -> tuple[int, list[int]]:
     a line holding IPython syntax. Returns (lines changed, module rows not suppressed). Raises
     ``ValueError`` (one line) when the notebook is left unchanged as a whole: read-only, not a
     notebook, a JSON layout Jupyter does not write, or comments that would change the code."""
-    from graphguard.suppressions import noqa_text, write_keeping
+    from graphguard.suppressions import noqa_text, read_for_edit, write_keeping
 
-    real = os.path.realpath(path)
-    info = os.stat(real)
-    if not info.st_mode & 0o222:
-        raise ValueError("the file is read-only; left unchanged")
-    with open(real, "rb") as handle:
-        raw = handle.read()
+    real, info, raw = read_for_edit(path)
     try:
         notebook = read_notebook(raw)
     except NotebookError as error:

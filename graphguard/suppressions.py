@@ -139,18 +139,24 @@ def add_noqa(path: str, diagnostics: list[Diagnostic]) -> tuple[int, list[int]]:
     or one whose owner cannot be kept; refuses a read-only file. Returns (lines changed, rows that
     could not be suppressed safely). Raises ``ValueError`` (one line) when the file is left unchanged
     as a whole."""
-    real = os.path.realpath(path)
-    info = os.stat(real)
-    if not info.st_mode & 0o222:
-        raise ValueError("the file is read-only; left unchanged")
-    with open(real, "rb") as handle:
-        source = handle.read()
+    real, info, source = read_for_edit(path)
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     new_text, changed, skipped = noqa_text(source.decode(encoding), source, diagnostics)
     if not changed:
         return 0, skipped
     write_keeping(real, info, new_text.encode(encoding))
     return changed, sorted(skipped)
+
+
+def read_for_edit(path: str) -> tuple[str, os.stat_result, bytes]:
+    """``(real path, its stat, its bytes)`` of a file about to be rewritten in place (through symlinks).
+    Raises ``ValueError`` for a read-only file ("left unchanged"), ``OSError`` as ``open`` does."""
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    if not info.st_mode & 0o222:
+        raise ValueError("the file is read-only; left unchanged")
+    with open(real, "rb") as handle:
+        return real, info, handle.read()
 
 
 def noqa_text(text: str, source: bytes, diagnostics: list[Diagnostic], insert: bool = True) -> tuple[str, int, list[int]]:
