@@ -52,13 +52,20 @@ class Session:
         self.options = options if options is not None else {"debounce": 0.05}
         self.client = LanguageClient("graphguard-tests", "0")
         self.published: dict[str, list] = {}
+        self.versions: dict[str, list] = {}  # uri -> the version of each publication
         self.logs: list[str] = []
+        self.shown: list[T.ShowMessageParams] = []
         self.changed = asyncio.Event()
 
         @self.client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_diagnostics(ls, params: T.PublishDiagnosticsParams) -> None:
             self.published.setdefault(params.uri, []).append(params.diagnostics)
+            self.versions.setdefault(params.uri, []).append(params.version)
             self.changed.set()
+
+        @self.client.feature(T.WINDOW_SHOW_MESSAGE)
+        def on_show(ls, params: T.ShowMessageParams) -> None:
+            self.shown.append(params)
 
         @self.client.feature(T.WINDOW_LOG_MESSAGE)
         def on_log(ls, params: T.LogMessageParams) -> None:
@@ -80,12 +87,27 @@ class Session:
     def uri(self, name: str) -> str:
         return from_fs_path(str(self.root / name))
 
-    def open(self, name: str, text: str | None = None, version: int = 1) -> str:
+    def open(self, name: str, text: str | None = None, version: int = 1, language: str = "python") -> str:
         uri = self.uri(name)
         text = (self.root / name).read_text(encoding="utf-8") if text is None else text
         self.client.text_document_did_open(T.DidOpenTextDocumentParams(
-            T.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+            T.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)))
         return uri
+
+    def save(self, uri: str) -> None:
+        self.client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri)))
+
+    def open_notebook(self, name: str, cells: list[str], kinds: list | None = None) -> list[str]:
+        """Open ``name`` as a notebook of ``cells`` (code cells unless ``kinds`` says); returns the cell URIs."""
+        kinds = kinds or [T.NotebookCellKind.Code] * len(cells)
+        cell_uris = [f"vscode-notebook-cell:{self.root / name}#cell{i}" for i in range(len(cells))]
+        self.client.notebook_document_did_open(T.DidOpenNotebookDocumentParams(
+            notebook_document=T.NotebookDocument(uri=self.uri(name), notebook_type="jupyter-notebook", version=1,
+                                                 cells=[T.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)]),
+            cell_text_documents=[T.TextDocumentItem(uri=u, language_id="python" if k == T.NotebookCellKind.Code
+                                                    else "markdown", version=1, text=t)
+                                 for u, k, t in zip(cell_uris, kinds, cells)]))
+        return cell_uris
 
     def replace(self, uri: str, text: str, version: int) -> None:
         self.client.text_document_did_change(T.DidChangeTextDocumentParams(
@@ -331,3 +353,142 @@ def test_version_does_not_import_pygls() -> None:
     code = "import sys; from graphguard.cli import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\nprint('pygls' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.stdout.strip().endswith("False")
+
+
+def test_dependent_open_documents_republished_on_save(project: Path) -> None:
+    """An edit in model.py changes train.py's findings (and an open notebook's): they are published
+    again, with their own versions, without being edited themselves."""
+    import json
+
+    helper = "import tensorflow as tf\n\n\ndef predict(y):\n    return tf.argmax(y, 1)\n"
+    (project / "model.py").write_text(helper, encoding="utf-8")
+    (project / "train.py").write_text(
+        "import tensorflow as tf\nfrom model import predict\n\nsess = tf.Session()\nfor step in range(10):\n"
+        "    sess.run(predict(y))\n", encoding="utf-8")
+    cells = ["import tensorflow as tf\nfrom model import predict\nsess = tf.Session()",
+             "for step in range(10):\n    sess.run(predict(y))"]
+
+    (project / "nb.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": cell}
+        for cell in cells]}), encoding="utf-8")
+
+    async def body(s: Session):
+        train = s.open("train.py", version=7)
+        assert codes(await s.diagnostics(train, lambda items: bool(items))) == ["GG101"]
+        cell_uris = s.open_notebook("nb.ipynb", cells)
+        assert codes(await s.diagnostics(cell_uris[1], lambda items: bool(items))) == ["GG101"]
+        model = s.open("model.py")
+        await s.diagnostics(model)
+        unchanged = len(s.published[train])
+        new = helper.replace("return tf.argmax(y, 1)", "return 0.5")
+        s.replace(model, new, version=2)
+        (project / "model.py").write_text(new, encoding="utf-8")
+        s.save(model)
+        assert await s.diagnostics(train, lambda items: not items, count=unchanged + 1) == []
+        assert s.versions[train][-1] == 7  # train.py's own version, not model.py's
+        assert await s.diagnostics(cell_uris[1], lambda items: not items, count=2) == []
+        # Typed back (not saved): a lint of the whole project (scope "project") covers train.py too.
+        s.replace(model, helper, version=3)
+        assert codes(await s.diagnostics(train, lambda items: bool(items), count=unchanged + 2)) == ["GG101"]
+        assert s.versions[train][-1] == 7
+
+    assert run(project, body, {"debounce": 0.05, "scope": "project"})[1] == 0
+
+
+def test_notebook_opened_as_text_gets_nothing(project: Path) -> None:
+    """An editor without notebook sync sends the .ipynb's JSON as a text document: no positions in it
+    mean anything, so its diagnostics are empty."""
+    import json
+
+    notebook = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": LEAKY}]}, indent=1)
+    (project / "nb.ipynb").write_text(notebook, encoding="utf-8")
+
+    async def body(s: Session):
+        uri = s.open("nb.ipynb", language="json")
+        assert await s.diagnostics(uri) == []
+        train = s.open("train.py")  # the project, notebook included, is still checked
+        assert codes(await s.diagnostics(train, lambda items: bool(items))) == ["GG101", "GG102"]
+        assert [list(items) for items in s.published[uri]] == [[]]
+
+    assert run(project, body)[1] == 0
+
+
+@pytest.mark.parametrize("options, name, bad", [
+    ({"debounce": "fast"}, "debounce", '"fast"'),
+    ({"debounce": -5}, "debounce", "-5"),
+    ({"debounceMs": True}, "debounceMs", "true"),
+    ({"scope": "everything"}, "scope", '"everything"'),
+])
+def test_invalid_initialization_options_warn(project: Path, options: dict, name: str, bad: str) -> None:
+    async def body(s: Session):
+        uri = s.open("train.py")
+        assert codes(await s.diagnostics(uri, lambda items: bool(items))) == ["GG101", "GG102"]
+        return [m for m in s.shown if m.type == T.MessageType.Warning], list(s.logs)
+
+    ([warning], logs), _ = run(project, body, options)
+    assert "debounce 200 ms" in logs[-1] or "debounce 200 ms" in " ".join(logs)  # the default is used
+    assert f"initializationOptions.{name}" in warning.message and bad in warning.message
+    assert ("a number of seconds" in warning.message if name == "debounce" else
+            "milliseconds" in warning.message if name == "debounceMs" else
+            '"auto", "project" or "imports"' in warning.message)
+    assert "using the default" in warning.message
+
+
+def test_unsafe_quick_fix_says_so_once(project: Path) -> None:
+    conditional = ("import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(10):\n"
+                   "    if step % 10 == 0:\n        sess.run(tf.argmax(y, 1))\n")
+
+    async def body(s: Session):
+        uri = s.open("train.py", conditional)
+        [item] = await s.diagnostics(uri, lambda items: bool(items))
+        actions = await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri), range=item.range,
+            context=T.CodeActionContext(diagnostics=[item], only=[T.CodeActionKind.QuickFix]))), WAIT)
+        return actions
+
+    [action], _ = run(project, body)
+    assert not action.is_preferred
+    assert action.title.count("unsafe") == 1, action.title
+    assert action.title.startswith("graphguard: ") and action.title.endswith(" (GG101)")
+    assert "(unsafe: it runs only under a condition;" in action.title
+
+
+def test_lone_surrogate_is_linted_not_an_internal_error(project: Path) -> None:
+    # A lone surrogate (a JSON "\ud800" from the client) in the first two rows, where the coding cookie
+    # is looked for, and further down.
+    text = 's = "\ud800"\n' + LEAKY + 't = "\udc80"\n'
+
+    async def body(s: Session):
+        uri = s.open("train.py", text)
+        items = await s.diagnostics(uri, lambda items: bool(items))
+        s.replace(uri, LEAKY + 't = "\ud800"\n', version=2)
+        later = await s.diagnostics(uri, lambda items: bool(items), count=2)
+        return items, later, list(s.logs)
+
+    (items, later, logs), _ = run(project, body)
+    assert codes(items) == ["GG001"] and items[0].range.start.line == 0
+    assert codes(later) in (["GG001"], ["GG101", "GG102"])
+    assert not any("internal error" in log or "UnicodeEncodeError" in log for log in logs), logs
+
+
+def test_server_help_describes_it() -> None:
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "graphguard", "server", "--help"], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())
+    for words in ("stdin", "initializationOptions", "debounce", "scope", "docs/editor.md"):
+        assert words in text, out.stdout
+
+
+def test_missing_pygls_says_how_to_install() -> None:
+    import subprocess
+
+    code = ("import sys; sys.modules['pygls'] = None\nfrom graphguard.cli import main\n"
+            "sys.exit(main(['server']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 2
+    assert "pip install '.[server]'" in out.stderr and "graphguard[server]" not in out.stderr, out.stderr

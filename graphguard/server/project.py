@@ -57,8 +57,11 @@ def imported_modules(source: bytes, path: str) -> set[str]:
 
 def encode_text(text: str) -> bytes:
     """A document's text as the bytes its file would hold: in the encoding its coding cookie declares
-    (``# -*- coding: latin-1 -*-``), UTF-8 otherwise or when the text cannot be encoded so."""
-    head = "\n".join(_ROWS.split(text)[:2]).encode("utf-8", "surrogateescape") + b"\n"
+    (``# -*- coding: latin-1 -*-``), UTF-8 otherwise or when the text cannot be encoded so. A lone
+    surrogate (the client's JSON may hold ``"\\ud800"``) is kept as ``surrogatepass`` writes it, as
+    graphguard's readers of notebooks and fixes do: the checker then reports the file as one it cannot
+    decode (GG001), as it would that file on disk."""
+    head = "\n".join(_ROWS.split(text)[:2]).encode("utf-8", "surrogatepass") + b"\n"
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
     except SyntaxError:
@@ -185,20 +188,29 @@ class Project:
     def lint(self, path: str, sources: dict, typing: bool = False) -> tuple[list, list]:
         """Lint ``path`` whose current bytes are ``sources[path]`` in the project's context (the other
         open documents' bytes in ``sources`` too); returns (its reported findings, internal errors).
-        A file the configuration excludes (and that ``check .`` therefore skips) has no findings.
+        See :meth:`lint_open`."""
+        findings, errors = self.lint_open(path, sources, typing)
+        return findings.get(path, []), errors
 
-        Every project file is checked, from the cache, as ``graphguard check .`` would; but when
-        ``typing`` (a lint after a change) and the last whole-project lint took longer than
-        :data:`PROJECT_BUDGET`, only ``path`` and the project files it imports, transitively, are
-        checked (with a cache in memory)."""
+    def lint_open(self, path: str, sources: dict, typing: bool = False, others=()) -> tuple[dict, list]:
+        """Lint ``path`` whose current bytes are ``sources[path]`` in the project's context, the open
+        documents ``others`` (file names) from their bytes in ``sources`` too; returns ({file name: its
+        reported findings}, internal errors): ``path``'s, and those of each of ``others`` the lint
+        covered. A file the configuration excludes (and that ``check .`` therefore skips) has no findings.
+
+        Every project file is checked, from the cache, as ``graphguard check .`` would, and every one
+        of ``others`` among them is covered; but when ``typing`` (a lint after a change) and the last
+        whole-project lint took longer than :data:`PROJECT_BUDGET`, only ``path`` and the project files
+        it imports, transitively, are checked (with a cache in memory), and no other file is covered
+        (a finding in one may depend on a file that imports it, which was not checked)."""
         from graphguard.cli import _kept
 
         if self.error is not None:
-            return [], []
+            return {name: [] for name in [path, *others]}, []
         files = list(self.files or [])
         if self.root and not os.path.isabs(path) and path not in files:
             if os.path.exists(path):  # on disk but not checked by `graphguard check .`: excluded
-                return [], []
+                return {path: []}, []
         if path not in files:
             files.append(path)
         cache = self.cache
@@ -206,12 +218,13 @@ class Project:
         if not whole:
             files = self.closure(path, files, sources)
             cache = self._typing_cache
-        sources = {p: b for p, b in sources.items() if p in files or p == path}
+        sources = {p: b for p, b in sources.items() if p in files}
         start = time.perf_counter()
         report = self.checker.check_paths(files, sources, jobs=1, cache=cache, explicit=[path])
         if whole and self.scope == "auto":
             self.slow = time.perf_counter() - start > PROJECT_BUDGET and len(files) > 1
-        return _kept(report, self.config, self.selected, only=path), report.errors
+        covered = [path, *(name for name in others if name in files and name != path)] if whole else [path]
+        return {name: _kept(report, self.config, self.selected, only=name) for name in covered}, report.errors
 
     @property
     def _typing_cache(self):

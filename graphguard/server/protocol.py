@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import traceback
-from urllib.parse import unquote
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -69,12 +69,26 @@ class _Lint:
 
 
 @dataclasses.dataclass
-class _NotebookView:
-    """An open notebook as one module: the JSON graphguard reads, and ``cells``: for each code cell, in
-    order, ``(cell document URI, its first module row, its rows)``."""
+class _Outcome:
+    """A lint's result: ``target``, the publications of the document it was for; ``others``, for each
+    other open document whose findings the lint covered, ``(URI, its publications, its _Lint or None
+    for a notebook)``; ``used``, the version key of each other open document the lint read."""
 
-    json: bytes
-    cells: list
+    target: list
+    others: list = dataclasses.field(default_factory=list)
+    used: dict = dataclasses.field(default_factory=dict)
+
+
+def _notebook_json(cells: list) -> bytes:
+    """The ``.ipynb`` graphguard reads for an open notebook's cells ``(URI, kind, language, text)``: its
+    Python code cells, in order, the other cells as markdown."""
+    import json
+
+    return json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [{"cell_type": "code" if kind == lsp.NotebookCellKind.Code and language == "python"
+                   else "markdown", "metadata": {}, "source": text} for _, kind, language, text in cells],
+    }).encode("utf-8", "surrogatepass")
 
 
 class GraphguardServer(LanguageServer):
@@ -89,10 +103,12 @@ class GraphguardServer(LanguageServer):
                 save=True),
         )
         self.debounce = DEFAULT_DEBOUNCE
+        self.warnings: list[str] = []  #: bad initializationOptions, shown once initialized
         self.project: Project | None = None
         self.lints: dict[str, _Lint] = {}  # document (or notebook) URI -> its last lint
         self.pending: dict[str, asyncio.Task] = {}
         self.latest: dict[str, object] = {}  # URI -> the version the next lint must have
+        self.shown: dict[str, list] = {}  # document (or cell) URI -> the diagnostics last published
         # One worker: lints share the checker and the cache, and a lint of a stale version is skipped.
         self.worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="graphguard-lint")
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -140,15 +156,37 @@ class GraphguardServer(LanguageServer):
             return
         self.pending.pop(uri, None)
         loop = asyncio.get_running_loop()
+        opened = self._open_documents(skip=uri)  # the other open documents, as they are now
         try:
-            result = await loop.run_in_executor(self.worker, self._lint_now, uri, snapshot)
+            result = await loop.run_in_executor(self.worker, self._lint_now, uri, snapshot, opened)
         except Exception as error:  # never raised by _lint_now; belt and braces
             self.log(f"graphguard: internal error while linting {uri}: {error!r}", lsp.MessageType.Error)
             return
         if result is None or self.latest.get(uri) != snapshot[0]:
             return  # the document changed (or closed) while it was linted: a newer lint follows
-        for params in result:
-            self.text_document_publish_diagnostics(params)
+        for params in result.target:
+            self._publish(params)
+        if not result.others:
+            return
+        # The other open documents' findings, from the same lint, when they changed: only if every open
+        # document the lint read is still as it was (else a newer lint follows, with the newer text).
+        if any(self._key(other) != key for other, key in result.used.items()):
+            return
+        for other, publications, lint in result.others:
+            if lint is not None:
+                self.lints[other] = lint
+            for params in publications:
+                if self.shown.get(params.uri) != list(params.diagnostics):
+                    self._publish(params)
+
+    def _publish(self, params: lsp.PublishDiagnosticsParams) -> None:
+        self.shown[params.uri] = list(params.diagnostics)
+        self.text_document_publish_diagnostics(params)
+
+    def _key(self, uri: str):
+        """The version key of the open document (or notebook) ``uri`` now; None once closed."""
+        snapshot = self._snapshot(uri)
+        return snapshot[0] if snapshot is not None else None
 
     def _snapshot(self, uri: str, typing: bool = False):
         """(version key, what to lint) for an open document or notebook, taken on the event loop."""
@@ -166,33 +204,88 @@ class GraphguardServer(LanguageServer):
             return None
         return ((document.version, document.source), ("text", document.source, document.version, typing))
 
-    def _lint_now(self, uri: str, snapshot):
-        """On the worker thread: lint one snapshot; returns the PublishDiagnosticsParams to send, or
-        None when the snapshot is stale. Never raises: an internal error is logged."""
+    def _open_documents(self, skip: str) -> dict:
+        """On the event loop: the open Python documents and notebooks other than ``skip``, as
+        ``{uri: snapshot}`` (see :meth:`_snapshot`). Cells are read as part of their notebook; other
+        documents (a notebook's JSON opened as text, a ``pyproject.toml``) and ``untitled:`` ones are
+        left out."""
+        opened = {}
+        for notebook in list(self.workspace.notebook_documents.values()):
+            if notebook.uri != skip and notebook.uri.startswith("file:"):
+                opened[notebook.uri] = self._snapshot(notebook.uri)
+        for uri, document in list(self.workspace.text_documents.items()):
+            if (uri == skip or unquote(skip) == uri or not uri.startswith("file:")
+                    or self.workspace.get_notebook_document(cell_uri=uri)
+                    or not urlparse(uri).path.endswith((".py", ".pyi"))):
+                continue
+            opened[document.uri] = self._snapshot(document.uri)
+        return {uri: snapshot for uri, snapshot in opened.items() if snapshot is not None}
+
+    def _lint_now(self, uri: str, snapshot, opened: dict | None = None):
+        """On the worker thread: lint one snapshot, with the other open documents ``opened`` (see
+        :meth:`_open_documents`) from their text; returns a :class:`_Outcome`, or None when the
+        snapshot is stale. Never raises: an internal error is logged."""
         if self.latest.get(uri) != snapshot[0]:
             return None
         try:
             project = self._project()
             project.refresh()
-            sources = self._open_sources(project, skip=uri)
+            sources, paths = {}, {}
+            for other, (_, what) in (opened or {}).items():
+                path = self._path(project, other, what[0])
+                if path not in paths:
+                    sources[path] = _notebook_json(what[1]) if what[0] == "notebook" else encode_text(what[1])
+                    paths[path] = other
             kind = snapshot[1][0]
+            path = self._path(project, uri, kind)
+            paths.pop(path, None)
             if kind == "notebook":
-                return self._lint_notebook(uri, project, snapshot[1][1], sources)
-            text, version = snapshot[1][1], snapshot[1][2]
-            path = project.path_of(uri)
-            sources[path] = encode_text(text)
-            findings, errors = project.lint(path, sources, typing=snapshot[1][3])
+                sources[path] = _notebook_json(snapshot[1][1])
+                typing = False  # a notebook is always checked with the whole project
+            else:
+                text, version, typing = snapshot[1][1], snapshot[1][2], snapshot[1][3]
+                if path.endswith(".ipynb"):
+                    # A notebook's JSON opened as text (an editor without notebook sync): no position in
+                    # it means anything, so nothing is published (`graphguard check` checks it).
+                    self.lints.pop(uri, None)
+                    return _Outcome([lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=version)])
+                sources[path] = encode_text(text)
+            findings, errors = project.lint_open(path, sources, typing=typing, others=list(paths))
             for error in errors:
                 self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
-            self.lints[uri] = _Lint(version, text, path, findings, project)
-            rows = split_rows(text)
-            diagnostics = [self._diagnostic(d, rows, uri) for d in findings]
-            return [lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)]
+            outcome = _Outcome(self._publications(uri, snapshot[1], findings.get(path, []), project, path),
+                               used={other: key for other, (key, _) in (opened or {}).items()})
+            if kind == "text":
+                self.lints[uri] = _Lint(version, text, path, findings.get(path, []), project)
+            else:
+                self.lints.pop(uri, None)
+            for other_path, other_findings in findings.items():
+                other = paths.get(other_path)
+                if other is None:
+                    continue
+                what = opened[other][1]
+                lint = _Lint(what[2], what[1], other_path, other_findings, project) if what[0] == "text" else None
+                outcome.others.append((other, self._publications(other, what, other_findings, project, other_path),
+                                       lint))
+            return outcome
         except Exception as error:
             detail = traceback.format_exc(limit=8)
             self.log(f"graphguard: internal error while linting {uri}: {type(error).__name__}: {error} "
                      f"(please report this)\n{detail}", lsp.MessageType.Error)
             return None
+
+    @staticmethod
+    def _path(project: Project, uri: str, kind: str) -> str:
+        path = project.path_of(uri)
+        return path + ".ipynb" if kind == "notebook" and not path.endswith(".ipynb") else path
+
+    def _publications(self, uri: str, what, findings: list, project: Project, path: str) -> list:
+        """The PublishDiagnosticsParams of one linted document: ``what`` is its snapshot's second half."""
+        if what[0] == "notebook":
+            return self._notebook_publications(what[1], findings)
+        rows = split_rows(what[1])
+        return [lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[self._diagnostic(d, rows, uri) for d in findings],
+                                             version=what[2])]
 
     def _project(self) -> Project:
         with self._project_lock:
@@ -246,34 +339,12 @@ class GraphguardServer(LanguageServer):
 
     # ------------------------------------------------------------------ notebooks
 
-    def _lint_notebook(self, uri: str, project: Project, cells: list, sources: dict):
-        import json
-
-        from graphguard.cli import _kept
-
-        nb_json = json.dumps({
-            "nbformat": 4, "nbformat_minor": 5, "metadata": {},
-            "cells": [{"cell_type": "code" if kind == lsp.NotebookCellKind.Code and language == "python"
-                       else "markdown", "metadata": {}, "source": text} for _, kind, language, text in cells],
-        }).encode("utf-8")
-        path = project.path_of(uri)
-        if not path.endswith(".ipynb"):
-            path += ".ipynb"
-        sources[path] = nb_json
-        if project.error is not None:
-            findings = []
-        else:
-            files = list(project.files or [])
-            if path not in files:
-                files.append(path)
-            sources = {p: b for p, b in sources.items() if p in files}
-            report = project.checker.check_paths(files, sources, jobs=1, cache=project.cache, explicit=[path])
-            for error in report.errors:
-                self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
-            findings = _kept(report, project.config, project.selected, only=path)
+    def _notebook_publications(self, cells: list, findings: list) -> list:
+        """The findings of a notebook whose cells are ``cells`` (``(cell URI, kind, language, text)``),
+        each on its cell's document: one PublishDiagnosticsParams per cell."""
         from graphguard.notebook import read_notebook
 
-        notebook = read_notebook(nb_json)
+        notebook = read_notebook(_notebook_json(cells))
         by_index = {cell.index: cell for cell in notebook.cells}
         per_cell: dict[str, list] = {cells[i][0]: [] for i in range(len(cells))}
         cell_rows = {cells[i][0]: split_rows(cells[i][3]) for i in range(len(cells))}
@@ -295,7 +366,6 @@ class GraphguardServer(LanguageServer):
             per_cell[cell_uri].append(self._diagnostic(
                 moved, rows, cell_uri, loop_rows=list(loop_cell.lines) if loop_cell else rows,
                 loop_uri=loop_uri, loop_row=loop_row))
-        self.lints.pop(uri, None)
         return [lsp.PublishDiagnosticsParams(uri=cell_uri, diagnostics=items) for cell_uri, items in per_cell.items()]
 
     # ------------------------------------------------------------------ code actions
@@ -335,9 +405,8 @@ class GraphguardServer(LanguageServer):
                 edits = [lsp.TextEdit(range=lsp.Range(start=lsp_position(rows, e.row, e.column, units),
                                                       end=lsp_position(rows, e.end_row, e.end_column, units)),
                                       new_text=e.content) for e in fix.edits]
-                unsafe = "" if fix.applicability == SAFE else " (unsafe: may change what the program does)"
                 actions.append(lsp.CodeAction(
-                    title=f"graphguard: {fix.message}{unsafe} ({d.code})", kind=lsp.CodeActionKind.QuickFix,
+                    title=f"graphguard: {_fix_title(fix)} ({d.code})", kind=lsp.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic], is_preferred=fix.applicability == SAFE,
                     edit=self._workspace_edit(uri, lint.version, edits)))
         if fix_all and any(fix.applicability == SAFE for fix in fixes.values()):
@@ -380,10 +449,65 @@ class GraphguardServer(LanguageServer):
         return lsp.WorkspaceEdit(changes={uri: edits})
 
 
+def _fix_title(fix) -> str:
+    """A quick fix's title: the fix's message, which says why an unsafe fix is unsafe (``(unsafe: it
+    runs only under a condition; ...)``); an unsafe fix whose message does not say so gets a note."""
+    from graphguard.fix import SAFE
+
+    if fix.applicability == SAFE or "unsafe" in fix.message:
+        return fix.message
+    return f"{fix.message} (unsafe: it may change what the program does)"
+
+
 def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
     start_a, end_a = (a.start.line, a.start.character), (a.end.line, a.end.character)
     start_b, end_b = (b.start.line, b.start.character), (b.end.line, b.end.character)
     return start_a <= end_b and start_b <= end_a
+
+
+def _read_options(options, warnings: list) -> dict:
+    """The valid ``initializationOptions``: ``debounce`` in seconds (from ``debounce``, else
+    ``debounceMs``), ``scope``, and ``unknown``, the keys graphguard does not know. A bad value gets a
+    warning in ``warnings`` naming the option, the value and what is accepted, and the default is used."""
+    import json
+
+    def shown(value) -> str:
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):
+            return repr(value)
+
+    def number(value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and value != float("inf")
+
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        warnings.append(f"graphguard: initializationOptions is {shown(options)}; it takes an object with the keys "
+                        f"debounce and scope (see docs/editor.md); using the defaults")
+        return {}
+    read: dict = {"unknown": [key for key in options if key not in ("debounce", "debounceMs", "scope")]}
+    if "debounce" in options:
+        if number(options["debounce"]):
+            read["debounce"] = float(options["debounce"])
+        else:
+            warnings.append(f"graphguard: initializationOptions.debounce is {shown(options['debounce'])}; it takes a "
+                            f"number of seconds, 0 or more (default {DEFAULT_DEBOUNCE}); using the default")
+    elif "debounceMs" in options:
+        if number(options["debounceMs"]):
+            read["debounce"] = options["debounceMs"] / 1000
+        else:
+            warnings.append(f"graphguard: initializationOptions.debounceMs is {shown(options['debounceMs'])}; it takes "
+                            f"a number of milliseconds, 0 or more (default {DEFAULT_DEBOUNCE * 1000:.0f}); using the "
+                            f"default")
+    if "scope" in options:
+        if options["scope"] in SCOPES:
+            read["scope"] = options["scope"]
+        else:
+            accepted = ", ".join(f'"{scope}"' for scope in SCOPES[:-1]) + f' or "{SCOPES[-1]}"'
+            warnings.append(f"graphguard: initializationOptions.scope is {shown(options['scope'])}; it takes "
+                            f'{accepted} (default "auto"); using the default')
+    return read
 
 
 def _root_of(params: lsp.InitializeParams) -> str | None:
@@ -405,13 +529,13 @@ def build_server() -> GraphguardServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: GraphguardServer, params: lsp.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        debounce = options.get("debounce", options.get("debounceMs"))
-        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and debounce >= 0:
-            ls.debounce = debounce / 1000 if "debounceMs" in options and "debounce" not in options else debounce
-        root = _root_of(params)
-        scope = options.get("scope", "auto")
-        ls.project = Project(root, ls.log, scope if scope in SCOPES else "auto")
+        options = _read_options(params.initialization_options, ls.warnings)
+        if "debounce" in options:
+            ls.debounce = options["debounce"]
+        for unknown in sorted(set(options.get("unknown", ()))):
+            ls.log(f"graphguard: initializationOptions.{unknown} is not a graphguard option (ignored); the "
+                   f"options are debounce, debounceMs and scope", lsp.MessageType.Warning)
+        ls.project = Project(_root_of(params), ls.log, options.get("scope", "auto"))
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: GraphguardServer, params) -> None:
@@ -425,6 +549,9 @@ def build_server() -> GraphguardServer:
         if project and project.error:
             config = "invalid (see the error above)"
             ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=project.error))
+        for warning in ls.warnings:
+            ls.log(warning, lsp.MessageType.Warning)
+            ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=warning))
         ls.log(f"graphguard {__version__} server: root {where}; configuration {config}; debounce "
                f"{ls.debounce * 1000:.0f} ms", lsp.MessageType.Info)
 
@@ -452,6 +579,7 @@ def build_server() -> GraphguardServer:
             task.cancel()
         ls.latest[uri] = None
         ls.lints.pop(uri, None)
+        ls.shown.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -471,6 +599,7 @@ def build_server() -> GraphguardServer:
         uri = params.notebook_document.uri
         ls.latest[uri] = None
         for cell in params.cell_text_documents:
+            ls.shown.pop(cell.uri, None)
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
