@@ -18,7 +18,10 @@ What it does, in an editor:
   (:func:`graphguard.discovery.find_python_files`), and each lint checks them all together, the open
   documents from their unsaved text and the others from the facts cache (``.graphguard_cache``,
   shared with ``graphguard check`` run from the root, kept in memory between lints): a helper in
-  another file is followed as ``check`` follows it.
+  another file is followed as ``check`` follows it. A lint of the whole project also publishes again every other open
+  document and notebook whose findings it changed (with that document's version, and only while
+  every open document is as the lint read it). A notebook's JSON opened as a text document gets no
+  diagnostics.
 * **Notebooks** (LSP 3.17 notebook document sync): the code cells of an open notebook, in order, are
   one module, IPython syntax neutralised row for row as ``check`` does (:mod:`graphguard.notebook`);
   each finding is published on its cell's document. Code actions are not offered in notebooks.
