@@ -90,6 +90,7 @@ import weakref
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional, Union
 
+from graphguard.runtime.notebook import OutputHistory, history_name, running_shell
 from graphguard.runtime.report import bytes_text
 
 __all__ = [
@@ -126,6 +127,11 @@ _FIX = (
     "its solver; run the trial in a function so its locals go when it returns; with Keras call "
     "keras.backend.clear_session() per trial (or SweepGuard(clear_session=True)); in TF1 build each "
     "trial in its own `with tf.Graph().as_default():`."
+)
+_FIX_OUTPUT = (
+    "In a notebook: a cell's displayed value stays in IPython's output history (Out[N], _N) until "
+    "`%reset -f out` (`del Out[N]` alone leaves IPython's own copies); end a cell with `;` so that its "
+    "value is not displayed and kept."
 )
 
 
@@ -169,11 +175,14 @@ class ReferenceChain:
     ``module-level `train.ALL_MODELS` -> list[2] -> Sequential``.
 
     Attributes:
-        root_kind: ``"global"`` (a module's global), ``"local"`` (a local variable of a running
-            function, the one running the sweep included) or ``"unknown"`` (no root within the
-            search bounds: held from C, by another thread's running function, or too deep). A
-            finished frame kept by a traceback or a generator is a hop, not a root.
-        root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```).
+        root_kind: ``"global"`` (a module's global, or a variable of the cells in IPython / a
+            notebook), ``"local"`` (a local variable of a running function, the one running the sweep
+            included), ``"output"`` (IPython's output history: ``Out[12]``, ``_12``, which keep every
+            displayed value) or ``"unknown"`` (no root within the search bounds: held from C, by another
+            thread's running function, or too deep). A finished frame kept by a traceback or a
+            generator is a hop, not a root.
+        root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```,
+            ``notebook variable `solvers```, ``output history `Out[12]` (also `_12`)``).
         hops: one string per object between the root's value and the target: ``list[2]``,
             ``dict['fold 3']``, ``Solver.model`` (attribute), ``Model.__class__`` etc.
         target: the type name of the object kept alive.
@@ -309,6 +318,8 @@ class TrialRecord:
                          f"next trial has replaced what holds one model at a time)")
         for obj in self.leaks:
             lines.append(f"  {obj}")
+        if any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks):
+            lines.append(_FIX_OUTPUT)
         lines.append(_FIX)
         return "\n".join(lines)
 
@@ -393,6 +404,8 @@ class SweepReport:
             record, obj = slots[-1]
             lines.append(f"({len(slots)} object{'s' if len(slots) != 1 else ''} held only by a one-at-a-time holder "
                          f"when judged, e.g. {obj.name} by {obj.slot}: replaced by the next trial, not a leak)")
+        if any(obj.chain is not None and obj.chain.root_kind == "output" for record in leaked for obj in record.leaks):
+            lines.append(f"({_FIX_OUTPUT})")
         freed = sum(record.freed_later for record in self.trials)
         if freed:
             lines.append(f"({freed} object{'s' if freed != 1 else ''} alive at a trial's end freed by the next trial "
@@ -630,8 +643,14 @@ def _namespace(frame: types.FrameType) -> Any:
 
 def loop_variables(before: dict[str, int], frame: types.FrameType) -> frozenset[str]:
     """The names of ``frame``'s namespace whose value changed or that appeared since ``before``
-    (``{name: id(value)}``, taken at the trial's start): the loop variables of that trial."""
-    return frozenset(name for name, value in list(_namespace(frame).items()) if before.get(name) != id(value))
+    (``{name: id(value)}``, taken at the trial's start): the loop variables of that trial. In IPython's
+    user namespace (notebook cells), the names IPython binds itself (``_3``, ``_``, ``Out``, ``_i3``) are
+    not loop variables: the output history is judged as a holder of its own (:class:`OutputHistory`)."""
+    namespace = _namespace(frame)
+    shell = running_shell()
+    ipython = shell is not None and shell.user_ns is namespace
+    return frozenset(name for name, value in list(namespace.items())
+                     if before.get(name) != id(value) and not (ipython and history_name(name) is not None))
 
 
 class _Roots:
@@ -659,6 +678,11 @@ class _Roots:
         self.loop_names = loop_names
         self.loop_namespace: Optional[int] = None
         self.snapshots: set[int] = set()
+        shell = running_shell()
+        self.ipython: Optional[OutputHistory] = OutputHistory(shell) if shell is not None else None
+        if self.ipython is not None:
+            namespace = shell.user_ns
+            self.modules[id(namespace)] = "__main__"  # the cells' globals, even when not a module's (embed())
         if loop_frame is not None and not loop_frame.f_code.co_flags & 0x01:  # module level: globals
             namespace = _namespace(loop_frame)
             module = self.modules.get(id(namespace))
@@ -666,8 +690,11 @@ class _Roots:
                 self.loop_namespace = id(namespace)
                 for var in loop_names:
                     if var in namespace:
-                        self.loop.setdefault(id(namespace[var]), (f"module-level `{module}.{var}`",
-                                                                  f"`{var}` at module level of {module}"))
+                        if self.ipython is not None and id(namespace) == self.ipython.namespace:
+                            texts = (self.ipython.variable(var), self.ipython.variable(var))
+                        else:
+                            texts = (f"module-level `{module}.{var}`", f"`{var}` at module level of {module}")
+                        self.loop.setdefault(id(namespace[var]), texts)
             else:  # exec() with a namespace of its own: its variables are roots like locals
                 self.snapshots.add(id(namespace))
                 for var, value in list(namespace.items()):
@@ -686,6 +713,12 @@ class _Roots:
                     else:
                         self.locals.setdefault(id(value), (var, function))
             frame = frame.f_back
+        if self.ipython is not None:  # the last outputs `_`, `__`, `___`: rebound by the next ones
+            namespace = shell.user_ns
+            for var in ("_", "__", "___"):
+                if var in namespace and not isinstance(namespace[var], str):
+                    self.loop.setdefault(id(namespace[var]), (f"output history `{var}`",
+                                                              f"`{var}` (IPython's last outputs, rebound by the next ones)"))
         for value_id in self.locals:  # also bound to a variable that stays: not excused
             self.loop.pop(value_id, None)
 
@@ -827,6 +860,10 @@ def _search(
     own = {id(down), id(keep), id(frontier), id(ignore), *map(id, ignore), *roots.snapshots}
 
     tail: Optional[tuple[Any, ...]] = None
+    ipython = roots.ipython
+    history: set[int] = set()  # IPython's output history and what mirrors it (OutputHistory)
+    if ipython is not None:
+        history = {node for node in (ipython.output, ipython.hidden) if node is not None} | ipython.skip
 
     def chain_from(node_id: int, root_kind: str, root: str) -> tuple[ReferenceChain, frozenset[int]]:
         nonlocal tail
@@ -865,7 +902,10 @@ def _search(
         own.add(id(wanted))
         referrers = gc.get_referrers(*wanted)
         own.add(id(referrers))
+        if ipython is not None:  # namespaces and the output history first: a global is named before `Out[N]`
+            referrers.sort(key=lambda holder: 0 if id(holder) in roots.modules else 1 if id(holder) in history else 2)
         found: dict[int, Any] = {}
+        output: Optional[tuple[int, str]] = None  # (id of the value, root text): IPython's output history
         for holder in referrers:
             holder_id = id(holder)
             if holder_id in own or holder_id in keep:
@@ -874,15 +914,34 @@ def _search(
                 continue
             if level == 1 and holder_id in skip_first:
                 continue
+            if output is not None and holder_id not in roots.modules and holder_id not in history:
+                break  # no global at this level: the output history is the shortest holder
             if holder_id in roots.modules:  # a module global: the root, unless a loop variable
+                notebook = ipython is not None and holder_id == ipython.namespace
                 for var, value in list(holder.items()):
                     if id(value) not in frontier:
+                        continue
+                    if notebook and history_name(var) is not None:  # IPython's: `_3` is `Out[3]`
+                        if history_name(var) == "output" and output is None:
+                            output = (id(value), ipython.name_root(var, value))
+                        elif history_name(var) == "last":
+                            note_loop(id(value))
                         continue
                     if holder_id == roots.loop_namespace and var in roots.loop_names:
                         note_loop(id(value))
                         continue
-                    chain, path = chain_from(id(value), "global", f"module-level `{roots.modules[holder_id]}.{var}`")
+                    text = (ipython.variable(var) if notebook
+                            else f"module-level `{roots.modules[holder_id]}.{var}`")
+                    chain, path = chain_from(id(value), "global", text)
                     return chain, None, path, tail
+                continue
+            if ipython is not None and holder_id in history:
+                if holder_id in ipython.skip:
+                    continue
+                for key, value in list(holder.items()):
+                    if id(value) in frontier and output is None:
+                        output = (id(value), ipython.output_root(key, value) if holder_id == ipython.output
+                                  else ipython.hidden_root(key))
                 continue
             if isinstance(holder, types.CellType):  # a closure's variable
                 try:
@@ -903,12 +962,16 @@ def _search(
                 return chain, None, path, tail
             found[holder_id] = holder
         del referrers, wanted
+        if output is not None:
+            chain, path = chain_from(output[0], "output", output[1])
+            return chain, None, path, tail
         # Keep the most promising referrers: containers and user objects before functions and cells.
         ranked = sorted(found.items(), key=lambda item: _rank(item[1]))
         frontier = dict(ranked[:frontier_size])
     if loop_hit is not None:
         value_id, (root, loop_variable) = loop_hit
-        chain, path = chain_from(value_id, "global" if root.startswith("module-level") else "local", root)
+        kind = "local" if root.startswith("local ") else "output" if root.startswith("output history") else "global"
+        chain, path = chain_from(value_id, kind, root)
         return chain, loop_variable, path, tail
     reason = "no module global or local variable found within "
     reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:g} s of search"

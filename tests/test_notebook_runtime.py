@@ -1,0 +1,195 @@
+"""SweepGuard and GraphGuard in a running notebook: a real IPython kernel (ipykernel) driven by nbclient.
+
+Each test executes a notebook made with nbformat, cell by cell, as Jupyter does: the cells share the
+kernel's user namespace, and IPython's output history (``Out``/``_oh``, ``_N``, ``_``) keeps every
+displayed value. TensorFlow graph mode is entered only inside the kernel (``with tf.Graph().as_default()``),
+never in this process.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("IPython")
+pytest.importorskip("ipykernel")
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+
+def run_notebook(*sources: str, timeout: int = 180) -> list[str]:
+    """Execute the cells in a fresh kernel; return each cell's output text (streams, results, errors)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+    nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True).execute()
+    texts = []
+    for cell in nb.cells:
+        parts = []
+        for output in cell.outputs:
+            if output.output_type == "stream":
+                parts.append(output.text)
+            elif output.output_type in ("execute_result", "display_data"):
+                parts.append(output.data.get("text/plain", ""))
+            elif output.output_type == "error":
+                parts.append(f"ERROR {output.ename}: {output.evalue}")
+        texts.append("\n".join(parts))
+    return texts
+
+
+NUMPY_SETUP = """
+import warnings
+import numpy as np
+from graphguard import SweepGuard, SweepLeakWarning
+
+class TwoLayerNet:
+    def __init__(self, hidden=64):
+        self.params = {"W1": np.random.randn(32, hidden), "W2": np.random.randn(hidden, 4)}
+
+class Solver:
+    def __init__(self, model, learning_rate):
+        self.model, self.learning_rate = model, learning_rate
+    def train(self):
+        for _ in range(3):
+            for value in self.model.params.values():
+                value -= self.learning_rate * value
+        return float(sum(abs(v).sum() for v in self.model.params.values()))
+
+sweep = SweepGuard(on_leak="ignore")
+"""
+
+TRIAL_CELL = """
+with sweep.trial(f"lr={lr:g}") as trial:
+    model = trial.track(TwoLayerNet(), name="model")
+    solver = trial.track(Solver(model, lr), name="solver")
+    score = solver.train()
+"""
+
+
+def test_numpy_sweep_displayed_model_is_named_by_out_and_freed_by_reset():
+    texts = run_notebook(
+        NUMPY_SETUP,
+        "lr = 1e-3" + TRIAL_CELL + "model",          # cell 2: displays the model: Out[2] keeps it
+        "lr = 1e-2" + TRIAL_CELL + "model",          # cell 3: Out[3]
+        "lr = 1e-1" + TRIAL_CELL + "model;",         # cell 4: `;` displays nothing
+        "report = sweep.report()\nprint(report)",
+        "print([str(obj.chain) for r in report.trials for obj in r.leaks])\n"
+        "print([obj.chain.root_kind for r in report.trials for obj in r.leaks])",
+        "%reset -f out",
+        "sweep = SweepGuard(on_leak='ignore')\n"
+        "for lr in (1e-3, 1e-2, 1e-1):" + TRIAL_CELL.replace("\n", "\n    ") + "\n"
+        "print(sweep.report())",
+    )
+    report, chains, after = texts[4], texts[5], texts[7]
+    assert "ERROR" not in "".join(texts), texts
+    # trial 1's model was displayed as Out[2], trial 2's as Out[3]; the solver (not displayed) is not a leak
+    assert "model (TwoLayerNet): output history `Out[2]` (also `_2`) -> TwoLayerNet" in report, report
+    assert "model (TwoLayerNet): output history `Out[3]` (also `_3`) -> TwoLayerNet" in report, report
+    assert "%reset -f out" in report
+    assert "__main__" not in report and "_oh" not in report and "DisplayHook" not in report, report
+    assert "lr=0.1 " in report and report.count("LEAK") == 2, report
+    assert "'output'" in chains and "Out[2]" in chains
+    # after `%reset -f out` and with nothing displayed, the same sweep is quiet
+    assert "no trial leaked" in after, after
+
+
+def test_numpy_sweep_in_cells_quiet_when_fixed_and_rerun_cells():
+    texts = run_notebook(
+        NUMPY_SETUP,
+        "scores = {}",
+        "for lr in (1e-3, 1e-2, 1e-1):" + TRIAL_CELL.replace("\n", "\n    ") + "\n    scores[lr] = score",
+        "print(sweep.report())",
+        # re-executed cells: a new guard, the trial cell run again, then once more without a new guard
+        NUMPY_SETUP,
+        "for lr in (1e-3, 1e-2):" + TRIAL_CELL.replace("\n", "\n    "),
+        "for lr in (3e-3, 3e-2):" + TRIAL_CELL.replace("\n", "\n    "),
+        "report = sweep.report()\nprint(report)\nprint([r.name for r in report.trials])",
+        # the leaky version: every solver kept in a dict of the notebook
+        "solvers = {}\nsweep = SweepGuard(on_leak='ignore')\n"
+        "for lr in (1e-3, 1e-2, 1e-1):" + TRIAL_CELL.replace("\n", "\n    ") + "\n    solvers[lr] = solver\n"
+        "print(sweep.report())",
+    )
+    assert "ERROR" not in "".join(texts), texts
+    assert "no trial leaked" in texts[3], texts[3]
+    assert "no trial leaked" in texts[7], texts[7]
+    assert "['lr=0.001', 'lr=0.01', 'lr=0.003', 'lr=0.03']" in texts[7], texts[7]
+    leaky = texts[8]
+    assert "solver (Solver): notebook variable `solvers` -> dict[0.001] -> Solver" in leaky, leaky
+    assert "Out[" not in leaky and "%reset" not in leaky, leaky
+
+
+GRAPH_SETUP = """
+import tensorflow as tf
+from graphguard import GraphGuard, GraphGrowthError
+from graphguard.runtime.notebook import cell_label
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+    w = tf.Variable(tf.ones([3, 1]))
+    y = tf.reduce_sum(tf.matmul(x, w))
+    init = tf.compat.v1.global_variables_initializer()
+sess = tf.compat.v1.Session(graph=g)
+sess.run(init)
+"""
+
+
+def test_graphguard_in_cells_error_names_the_cell_line_and_rerun_works():
+    texts = run_notebook(
+        GRAPH_SETUP,
+        "with g.as_default(), GraphGuard(sess) as guarded:\n"
+        "    for step in range(5):\n"
+        "        loss = tf.reduce_mean(y)\n"
+        "        guarded.run(loss, feed_dict={x: [[1, 2, 3]]})\n",
+        "err = _exc = __import__('sys').last_value\n"
+        "print(type(err).__name__, cell_label(err.filename, err.lineno), g.finalized)",
+        # the same cell, fixed, re-run: the graph was released by the guard
+        "with g.as_default():\n"
+        "    loss = tf.reduce_mean(y)\n"
+        "with GraphGuard(sess) as guarded:\n"
+        "    for step in range(5):\n"
+        "        guarded.run(loss, feed_dict={x: [[1, 2, 3]]})\n"
+        "print(g.finalized)",
+        # the leaking cell once more: the same error again, not a stale state
+        "with g.as_default(), GraphGuard(sess) as guarded:\n"
+        "    for step in range(5):\n"
+        "        loss = tf.reduce_mean(y)\n"
+        "        guarded.run(loss, feed_dict={x: [[1, 2, 3]]})\n",
+    )
+    assert texts[1].startswith("ERROR GraphGrowthError"), texts[1]
+    assert "loss = tf.reduce_mean(y)" in texts[1] and ":3 (tf.reduce_mean)" in texts[1], texts[1]
+    assert texts[2].strip() == "GraphGrowthError cell In[2], line 3 False", texts[2]
+    assert "ERROR" not in texts[3] and texts[3].strip().endswith("False"), texts[3]
+    assert texts[4].startswith("ERROR GraphGrowthError") and ":3 (tf.reduce_mean)" in texts[4], texts[4]
+
+
+KERAS_SETUP = """
+import numpy as np
+import keras
+from graphguard import SweepGuard
+xs = np.random.rand(64, 8).astype("float32")
+ys = (xs.sum(axis=1) > 4).astype("int32")
+
+def fit(lr):
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(lr), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model, model.fit(xs, ys, epochs=1, batch_size=32, verbose=0)
+
+sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+"""
+
+
+def test_keras_sweep_clear_session_quiet_unless_out_holds_the_history():
+    trial = ("with sweep.trial(f'lr={lr:g}'):\n"
+             "    model, history = fit(lr)\n"
+             "    keras.backend.clear_session()\n")
+    texts = run_notebook(
+        KERAS_SETUP,
+        "for lr in (0.1, 0.01, 0.001):\n    " + trial.replace("\n", "\n    ") + "\nhistory;",
+        "print(sweep.report())",
+        "sweep = SweepGuard(on_leak='ignore', max_retained_bytes=None)\nlr = 0.1\n" + trial + "history",
+        "lr = 0.01\n" + trial + "history",
+        "print(sweep.report())",
+    )
+    assert "ERROR" not in "".join(texts), texts
+    assert "no trial leaked" in texts[2], texts[2]
+    leaky = texts[5]
+    # the displayed History keeps its model: a real leak, named by the output history
+    assert "output history `Out[4]` (also `_4`) -> History._model -> Sequential" in leaky, leaky
+    assert "%reset -f out" in leaky
