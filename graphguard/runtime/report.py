@@ -10,6 +10,7 @@ This module imports nothing heavy: no TensorFlow, no psutil.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -17,9 +18,16 @@ __all__ = ["GuardReport", "GuardStats", "Growth", "OpGroup", "Slowdown", "Source
 
 
 def where(filename: Optional[str], lineno: Optional[int]) -> str:
-    """``file:line``, the file relative to the current directory when it is below it."""
+    """``file:line``, the file relative to the current directory when it is below it; in IPython or a
+    Jupyter kernel, a cell's code as IPython's tracebacks name it: ``cell In[3], line 4``."""
     if filename is None:
         return "<no user frame: created inside TensorFlow>"
+    if "IPython.core.getipython" in sys.modules:  # only where IPython runs: scripts pay nothing
+        from graphguard.runtime.notebook import cell_label
+
+        label = cell_label(filename, lineno)
+        if label is not None:
+            return label
     shown = filename
     try:
         rel = os.path.relpath(filename)
