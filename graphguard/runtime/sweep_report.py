@@ -1,0 +1,281 @@
+"""What :class:`~graphguard.runtime.sweep.SweepGuard` measured, as data: :class:`SweepReport` and its records.
+
+:class:`TrialRecord` is one trial: its seconds, RSS before and after, the objects still alive one trial
+later (:class:`AliveObject`, each with the :class:`ReferenceChain` that keeps it alive:
+``root -> hop -> ... -> target``), its default-graph ops, the verdict and its reasons;
+:meth:`TrialRecord.message` is the text of a leak warning or error. Every record is a frozen dataclass
+whose ``str()`` is the text graphguard prints; :meth:`SweepReport.as_dict` gives JSON-ready data. Units
+are in the field docs: time in seconds (``time.perf_counter``), memory in bytes (psutil
+``memory_info().rss``), shown in MiB in the report's table.
+
+This module imports nothing heavy (no TensorFlow, Keras, NumPy or psutil) and nothing from the guard
+(:mod:`graphguard.runtime.sweep`), the measurements or the reference search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+from graphguard.runtime.report import bytes_text
+
+__all__ = ["AliveObject", "ReferenceChain", "SweepReport", "TrialRecord"]
+
+_FIX = (
+    "Fix: keep only what you need from a trial (scores, a copy of the best weights), not the model or "
+    "its solver; run the trial in a function so its locals go when it returns; with Keras call "
+    "keras.backend.clear_session() per trial (or SweepGuard(clear_session=True)); in TF1 build each "
+    "trial in its own `with tf.Graph().as_default():`."
+)
+_FIX_OUTPUT = (
+    "In a notebook: a cell's displayed value stays in IPython's output history (Out[N], _N) until "
+    "`%reset -f out` (`del Out[N]` alone leaves IPython's own copies); end a cell with `;` so that its "
+    "value is not displayed and kept."
+)
+
+
+@dataclass(frozen=True)
+class ReferenceChain:
+    """How an object is kept alive: a root, the references followed from it, and the object.
+
+    ``str()`` is ``root -> hop -> ... -> target``, e.g.
+    ``local `solvers` in main() -> dict[0.001] -> Solver.model -> TwoLayerNet`` or
+    ``module-level `train.ALL_MODELS` -> list[2] -> Sequential``.
+
+    Attributes:
+        root_kind: ``"global"`` (a module's global, or a variable of the cells in IPython / a
+            notebook), ``"local"`` (a local variable of a running function, the one running the sweep
+            included), ``"output"`` (IPython's output history: ``Out[12]``, ``_12``, which keep every
+            displayed value) or ``"unknown"`` (no root within the search bounds: held from C, by another
+            thread's running function, or too deep). A finished frame kept by a traceback or a
+            generator is a hop, not a root.
+        root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```,
+            ``notebook variable `solvers```, ``output history `Out[12]` (also `_12`)``).
+        hops: one string per object between the root's value and the target: ``list[2]``,
+            ``dict['fold 3']``, ``Solver.model`` (attribute), ``Model.__class__`` etc.
+        target: the type name of the object kept alive.
+    """
+
+    root_kind: str
+    root: str
+    hops: tuple[str, ...]
+    target: str
+
+    def __str__(self) -> str:
+        return " -> ".join((self.root, *self.hops, self.target))
+
+
+@dataclass(frozen=True)
+class AliveObject:
+    """A tracked object still alive one trial later (at the end of the next trial, or when the sweep is
+    finished for the last trial), after a garbage collection.
+
+    Attributes:
+        name: the name given to :meth:`Trial.track`, or the type name for automatic tracking.
+        type_name: ``type(obj).__qualname__``.
+        source: ``"track"`` (:meth:`Trial.track`), ``"keras"`` (a Keras model created in the trial),
+            ``"tf.Graph"`` or ``"tf.Session"`` (created in the trial).
+        chain: what keeps it alive (:class:`ReferenceChain`), or ``None`` if the search was skipped
+            (the sweep's ``chain_seconds`` budget ran out).
+        loop_variable: set (``"`model` in main()"``, ``"`solver` at module level of train"``) when the
+            object is held only through loop variables of the sweep (see the module docstring): it goes
+            when the next trial rebinds them, so it is listed but not a leak. ``None`` otherwise.
+        slot: set (``"`EarlyStopping._model`"``) when the object is held only by an attribute that held
+            an earlier trial's object at that trial's end (a one-at-a-time holder: a callback made once
+            before the loop): the next trial replaces it, so it is listed but not a leak. ``None``
+            otherwise.
+    """
+
+    name: str
+    type_name: str
+    source: str
+    chain: Optional[ReferenceChain]
+    loop_variable: Optional[str] = None
+    slot: Optional[str] = None
+
+    @property
+    def leaked(self) -> bool:
+        """True unless only the sweep's loop variables or a one-at-a-time holder hold the object."""
+        return self.loop_variable is None and self.slot is None
+
+    def __str__(self) -> str:
+        label = self.name if self.name == self.type_name else f"{self.name} ({self.type_name})"
+        if self.loop_variable is not None:
+            return f"{label}: held only by the loop variable {self.loop_variable} (freed when rebound; not a leak)"
+        if self.slot is not None:
+            return (f"{label}: held only by {self.slot}, which held an earlier trial's object and let it go "
+                    f"(one at a time; not a leak)")
+        return f"{label}: {self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'}"
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """What one trial left behind. Memory in bytes, time in seconds.
+
+    Attributes:
+        index: 1-based position in the sweep.
+        name: the name given to :meth:`SweepGuard.trial` (default ``"trial N"``).
+        seconds: wall time of the trial's body (``time.perf_counter``), without the guard's own
+            garbage collections and searches.
+        rss_before: RSS at the start, after ``gc.collect()`` and ``malloc_trim(0)`` (bytes), or
+            ``None`` without psutil.
+        rss_after: RSS at the end, after ``clear_session`` (if asked), ``gc.collect()`` and
+            ``malloc_trim(0)`` (bytes), or ``None``.
+        alive: the trial's tracked objects still alive one trial later (at the end of the next trial, or
+            when the sweep is finished for the last trial), with their chains (:class:`AliveObject`).
+        graph_ops: ops added to TensorFlow's default graph during the trial (``Graph.version`` delta),
+            or ``None`` when TensorFlow was not loaded at the start or the default graph was replaced
+            (``reset_default_graph``, ``clear_session``).
+        warmup: True for the first ``warmup`` trials: their RSS and graph ops are not judged.
+        leaked: True when the trial was judged to leak (see ``reasons``).
+        reasons: why, one phrase each: ``"2 objects alive"``, ``"+48.0 MiB RSS retained (over 32.0 MiB)"``,
+            ``"+214 ops kept in the default graph"``.
+        guard_seconds: time the guard spent at both ends of the trial (collections, trims, scans,
+            search), seconds.
+        error: the exception type name if the trial's body raised, else ``None`` (``FAILED (...)`` in
+            the report's table).
+        judged: False while the trial's objects wait for their judgement (the end of the next trial, or
+            :meth:`SweepGuard.report` / :meth:`SweepGuard.finish`): ``alive`` is then empty and
+            ``leaked`` / ``reasons`` cover RSS and graph ops only.
+        judged_at: when the objects were judged (``"the end of trial 'lr=0.01' (trial 3)"``,
+            ``"the end of the sweep (report() or finish())"``), or ``None``.
+        alive_at_end: the trial's tracked objects alive at its own end, before the judgement.
+        freed_later: of those, how many were freed before the judgement (by the next trial: a callback's
+            or a history's ``model`` replaced, a loop variable rebound, an exception's traceback gone).
+    """
+
+    index: int
+    name: str
+    seconds: float
+    rss_before: Optional[int]
+    rss_after: Optional[int]
+    alive: tuple[AliveObject, ...]
+    graph_ops: Optional[int]
+    warmup: bool
+    leaked: bool
+    reasons: tuple[str, ...]
+    guard_seconds: float = 0.0
+    error: Optional[str] = None
+    judged: bool = True
+    judged_at: Optional[str] = None
+    alive_at_end: int = 0
+    freed_later: int = 0
+
+    @property
+    def retained_bytes(self) -> Optional[int]:
+        """``rss_after - rss_before`` (bytes; negative when the trial freed memory), or ``None``."""
+        if self.rss_before is None or self.rss_after is None:
+            return None
+        return self.rss_after - self.rss_before
+
+    @property
+    def leaks(self) -> tuple[AliveObject, ...]:
+        """The alive objects that count as leaks (not held only by the loop variable)."""
+        return tuple(obj for obj in self.alive if obj.leaked)
+
+    def message(self) -> str:
+        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix."""
+        retained = self.retained_bytes
+        head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
+        if retained is not None:
+            sign = "+" if retained >= 0 else ""
+            head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
+        lines = [head + "."]
+        if self.judged_at is not None:
+            lines.append(f"  (judged at {self.judged_at}: a trial's objects are judged one trial later, once the "
+                         f"next trial has replaced what holds one model at a time)")
+        for obj in self.leaks:
+            lines.append(f"  {obj}")
+        if any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks):
+            lines.append(_FIX_OUTPUT)
+        lines.append(_FIX)
+        return "\n".join(lines)
+
+
+def _mib(nbytes: Optional[int], sign: bool = False) -> str:
+    if nbytes is None:
+        return "-"
+    return f"{nbytes / 2**20:+.1f}" if sign else f"{nbytes / 2**20:.1f}"
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """Every trial of a sweep (:class:`TrialRecord`) and the settings that judged them.
+
+    ``str()`` is a table (trial, seconds, RSS before / after / retained in MiB, objects alive) followed
+    by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data.
+    """
+
+    trials: tuple[TrialRecord, ...]
+    max_retained_bytes: Optional[int]
+    warmup: int
+    clear_session: bool
+    rss_available: bool = True
+
+    @property
+    def leaked(self) -> tuple[TrialRecord, ...]:
+        """The trials judged to leak."""
+        return tuple(record for record in self.trials if record.leaked)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (dicts, lists, numbers, strings), ``retained_bytes`` included."""
+        data = asdict(self)
+        for record, plain in zip(self.trials, data["trials"]):
+            plain["retained_bytes"] = record.retained_bytes
+            for obj, obj_plain in zip(record.alive, plain["alive"]):
+                obj_plain["chain_text"] = None if obj.chain is None else str(obj.chain)
+                obj_plain["leaked"] = obj.leaked
+        return data
+
+    def table(self) -> list[str]:
+        """The summary table, one string per line."""
+        width = max([len("trial"), *(len(record.name) for record in self.trials)])
+        lines = [f"  {'trial':<{width}}  {'seconds':>8}  {'RSS before':>10}  {'RSS after':>10}  {'retained':>9}  {'alive':>5}",
+                 f"  {'':<{width}}  {'':>8}  {'(MiB)':>10}  {'(MiB)':>10}  {'(MiB)':>9}  {'':>5}"]
+        for record in self.trials:
+            leak = "LEAK" if record.leaks or not record.judged else "LEAK? (RSS)"
+            if record.leaked and record.graph_ops and not record.warmup:
+                leak = "LEAK"
+            flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
+            if record.warmup and record.leaked:
+                flag = f"  warm-up, {leak}"
+            if not record.judged:
+                flag = f"{flag}{',' if flag else ' '} objects not judged yet"
+            if record.error is not None:
+                flag = f"{flag}{',' if flag else ' '} FAILED ({record.error})"
+            lines.append(
+                f"  {record.name:<{width}}  {record.seconds:>8.2f}  {_mib(record.rss_before):>10}  "
+                f"{_mib(record.rss_after):>10}  {_mib(record.retained_bytes, sign=True):>9}  {len(record.leaks):>5}{flag}"
+            )
+        return lines
+
+    def __str__(self) -> str:
+        limit = "no RSS limit" if self.max_retained_bytes is None else f"{bytes_text(self.max_retained_bytes)} retained per trial"
+        head = (f"graphguard sweep: {len(self.trials)} trial{'s' if len(self.trials) != 1 else ''}, "
+                f"{self.warmup} warm-up, {limit}{', clear_session after each' if self.clear_session else ''}")
+        if not self.rss_available:
+            head += " (no RSS: pip install 'graphguard[runtime]' for psutil)"
+        lines = [head, *self.table()]
+        leaked = self.leaked
+        if not leaked:
+            lines.append("no trial leaked")
+        for record in leaked:
+            lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
+            lines.extend(f"  {obj}" for obj in record.leaks)
+        held = [(record, obj) for record in self.trials for obj in record.alive if obj.loop_variable is not None]
+        if held:
+            record, obj = held[-1]
+            lines.append(f"({len(held)} object{'s' if len(held) != 1 else ''} held only by a loop variable when "
+                         f"judged, e.g. {obj.name} by {obj.loop_variable}: freed when rebound, not a leak)")
+        slots = [(record, obj) for record in self.trials for obj in record.alive if obj.slot is not None]
+        if slots:
+            record, obj = slots[-1]
+            lines.append(f"({len(slots)} object{'s' if len(slots) != 1 else ''} held only by a one-at-a-time holder "
+                         f"when judged, e.g. {obj.name} by {obj.slot}: replaced by the next trial, not a leak)")
+        if any(obj.chain is not None and obj.chain.root_kind == "output" for record in leaked for obj in record.leaks):
+            lines.append(f"({_FIX_OUTPUT})")
+        freed = sum(record.freed_later for record in self.trials)
+        if freed:
+            lines.append(f"({freed} object{'s' if freed != 1 else ''} alive at a trial's end freed by the next trial "
+                         f"(a callback's or history's model, a loop variable, a traceback): not leaks)")
+        return "\n".join(lines)
