@@ -571,16 +571,20 @@ def build_server() -> GraphguardServer:
             ls.project.files = None
         ls.schedule(params.text_document.uri, 0)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: GraphguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
+    def forget(ls: GraphguardServer, uri: str, shown_uris: list[str]) -> None:
+        """A document (or notebook) closed: no pending lint, no results kept, its diagnostics cleared."""
         task = ls.pending.pop(uri, None)
         if task is not None:
             task.cancel()
         ls.latest[uri] = None
         ls.lints.pop(uri, None)
-        ls.shown.pop(uri, None)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        for shown in shown_uris:
+            ls.shown.pop(shown, None)
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=shown, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: GraphguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        forget(ls, params.text_document.uri, [params.text_document.uri])
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: GraphguardServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
@@ -596,11 +600,8 @@ def build_server() -> GraphguardServer:
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: GraphguardServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
-        uri = params.notebook_document.uri
-        ls.latest[uri] = None
-        for cell in params.cell_text_documents:
-            ls.shown.pop(cell.uri, None)
-            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+        # Also cancels a pending lint of the notebook (it could publish on the closed cells).
+        forget(ls, params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
