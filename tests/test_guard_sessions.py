@@ -263,6 +263,7 @@ def test_min_growth_sessions_sets_how_many_sessions_confirm_growth(tmp_path):
     assert status == 1
     growth = _growth_line(err)
     assert "for session 2 on this graph" in growth and f"at {where(str(script), 5)} (tf.reduce_mean)" in growth
+    assert "built ops for 1 session on it after the first" in growth  # was "1 sessions"
 
 
 def test_the_guard_api_reports_growth_across_sessions_at_the_first_run(tmp_path):

@@ -157,7 +157,7 @@ class Growth:
         if self.kind == "session":
             return (
                 f"+{self.ops_per_step} ops for session {self.session} on this graph, from lines that built ops "
-                f"for {self.steps} sessions on it after the first: {groups}"
+                f"for {self.steps} session{'s' if self.steps != 1 else ''} on it after the first: {groups}"
             )
         if self.kind == "burst":
             return f"+{self.ops_per_step} ops in one burst at step {self.first_step}: {groups}"
