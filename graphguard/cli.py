@@ -326,18 +326,13 @@ def _run_check(args) -> int:
 
 def _cell_row(filename: str, row: int) -> str:
     """``row`` of ``filename`` as shown: ``cell N:R`` in a notebook (its module row otherwise)."""
-    from graphguard.notebook import is_notebook, notebook_of
-    from graphguard.reading import read_regular
+    from graphguard.notebook import load
 
-    if is_notebook(filename):
-        try:
-            notebook = notebook_of(filename, read_regular(filename, limit=1 << 31))
-        except OSError:
-            notebook = None
-        if notebook is not None:
-            cell, cell_row = notebook.locate(row)
-            return f"cell {cell}:{cell_row}"
-    return str(row)
+    notebook = load(filename)
+    if notebook is None:
+        return str(row)
+    cell, cell_row = notebook.locate(row)
+    return f"cell {cell}:{cell_row}"
 
 
 def _with_fixes(diagnostics: list, sources: dict | None) -> list:

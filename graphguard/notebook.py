@@ -107,15 +107,7 @@ def _text(source) -> str:
 
 
 def _parses(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-        return True
-    except (SyntaxError, ValueError):
-        return False
-    except (RecursionError, MemoryError):
-        return True  # Python all the same: reported by the module's own parse
+    return _syntax_error(text) is None
 
 
 def _neutralise(lines: list[str]) -> list[str]:
@@ -191,7 +183,7 @@ def read_notebook(raw: bytes) -> Notebook:
             python = lines
         else:
             python = _neutralise(lines)
-            error = _syntax_error(python)
+            error = _syntax_error("\n".join(python) + "\n")
         if "__future__" in text:
             python = [_FUTURE.sub(r"\1pass", line) for line in python]
         if error is not None:  # Jupyter compiles each cell alone: the error stays in its cell
@@ -204,17 +196,18 @@ def read_notebook(raw: bytes) -> Notebook:
                     tuple(errors))
 
 
-def _syntax_error(lines: list[str]) -> Optional[tuple[int, int, str]]:
-    """``(row, column, message)`` of the syntax error in one cell's (neutralised) lines, or None."""
+def _syntax_error(text: str) -> Optional[tuple[int, int, str]]:
+    """``(row, column, message)`` of the syntax error in one cell's code, or None (also for what the
+    module's own parse reports better: NUL bytes, nesting too deep)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse("\n".join(lines) + "\n")
+            ast.parse(text)
         return None
     except SyntaxError as error:
         return error.lineno or 1, max(1, error.offset or 1), error.msg
     except (ValueError, RecursionError, MemoryError):
-        return None  # the module's own parse reports it
+        return None
 
 
 @lru_cache(maxsize=64)
@@ -227,10 +220,8 @@ def python_source(path: str, raw: bytes) -> bytes:
     notebook its code cells as one module (``b""`` for a notebook it cannot read). Cached by content."""
     if not is_notebook(path):
         return raw
-    try:
-        return _cached(raw).python
-    except NotebookError:
-        return b""
+    notebook = notebook_of(path, raw)
+    return notebook.python if notebook is not None else b""
 
 
 def notebook_of(path: str, raw: bytes) -> Notebook | None:
@@ -243,6 +234,20 @@ def notebook_of(path: str, raw: bytes) -> Notebook | None:
         return None
 
 
+def load(path: str, sources: dict | None = None) -> Notebook | None:
+    """The notebook ``path`` as checked: from ``sources`` (stdin) or read again from disk; None if it
+    is not a notebook or cannot be read now."""
+    from graphguard.reading import read_regular
+
+    if not is_notebook(path):
+        return None
+    try:
+        raw = sources[path] if sources and path in sources else read_regular(path, limit=1 << 31)
+    except OSError:
+        return None
+    return notebook_of(path, raw)
+
+
 def in_cells(diagnostics: list, sources: dict | None = None) -> list:
     """``diagnostics`` with those in notebooks located by cell: ``row``, ``end_row`` and ``loop_row``
     made rows within their cells, ``cell`` and ``loop_cell`` set (:class:`~graphguard.diagnostics.Diagnostic`).
@@ -251,8 +256,6 @@ def in_cells(diagnostics: list, sources: dict | None = None) -> list:
     disk, once per call."""
     import dataclasses
 
-    from graphguard.reading import read_regular
-
     notebooks: dict = {}
     out = []
     for d in diagnostics:
@@ -260,11 +263,7 @@ def in_cells(diagnostics: list, sources: dict | None = None) -> list:
             out.append(d)
             continue
         if d.filename not in notebooks:
-            try:
-                raw = sources[d.filename] if sources and d.filename in sources else read_regular(d.filename, limit=1 << 31)
-            except OSError:
-                raw = b""
-            notebooks[d.filename] = notebook_of(d.filename, raw)
+            notebooks[d.filename] = load(d.filename, sources)
         notebook = notebooks[d.filename]
         if notebook is None or d.code == "GG002" or not notebook.cells:  # the file, not a cell: path:1:1
             out.append(d)

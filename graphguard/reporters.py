@@ -65,13 +65,10 @@ def _source_lines(filename: str, sources: dict | None, cache: dict) -> list[str]
     """The lines of ``filename`` as checked: the bytes given on stdin for it, or the regular file read
     within the size limit (never a FIFO or a device: that would hang or never end), decoded with its
     coding cookie; ``[]`` when it cannot be read."""
-    if filename in cache:
-        return cache[filename]
     from graphguard.notebook import is_notebook
 
     if is_notebook(filename):
-        cache[filename] = []  # a notebook's lines are its cells': see _cell_lines
-        return cache[filename]
+        return []  # a notebook's lines are its cells': see _cell_lines
     if filename not in cache:
         import io
         import tokenize  # only for `full` output: not on every run's import path
@@ -92,14 +89,9 @@ def _cell_lines(filename: str, cell: int, sources: dict | None, cache: dict) -> 
     """The lines of notebook cell ``cell`` (as written, magics included); ``[]`` if unreadable."""
     key = (filename, cell)
     if key not in cache:
-        from graphguard.notebook import notebook_of
-        from graphguard.reading import read_regular
+        from graphguard.notebook import load
 
-        try:
-            raw = sources[filename] if sources and filename in sources else read_regular(filename)
-        except OSError:
-            raw = b""
-        notebook = notebook_of(filename, raw)
+        notebook = load(filename, sources)
         found = notebook.cell(cell) if notebook is not None else None
         cache[key] = list(found.lines) if found is not None else []
     return cache[key]

@@ -47,8 +47,8 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         try:
             raw = file_bytes(filename, sources)
             if notebook:  # the fixes work on its code cells as one module; with_module puts them back
-                with_module(raw, python_source(filename, raw).decode("utf-8", "surrogatepass"))
                 text = python_source(filename, raw).decode("utf-8", "surrogatepass")
+                with_module(raw, text)  # unchanged, it must come back as it is (a layout it can write)
             else:
                 text = decode(raw)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:

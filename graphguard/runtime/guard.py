@@ -112,6 +112,12 @@ DEFAULT_MAX_BURST_OPS = 5000
 DEFAULT_MAX_BURST_RATIO = 1.0
 
 
+def _check_int(name: str, value: Any, minimum: int, off: str = "") -> None:
+    """Raises ``ValueError`` naming option ``name`` unless ``value`` is an int (not a bool) >= ``minimum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}{off}, not {value!r}")
+
+
 def _number(value: Any) -> bool:
     """An int or float, not a bool or a string such as ``"3"``."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -186,23 +192,18 @@ class _Monitor(GrowthAccounting):
             raise ValueError(f"mode must be 'finalize' or 'count', not {mode!r}")
         if not (on_growth in ("raise", "warn") or callable(on_growth)):
             raise ValueError(f"on_growth must be 'raise', 'warn' or a callable taking the report, not {on_growth!r}")
-        if not isinstance(warmup_steps, int) or isinstance(warmup_steps, bool) or warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be an int >= 0, not {warmup_steps!r}")
-        if not isinstance(max_new_ops_per_step, int) or isinstance(max_new_ops_per_step, bool) or max_new_ops_per_step < 0:
-            raise ValueError(f"max_new_ops_per_step must be an int >= 0, not {max_new_ops_per_step!r}")
-        if not isinstance(min_growth_steps, int) or isinstance(min_growth_steps, bool) or min_growth_steps < 1:
-            raise ValueError(f"min_growth_steps must be an int >= 1, not {min_growth_steps!r}")
-        if not isinstance(min_growth_sessions, int) or isinstance(min_growth_sessions, bool) or min_growth_sessions < 1:
-            raise ValueError(f"min_growth_sessions must be an int >= 1, not {min_growth_sessions!r}")
-        if max_burst_ops is not None and (not isinstance(max_burst_ops, int) or isinstance(max_burst_ops, bool)
-                                          or max_burst_ops < 0):
-            raise ValueError(f"max_burst_ops must be an int >= 0 (or None to turn the limit off), not {max_burst_ops!r}")
-        if isinstance(max_burst_ratio, bool) or not isinstance(max_burst_ratio, (int, float)) or not max_burst_ratio >= 0:
+        _check_int("warmup_steps", warmup_steps, 0)
+        _check_int("max_new_ops_per_step", max_new_ops_per_step, 0)
+        _check_int("min_growth_steps", min_growth_steps, 1)
+        _check_int("min_growth_sessions", min_growth_sessions, 1)
+        if max_burst_ops is not None:
+            _check_int("max_burst_ops", max_burst_ops, 0, " (or None to turn the limit off)")
+        if not _number(max_burst_ratio) or not max_burst_ratio >= 0:
             raise ValueError(f"max_burst_ratio must be a number >= 0, not {max_burst_ratio!r}")
         if slowdown_factor is not None and (not _number(slowdown_factor) or not slowdown_factor > 1):
             raise ValueError(f"slowdown_factor must be a number > 1 (or None to turn it off), not {slowdown_factor!r}")
-        if rss_every is not None and (not isinstance(rss_every, int) or isinstance(rss_every, bool) or rss_every < 1):
-            raise ValueError(f"rss_every must be an int >= 1 (or None to turn RSS off), not {rss_every!r}")
+        if rss_every is not None:
+            _check_int("rss_every", rss_every, 1, " (or None to turn RSS off)")
         if max_rss_growth is not None and (not _number(max_rss_growth) or not max_rss_growth > 0):
             raise ValueError(f"max_rss_growth must be a number of bytes > 0 (2 * 2**30 for 2 GiB; the command line's "
                              f"'2G' is parsed by graphguard run), not {max_rss_growth!r}")
