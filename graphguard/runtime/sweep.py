@@ -64,12 +64,18 @@ trial's record is provisional (``TrialRecord.judged``). Trials of one guard do n
 (``RuntimeError``); use a second guard for an inner loop.
 
 Cost per trial (``guard_seconds``, both ends): two ``gc.collect()`` and two ``malloc_trim(0)``, plus, when
-Keras or TensorFlow is loaded, two scans for models (one ``gc.get_referrers`` over their classes), one
-``gc.get_referrers`` pass over the objects alive at the trial's end (which attributes hold them), and a
-reference search for each object of the previous trial still alive. Measured (2 cores, Python 3.11, TF 2.21 / Keras 3): an empty
-trial costs 6-10 ms in a NumPy-only process, about 0.42 s with Keras loaded (about 334,000 gc-tracked
-objects; 0.34 s with ``track_models=False``: the collections dominate), 0.55-0.8 s beside a small Keras
-fit (``bench/sweep_overhead.py``).
+Keras or TensorFlow is loaded, two scans for models (one ``gc.get_referrers`` over their classes) and one
+``gc.get_referrers`` pass over the objects alive at the trial's end (which attributes hold them). With
+Keras loaded a process holds about 375,000 gc-tracked objects, and each full collection or pass over them
+costs 30-150 ms: 0.42-0.73 s per trial. So the guard freezes (``gc.freeze()``, ``freeze=True``) what is
+alive when the first trial starts, after one full collection and scan there (0.3 s, once): later
+collections and scans see only the objects made since (about 8,000 after a small Keras fit), and a
+trial costs 10-15 ms (``bench/sweep_overhead.py --keras``, 2 cores, Python 3.11, TF 2.21 / Keras 3;
+6-10 ms to 0.4 ms for NumPy trials). A trial object still alive one trial later is judged after
+``gc.unfreeze()`` and a full collection (so frozen holders cannot fake or hide a leak), followed by a
+reference search; the guard then stays unfrozen until the sweep is finished, so a leaking sweep costs
+what it did before. Nothing a trial made is ever frozen: the guards freeze only when no trial object
+exists (see :class:`~graphguard.runtime.sweep_measure._Freeze`).
 
 This module is the guard: :class:`SweepGuard`, :class:`Trial`, the trials' bookkeeping, the judgement
 one trial later and ``on_leak``. The records are in :mod:`graphguard.runtime.sweep_report`, the process
@@ -95,6 +101,7 @@ from typing import Any, Callable, Optional, Union
 
 from graphguard.runtime.report import bytes_text
 from graphguard.runtime.sweep_measure import (
+    FREEZE,
     _auto_classes,
     _clear_sessions,
     _default_graph,
@@ -252,9 +259,13 @@ class Trial:
         started = time.perf_counter()
         self._entered = True
         guard._active = self
+        if guard.freeze and guard._pending is None:
+            FREEZE.freeze(guard, _auto_classes() if guard.track_models else [])
+        FREEZE.busy.add(guard)
         self._rss_before = _settle(self._frame)
         if guard.track_models:
             self._before = {id(obj): weakref.ref(obj) for obj, _ in _instances(_auto_classes()) if _weakrefable(obj)}
+            self._before.update(FREEZE.preexisting())  # frozen: invisible to the scans until thawed
         self._graph, self._graph_version = _default_graph()
         if self._frame is not None:
             self._names = {name: id(value) for name, value in list(_namespace(self._frame).items())}
@@ -425,6 +436,12 @@ class SweepGuard:
             end, only when Keras or TensorFlow is already imported).
         chain_depth: levels of referrers searched per object (default 12).
         chain_seconds: wall-time budget of the reference search per judgement (seconds, default 5).
+        freeze: keep the objects alive when the first trial starts (the interpreter's long-lived
+            objects: TensorFlow, Keras, the data) out of the trials' collections and scans with
+            ``gc.freeze()`` (default True), until a trial's object is still alive one trial later, which a
+            full collection then judges; ``gc.unfreeze()`` when the sweep is finished. With Keras loaded
+            this takes a trial's cost from about 0.4 s to a few ms (see the module docstring). False:
+            every collection is a full one. A process that called ``gc.freeze()`` itself is left alone.
 
     Raises ``ValueError`` for a bad ``on_leak``, a negative ``warmup`` or ``max_retained_bytes``, and
     ``TypeError`` for an argument of the wrong type (``max_retained_bytes="32MB"``,
@@ -441,6 +458,7 @@ class SweepGuard:
         track_models: bool = True,
         chain_depth: int = CHAIN_DEPTH,
         chain_seconds: float = CHAIN_SECONDS,
+        freeze: bool = True,
     ) -> None:
         if not callable(on_leak) and on_leak not in ("warn", "raise", "ignore"):
             raise ValueError(f"on_leak must be 'warn', 'raise', 'ignore' or a callable, not {on_leak!r}")
@@ -449,6 +467,7 @@ class SweepGuard:
         _check_type("warmup", warmup, int, "a number of trials (an int)")
         _check_type("clear_session", clear_session, bool, "True or False")
         _check_type("track_models", track_models, bool, "True or False")
+        _check_type("freeze", freeze, bool, "True or False")
         _check_type("chain_depth", chain_depth, int, "a number of levels (an int)")
         _check_type("chain_seconds", chain_seconds, (int, float), "a number of seconds")
         if warmup < 0:
@@ -464,6 +483,8 @@ class SweepGuard:
         self.track_models = track_models
         self.chain_depth = chain_depth
         self.chain_seconds = chain_seconds
+        self.freeze = freeze
+        weakref.finalize(self, _guard_gone)
         self._records: list[TrialRecord] = []
         self._count = 0
         self._active: Optional[Trial] = None
@@ -530,6 +551,7 @@ class SweepGuard:
                                           guard_seconds=self._records[slot].guard_seconds + time.perf_counter() - started)
             if self._unnotified and self._unnotified[-1].index == self._records[slot].index:
                 self._unnotified[-1] = self._records[slot]
+        FREEZE.idle(self)  # nothing pending: the process's collections are its own again
         self._notify(raising)
 
     def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
@@ -538,6 +560,16 @@ class SweepGuard:
         its loop variables for the trial ending now; the names changed since the pending trial started
         are loop variables too (when ``frame`` runs in the same namespace)."""
         pending, self._pending = self._pending, None
+        young: Optional[frozenset[int]] = None
+        if FREEZE.frozen and any(ref() is not None for ref, _, _ in pending.objects):
+            # Alive after a collection of the unfrozen objects only: thaw, and let a full one decide.
+            # First, which of its direct holders were not frozen (made since the first trial started):
+            # the others are long-lived objects from before the sweep (see _chains).
+            still = [obj for obj in (ref() for ref, _, _ in pending.objects) if obj is not None]
+            young = frozenset(map(id, gc.get_referrers(*still)))
+            del still
+            FREEZE.thaw()
+            gc.collect()
         live: list[Any] = []
         labels: list[tuple[str, str]] = []
         freed = 0
@@ -550,7 +582,7 @@ class SweepGuard:
                 labels.append((name, source))
         if frame is not None and pending.frame_key is not None and pending.frame_key == key:
             names = names | loop_variables(pending.names, frame)
-        alive = self._chains(live, labels, frame, names, pending.index) if live else ()
+        alive = self._chains(live, labels, frame, names, pending.index, young) if live else ()
         del live
         record = self._records[pending.slot]
         reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self.max_retained_bytes,
@@ -562,13 +594,17 @@ class SweepGuard:
             self._unnotified.append(record)
 
     def _chains(self, targets: list[Any], labels: list[tuple[str, str]], frame: Optional[types.FrameType],
-                names: frozenset[str], index: int) -> tuple[AliveObject, ...]:
+                names: frozenset[str], index: int, young: Optional[frozenset[int]] = None) -> tuple[AliveObject, ...]:
         """Chains for the objects in ``targets`` (bounded by ``chain_seconds`` in all). An automatically
         tracked object whose chain passes through another alive target (a ``Sequential``'s inner
         ``Functional``) is left out: its holder is reported. A chain whose last link is an attribute that
         held an earlier trial's object at that trial's end (a one-at-a-time holder: a callback's
         ``model``) is searched again without that link: another holder is the chain, a loop variable
-        excuses it, none at all excuses it as the slot (``AliveObject.slot``)."""
+        excuses it, none at all excuses it as the slot (``AliveObject.slot``). ``young``: when the objects
+        were judged after a thaw (see :class:`~graphguard.runtime.sweep_measure._Freeze`), the ids of
+        their direct holders that were not frozen; an attribute of a frozen holder (an object made before
+        the sweep's first trial, which the cheap scans at the trials' ends could not see) holds one
+        object at a time: a slot too."""
         roots = _Roots(frame, frame, names)
         deadline = time.perf_counter() + self.chain_seconds
         results: list[tuple[Any, ...]] = []
@@ -581,11 +617,16 @@ class SweepGuard:
             chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
             slot_text = None
             slot = _slot_of(tail) if loop_variable is None and chain.root_kind != "unknown" else None
-            if slot is not None and self._is_slot(slot[0], slot[1], obj, index):
-                skip = frozenset(id(node) for node in (tail[0], slot[0]))
+            if slot is not None and (self._is_slot(slot[0], slot[1], obj, index)
+                                     or (young is not None and id(tail[0]) not in young)):
+                skip = {id(tail[0]), id(slot[0])}
+                try:  # naming the attribute may have made the owner's __dict__ (Python 3.11+ inline values)
+                    skip.add(id(object.__getattribute__(slot[0], "__dict__")))
+                except (AttributeError, TypeError):
+                    pass
                 left = max(deadline - time.perf_counter(), 0.5)
                 again, loop_again, path_again, _ = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER,
-                                                           ignore, skip_first=skip)
+                                                           ignore, skip_first=frozenset(skip))
                 if loop_again is not None or again.root_kind != "unknown":
                     chain, loop_variable, path = again, loop_again, path_again
                 else:
@@ -636,6 +677,7 @@ class SweepGuard:
         if dicts:
             by_id = {id(namespace): namespace for namespace, _, _ in dicts}
             owners = gc.get_referrers(*by_id.values())
+            found: set[int] = set()
             for owner in owners:
                 if owner is by_id or owner is dicts or isinstance(owner, (dict, list, tuple, types.FrameType)):
                     continue
@@ -644,30 +686,50 @@ class SweepGuard:
                 except (AttributeError, TypeError):
                     continue
                 if by_id.get(id(namespace)) is namespace:
+                    found.add(id(namespace))
                     for held, label, object_id in dicts:
                         if held is namespace:
                             self._note_slot(owner, label, object_id, index)
+            # A __dict__ whose owner the pass did not see: the owner is frozen (made before the sweep;
+            # its __dict__ became tracked when it got the trial's object). Noted by the dict's id.
+            for held, label, object_id in dicts:
+                if id(held) not in found:
+                    self._note_slot(held, label, object_id, index, by_id=True)
             del owners, by_id
         del dicts
 
-    def _note_slot(self, owner: Any, attr: str, object_id: int, index: int) -> None:
+    def _note_slot(self, owner: Any, attr: str, object_id: int, index: int, by_id: bool = False) -> None:
+        """Note that ``owner.attr`` held ``object_id`` at trial ``index``'s end. ``by_id``: ``owner`` is an
+        object's ``__dict__`` (no weak reference possible; keyed by its id, checked against the owner's
+        ``__dict__`` when judged)."""
         key = (id(owner), attr)
         entry = self._slots.get(key)
-        if entry is None or entry[0]() is not owner:
+        if by_id:
+            if entry is None or entry[0] is not None:
+                entry = [None, []]
+                self._slots[key] = entry
+        elif entry is None or entry[0] is None or entry[0]() is not owner:
             try:
                 entry = [weakref.ref(owner), []]
             except TypeError:
                 return
             self._slots[key] = entry
             if len(self._slots) > 4096:  # drop the entries of owners since freed
-                self._slots = {k: v for k, v in self._slots.items() if v[0]() is not None}
+                self._slots = {k: v for k, v in self._slots.items() if v[0] is None or v[0]() is not None}
         entry[1] = [*entry[1][-7:], (index, object_id)]
 
     def _is_slot(self, owner: Any, attr: str, obj: Any, index: int) -> bool:
         """True when ``owner.attr`` held another object of an earlier trial at that trial's end."""
         entry = self._slots.get((id(owner), attr))
-        return (entry is not None and entry[0]() is owner
-                and any(trial < index and object_id != id(obj) for trial, object_id in entry[1]))
+        if entry is None or entry[0] is None or entry[0]() is not owner:
+            try:
+                namespace = object.__getattribute__(owner, "__dict__")
+            except (AttributeError, TypeError):
+                return False
+            entry = self._slots.get((id(namespace), attr))
+            if entry is None or entry[0] is not None:
+                return False
+        return any(trial < index and object_id != id(obj) for trial, object_id in entry[1])
 
     def _notify(self, raising: bool) -> None:
         """Call ``on_leak`` for the judged leaking trials not yet notified, oldest first. With an exception
@@ -684,6 +746,12 @@ class SweepGuard:
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
             warnings.warn(record.message(), SweepLeakWarning, stacklevel=_user_stacklevel())
+
+
+def _guard_gone() -> None:
+    """A guard was garbage-collected (never finished): thaw when no other guard is busy."""
+    if not any(True for _ in FREEZE.busy):
+        FREEZE.thaw()
 
 
 def _user_stacklevel() -> int:

@@ -7,6 +7,11 @@
 * :func:`_instances` finds the live instances of the classes :func:`_auto_classes` names (Keras 3 and
   tf_keras models, ``tf.Graph``, ``tf.compat.v1.Session``) with one ``gc.get_referrers`` over those
   classes (about 55 ms with Keras loaded, 334,000 gc-tracked objects).
+* :class:`_Freeze` keeps the interpreter's long-lived objects (everything alive when a sweep's first
+  trial starts: TensorFlow, Keras, the data) out of the guard's collections and scans with
+  ``gc.freeze()`` (Python ``gc`` docs: frozen objects are ignored by every later collection, and by
+  ``gc.get_referrers``), until an object of a trial is still alive one trial later: then ``gc.unfreeze()``
+  and a full collection decide, and the search sees every object.
 * :func:`_default_graph` reads TensorFlow's default graph and its ``Graph.version`` (ops added);
   :func:`_clear_sessions` calls Keras's ``clear_session()`` (or ``tf.compat.v1.reset_default_graph()``).
 
@@ -97,6 +102,78 @@ def _settle(frame: Optional[types.FrameType]) -> Optional[int]:
     _trim()
     return _rss()
 
+
+
+# ---------------------------------------------------------------------------------------------------
+# gc.freeze(): the long-lived objects out of every trial's collections
+# ---------------------------------------------------------------------------------------------------
+
+
+class _Freeze:
+    """The process's ``gc.freeze()`` as the sweep guards use it (one per process: :data:`FREEZE`).
+
+    Measured (2 cores, Python 3.11, TF 2.21 / Keras 3, about 375,000 gc-tracked objects with Keras
+    loaded): a full ``gc.collect()`` takes 110-150 ms and a ``gc.get_referrers`` pass 31-43 ms; after
+    ``gc.freeze()`` the same collection takes 1.2-1.5 ms and the pass 0.4 ms, since only the ~8,000
+    objects made since are traversed. ``freeze()`` and ``unfreeze()`` are O(1) list splices.
+
+    The rule that keeps the verdicts of a full collection: the guards freeze only when no trial's objects
+    exist yet (the start of a trial of a guard with nothing pending, no other guard busy), so nothing a
+    trial made is ever frozen; a trial object that the cheap collection did not free (it may be in a
+    cycle with a frozen object) is judged after :meth:`thaw` and a full ``gc.collect()``. After a thaw
+    the guards stay unfrozen until they are idle again (a leaking sweep costs what it did before).
+
+    A process that froze objects itself (``gc.get_freeze_count() > 0`` before the first trial) is left
+    alone: the guards then neither freeze nor unfreeze.
+
+    ``instances``: weak references to the tracked model, graph and session instances alive at the freeze
+    (frozen, so invisible to the later scans, which must still not count them as a trial's once thawed).
+    """
+
+    def __init__(self) -> None:
+        self.frozen = False  # True while a gc.freeze() of ours is in force
+        self.instances: dict[int, weakref.ref] = {}
+        self.busy: "weakref.WeakSet[Any]" = weakref.WeakSet()  # guards with a trial running or pending
+
+    def freeze(self, guard: Any, classes: list[tuple[type, str]]) -> None:
+        """Freeze every object alive now, when ``guard`` is the only busy guard and the process has no
+        freeze of its own; first a full collection (what is garbage now is not frozen) and one full scan
+        for the tracked instances."""
+        if self.frozen or any(other is not guard for other in self.busy) or gc.get_freeze_count():
+            return
+        gc.collect()
+        self.instances = {}
+        for obj, _ in _instances(classes) if classes else ():
+            try:
+                self.instances[id(obj)] = weakref.ref(obj)
+            except TypeError:
+                pass
+        gc.freeze()
+        self.frozen = True
+
+    def thaw(self) -> bool:
+        """``gc.unfreeze()`` if frozen by the guards; True when it was."""
+        if not self.frozen:
+            return False
+        gc.unfreeze()
+        self.frozen = False
+        return True
+
+    def idle(self, guard: Any) -> None:
+        """``guard`` has no trial running or pending: thaw when no other guard is busy (the process's
+        collections are its own again after a sweep)."""
+        self.busy.discard(guard)
+        if not self.busy:
+            self.thaw()
+            self.instances = {}
+
+    def preexisting(self) -> dict[int, weakref.ref]:
+        """The frozen instances still alive (see the class docstring)."""
+        return {key: ref for key, ref in self.instances.items() if ref() is not None}
+
+
+#: The one :class:`_Freeze` of the process.
+FREEZE = _Freeze()
 
 
 # ---------------------------------------------------------------------------------------------------
