@@ -97,7 +97,7 @@ import types
 import warnings
 import weakref
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from graphguard.runtime.report import bytes_text
 from graphguard.runtime.sweep_measure import (
@@ -124,6 +124,9 @@ from graphguard.runtime.sweep_references import (
     loop_variables,
 )
 from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, SweepReport, TrialRecord
+
+if TYPE_CHECKING:
+    from graphguard.runtime.sweep_engines import OptunaCallback
 
 __all__ = [
     "AliveObject",
@@ -205,6 +208,9 @@ class Trial:
         self._guard_start_seconds = 0.0
         self._entered = False
         self._done = False
+        self._standby = False  # started by an engine's callback for a trial that may never come
+        self._error_name: Optional[str] = None  # an engine's word for a failed trial (Optuna's FAIL)
+        self._overlapping = False  # other trials ran at the same time (threads): RSS is reported, not judged
 
     @property
     def record(self) -> Optional[TrialRecord]:
@@ -273,6 +279,15 @@ class Trial:
         self._guard_start_seconds = self._start - started
         return self
 
+    def _cancel(self) -> None:
+        """Drop a trial started by an engine's callback whose trial never came (the search ended)."""
+        self._guard._active = None
+        self._done = True
+        self._frame = None
+        self._tracked.clear()
+        self._before.clear()
+        self._names.clear()
+
     def __exit__(self, exc_type, exc, tb) -> None:
         seconds = time.perf_counter() - self._start
         guard = self._guard
@@ -318,12 +333,14 @@ class Trial:
         del targets
         warmup = self.index <= guard.warmup
         retained = None if self._rss_before is None or rss_after is None else rss_after - self._rss_before
-        reasons = _measure_reasons(retained, graph_ops, warmup, guard.max_retained_bytes, objects_judged=False)
+        if self._overlapping:
+            guard._rss_unjudged.add(self.index)
+        reasons = _measure_reasons(retained, graph_ops, warmup, guard._limit(self.index), objects_judged=False)
         record = TrialRecord(
             index=self.index, name=self.name, seconds=seconds, rss_before=self._rss_before, rss_after=rss_after,
             alive=(), graph_ops=graph_ops, warmup=warmup, leaked=bool(reasons), reasons=tuple(reasons),
             guard_seconds=self._guard_start_seconds + time.perf_counter() - started,
-            error=None if exc_type is None else exc_type.__name__, judged=False, alive_at_end=len(objects),
+            error=self._error_name if exc_type is None else exc_type.__name__, judged=False, alive_at_end=len(objects),
         )
         self._slot = len(guard._records)
         guard._records.append(record)
@@ -493,6 +510,12 @@ class SweepGuard:
         # One-at-a-time holders: (id(owner), attribute) -> [weak reference to owner, [(trial, id(object))]]
         # for every object attribute that held a trial's object at that trial's end.
         self._slots: dict[tuple[int, str], list[Any]] = {}
+        self._engine: Optional[str] = None  # the library driving the trials (sweep_engines), if any
+        self._namespaces: dict[int, str] = {}  # id(globals) -> label: namespaces that are roots like modules
+        self._remote: list[Any] = []  # sources of trials judged in other processes (Ray Tune workers)
+        self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
+        self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
+        self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 
     def trial(self, name: Optional[str] = None) -> Trial:
         """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
@@ -504,6 +527,65 @@ class SweepGuard:
         """
         self._count += 1
         return Trial(self, str(name) if name is not None else f"trial {self._count}", self._count, sys._getframe(1))
+
+    # -- engines: the same trials, started and ended by a library's callbacks (sweep_engines) ----------
+
+    def optuna_callback(self, *, stop_on_leak: bool = False) -> "OptunaCallback":
+        """A callback for ``study.optimize(objective, callbacks=[sweep.optuna_callback()])``: each Optuna
+        trial is a trial of this guard, judged one trial later; verdicts in
+        ``study.user_attrs["graphguard:trial N"]``; ``stop_on_leak=True`` stops the study at the first
+        leak. Make it right before ``optimize()``: its first trial starts when it is made. Works with
+        ``n_jobs > 1`` (trials overlap: see :mod:`graphguard.runtime.sweep_engines`). Raises
+        ``TypeError`` for a ``stop_on_leak`` that is not a bool, ``RuntimeError`` inside a trial."""
+        from graphguard.runtime.sweep_engines import OptunaCallback, _creator_code
+
+        self._refuse_inside_trial("optuna_callback")
+        return OptunaCallback(self, stop_on_leak=stop_on_leak, code=_creator_code())
+
+    def keras_callback(self, keras: Optional[str] = None) -> Any:
+        """A Keras callback that makes every ``fit`` it is passed to a trial of this guard: a Keras fit
+        loop, scikit-learn's ``GridSearchCV``/``RandomizedSearchCV``/``cross_validate`` over a Keras
+        wrapper (``fit_kwargs={"callbacks": [...]}``), Keras Tuner's ``tuner.search(...,
+        callbacks=[...])``. ``keras``: ``"keras"`` (Keras 3, default) or ``"tf_keras"``. Raises
+        ``ImportError`` without Keras, ``ValueError`` for another ``keras``."""
+        from graphguard.runtime.sweep_engines import _creator_code, keras_callback
+
+        self._refuse_inside_trial("keras_callback")
+        return keras_callback(self, keras, code=_creator_code())
+
+    def ray_trainable(self, trainable: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        """``trainable`` (a Ray Tune function trainable) wrapped so that every trial it runs, in whatever
+        worker, is measured there by a guard with this guard's options and reported here at
+        :meth:`report`: ``tune.Tuner(sweep.ray_trainable(train), ...)``. Raises ``TypeError`` when
+        ``trainable`` is not a function."""
+        from graphguard.runtime.sweep_engines import ray_trainable
+
+        return ray_trainable(self, trainable)
+
+    def track(self, obj: Any, *others: Any, name: Optional[str] = None) -> Any:
+        """:meth:`Trial.track` on the trial running now: for code that does not hold the
+        :class:`Trial`, such as an Optuna objective under :meth:`optuna_callback`
+        (``sweep.track(solver, name="solver")``). Returns what ``Trial.track`` returns. Raises
+        ``RuntimeError`` when no trial of this guard is running, and what ``Trial.track`` raises."""
+        if self._active is None:
+            raise RuntimeError("sweep.track() needs a running trial: call it inside `with sweep.trial()`, or in "
+                               "the objective of a search guarded by sweep.optuna_callback() or sweep.keras_callback()")
+        return self._active.track(obj, *others, name=name)
+
+    def __reduce__(self) -> Any:
+        """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that
+        worker's stand-in: its ``track()`` tracks in the trial the worker runs (see :meth:`ray_trainable`)."""
+        from graphguard.runtime.sweep_engines import _worker_sweep
+
+        return _worker_sweep, ()
+
+    def __deepcopy__(self, memo: dict) -> "SweepGuard":
+        return self
+
+    def _refuse_inside_trial(self, what: str) -> None:
+        if self._active is not None and not self._active._standby:
+            raise RuntimeError(f"sweep.{what}() inside trial {self._active.name!r}: make it before the search, "
+                               f"outside `with sweep.trial()`")
 
     @property
     def records(self) -> tuple[TrialRecord, ...]:
@@ -537,6 +619,8 @@ class SweepGuard:
     # -- judging ---------------------------------------------------------------------------------------
 
     def _finish(self, frame: Optional[types.FrameType], raising: bool) -> None:
+        if self._active is not None and self._active._standby:
+            self._active._cancel()  # an engine's next trial that did not come: the search is over
         if self._active is not None:
             raise RuntimeError(f"the sweep cannot be finished inside trial {self._active.name!r}")
         if self._pending is not None:
@@ -547,11 +631,21 @@ class SweepGuard:
             gc.collect()  # what the code freed since the trial's end (an exception's traceback) goes
             slot = self._pending.slot
             self._judge(frame, _frame_key(frame), frozenset(), "the end of the sweep (report() or finish())")
+            if self._engine is not None and self._keep_last:
+                self._keep_result(slot)
             self._records[slot] = replace(self._records[slot],
                                           guard_seconds=self._records[slot].guard_seconds + time.perf_counter() - started)
             if self._unnotified and self._unnotified[-1].index == self._records[slot].index:
                 self._unnotified[-1] = self._records[slot]
         FREEZE.idle(self)  # nothing pending: the process's collections are its own again
+        for source in self._remote:  # trials judged in Ray Tune workers
+            for record in source.gather():
+                self._records.append(record)
+                if record.leaked:
+                    self._unnotified.append(record)
+            source.close()
+        for hook in self._finish_hooks:
+            hook()
         self._notify(raising)
 
     def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
@@ -585,13 +679,34 @@ class SweepGuard:
         alive = self._chains(live, labels, frame, names, pending.index, young) if live else ()
         del live
         record = self._records[pending.slot]
-        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self.max_retained_bytes,
+        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
                                    objects_judged=True, leaks=tuple(obj.name for obj in alive if obj.leaked))
         record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons), judged=True, judged_at=at,
                          freed_later=freed)
         self._records[pending.slot] = record
         if record.leaked:
             self._unnotified.append(record)
+
+    def _limit(self, index: int) -> Optional[int]:
+        """``max_retained_bytes`` for trial ``index``; None when it overlapped other trials (the process's
+        RSS then holds their work in progress too)."""
+        return None if index in self._rss_unjudged else self.max_retained_bytes
+
+    def _keep_result(self, slot: int) -> None:
+        """A library-driven sweep's last trial, judged at its end: when no earlier trial of the sweep
+        left an object alive, its objects still alive are the search's result (``AliveObject.kept``)."""
+        record = self._records[slot]
+        if not record.leaks or any(other.leaks for other in self._records[:slot]):
+            return
+        alive = tuple(replace(obj, kept="the sweep's result") if obj.leaked else obj for obj in record.alive)
+        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
+                                   objects_judged=True, leaks=())
+        self._records[slot] = record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons))
+        if self._unnotified and self._unnotified[-1].index == record.index:
+            if record.leaked:
+                self._unnotified[-1] = record
+            else:
+                self._unnotified.pop()
 
     def _chains(self, targets: list[Any], labels: list[tuple[str, str]], frame: Optional[types.FrameType],
                 names: frozenset[str], index: int, young: Optional[frozenset[int]] = None) -> tuple[AliveObject, ...]:
@@ -605,7 +720,7 @@ class SweepGuard:
         their direct holders that were not frozen; an attribute of a frozen holder (an object made before
         the sweep's first trial, which the cheap scans at the trials' ends could not see) holds one
         object at a time: a slot too."""
-        roots = _Roots(frame, frame, names)
+        roots = _Roots(frame, frame, names, engine=self._engine, namespaces=self._namespaces)
         deadline = time.perf_counter() + self.chain_seconds
         results: list[tuple[Any, ...]] = []
         for obj, (name, source) in zip(targets, labels):

@@ -41,7 +41,7 @@ CHAIN_FRONTIER = 64
 #: are neither roots nor holders, and a warning names the first frame outside them.
 _GUARD_FILES = frozenset(
     os.path.normcase(os.path.abspath(os.path.join(os.path.dirname(__file__), name)))
-    for name in ("sweep.py", "sweep_measure.py", "sweep_references.py", "sweep_report.py")
+    for name in ("sweep.py", "sweep_measure.py", "sweep_references.py", "sweep_report.py", "sweep_engines.py")
 )
 
 
@@ -94,11 +94,21 @@ class _Roots:
     globals). ``loop_namespace``: ``id()`` of the module-level sweep frame's globals, else ``None``.
     ``snapshots``: ids of the ``f_locals`` dicts read (CPython < 3.13 keeps them on the frame), which the
     search must not follow.
+
+    ``engine``: the sweep is driven by a library (``"Optuna"``, ``"Keras"``: see
+    :mod:`~graphguard.runtime.sweep_engines`) whose code runs between the sweep's frame and the guard.
+    The locals of those running frames (from the innermost frame outside the guard to ``frame``), and of
+    every other thread's frames (Optuna's ``n_jobs`` workers running other trials), are the engine's
+    work in progress, released when it moves on: like loop variables, they are passed through, and
+    excuse an object only when no other root holds it. ``namespaces``: ``id(dict)`` -> label of other
+    global namespaces that are roots like modules' (a Ray Tune trainable sent by value runs with globals
+    of its own, in no module).
     """
 
     def __init__(self, frame: Optional[types.FrameType], loop_frame: Optional[types.FrameType],
-                 loop_names: frozenset[str] = frozenset()) -> None:
-        self.modules: dict[int, str] = {}
+                 loop_names: frozenset[str] = frozenset(), engine: Optional[str] = None,
+                 namespaces: Optional[dict[int, str]] = None) -> None:
+        self.modules: dict[int, str] = dict(namespaces or {})
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None) if module is not None else None
             if isinstance(namespace, dict):
@@ -149,8 +159,37 @@ class _Roots:
                 if var in namespace and not isinstance(namespace[var], str):
                     self.loop.setdefault(id(namespace[var]), (f"output history `{var}`",
                                                               f"`{var}` (IPython's last outputs, rebound by the next ones)"))
+        if engine is not None:
+            self._engine_frames(frame, engine)
         for value_id in self.locals:  # also bound to a variable that stays: not excused
             self.loop.pop(value_id, None)
+
+
+    def _engine_frames(self, sweep_frame: Optional[types.FrameType], engine: str) -> None:
+        """The running frames of the engine (see the class docstring) as loop-variable-like holders."""
+        stacks = []
+        inner = sys._getframe(1)
+        while inner is not None and _is_guard_frame(inner):  # this module's frames are guard frames too
+            inner = inner.f_back
+        stacks.append((inner, f"the running {engine}"))
+        current = sys._getframe()
+        for thread_frame in sys._current_frames().values():
+            walk = thread_frame
+            while walk is not None and walk is not current:
+                walk = walk.f_back
+            if walk is None:  # another thread's stack
+                stacks.append((thread_frame, "another thread (a trial running in parallel)"))
+        for top, where in stacks:
+            walk = top
+            while walk is not None and walk is not sweep_frame:
+                if walk.f_code.co_flags & 0x01 and not _is_guard_frame(walk):
+                    function = walk.f_code.co_name
+                    namespace = walk.f_locals
+                    self.snapshots.add(id(namespace))
+                    for var, value in namespace.items():
+                        text = f"local `{var}` in {function}() ({where})"
+                        self.loop.setdefault(id(value), (text, f"`{var}` in {function}() ({where})"))
+                walk = walk.f_back
 
 
 def _edge(holder: Any, child: Any) -> tuple[str, Any]:

@@ -84,6 +84,10 @@ class AliveObject:
             an earlier trial's object at that trial's end (a one-at-a-time holder: a callback made once
             before the loop): the next trial replaces it, so it is listed but not a leak. ``None``
             otherwise.
+        kept: set (``"the sweep's result"``) for an object of the last trial of a sweep driven by a
+            library (Optuna, Keras, scikit-learn, Keras Tuner: :mod:`~graphguard.runtime.sweep_engines`)
+            when no earlier trial left an object alive: one model kept after the search (a refit
+            ``best_estimator_``, a best model) is the search's result, not growth. ``None`` otherwise.
     """
 
     name: str
@@ -92,11 +96,13 @@ class AliveObject:
     chain: Optional[ReferenceChain]
     loop_variable: Optional[str] = None
     slot: Optional[str] = None
+    kept: Optional[str] = None
 
     @property
     def leaked(self) -> bool:
-        """True unless only the sweep's loop variables or a one-at-a-time holder hold the object."""
-        return self.loop_variable is None and self.slot is None
+        """True unless only the sweep's loop variables or a one-at-a-time holder hold the object, or it
+        is the result of a library-driven sweep (``kept``)."""
+        return self.loop_variable is None and self.slot is None and self.kept is None
 
     def __str__(self) -> str:
         label = self.name if self.name == self.type_name else f"{self.name} ({self.type_name})"
@@ -105,7 +111,10 @@ class AliveObject:
         if self.slot is not None:
             return (f"{label}: held only by {self.slot}, which held an earlier trial's object and let it go "
                     f"(one at a time; not a leak)")
-        return f"{label}: {self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'}"
+        chain = self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'
+        if self.kept is not None:
+            return f"{label}: {chain} ({self.kept}, kept after the search; not growth)"
+        return f"{label}: {chain}"
 
 
 @dataclass(frozen=True)
@@ -272,6 +281,11 @@ class SweepReport:
             record, obj = slots[-1]
             lines.append(f"({len(slots)} object{'s' if len(slots) != 1 else ''} held only by a one-at-a-time holder "
                          f"when judged, e.g. {obj.name} by {obj.slot}: replaced by the next trial, not a leak)")
+        kept = [obj for record in self.trials for obj in record.alive if obj.kept is not None]
+        if kept:
+            obj = kept[-1]
+            lines.append(f"(the last trial's {obj.name} is the search's result, kept after it (a refit, a best model; no "
+                         f"earlier trial's object stayed): not growth: {obj.chain})")
         if any(obj.chain is not None and obj.chain.root_kind == "output" for record in leaked for obj in record.leaks):
             lines.append(f"({_FIX_OUTPUT})")
         freed = sum(record.freed_later for record in self.trials)
