@@ -37,7 +37,9 @@ described (its output says which), 2 when the fixture scripts are missing.
 ``graphguard demo sweep`` (:func:`run_sweep_demo`) shows the other half of graph growth's cost: sweeps
 (a learning-rate sweep, a k-fold) that keep every trial's model. ``fixtures/sweep/`` holds a NumPy
 two-layer net and solver swept over four learning rates and a Keras 5-fold, each leaking and fixed,
-each running its trials under :class:`graphguard.runtime.SweepGuard`. The demo lints the four scripts,
+each running its trials under :class:`graphguard.runtime.SweepGuard`, and, when Optuna is installed, the
+NumPy sweep as an Optuna study (``sweep.optuna_callback()``; its leak is the trial attribute Optuna's
+storage keeps). The demo lints the scripts,
 runs each in a fresh process (one after the other), reads each script's per-trial report (``--json``)
 and prints, per pair, the seconds and the RSS retained per trial side by side, then the leaks the
 leaking scripts reported with the chains of references that hold them.
@@ -69,6 +71,15 @@ SWEEP_PAIRS = (
     ("NumPy two-layer net and solver, 4 learning rates", "numpy_sweep_leaking.py", "numpy_sweep_fixed.py"),
     ("Keras MLP, 5-fold cross-validation on the 8x8 digits", "keras_kfold_leaking.py", "keras_kfold_fixed.py"),
 )
+#: The NumPy sweep as an Optuna study (``sweep.optuna_callback()``), shown when Optuna is installed.
+OPTUNA_PAIR = ("The NumPy sweep as an Optuna study, 4 trials", "optuna_sweep_leaking.py", "optuna_sweep_fixed.py")
+
+
+def _sweep_pairs() -> tuple[tuple[str, str, str], ...]:
+    """:data:`SWEEP_PAIRS`, and :data:`OPTUNA_PAIR` when Optuna can be imported (found, not imported)."""
+    import importlib.util
+
+    return (*SWEEP_PAIRS, OPTUNA_PAIR) if importlib.util.find_spec("optuna") is not None else SWEEP_PAIRS
 
 # Safety timeouts per subprocess, in seconds of wall time, TensorFlow import included. None is expected
 # to be hit: on two cores the incorrect run takes about 60 s for the default 200 steps (about twice that
@@ -573,7 +584,8 @@ def _sweep_totals(report: dict) -> str:
 
 
 def run_sweep_demo(out: Optional[TextIO] = None) -> int:
-    """Lint and run the four sweep scripts of ``fixtures/sweep``; print the side-by-side tables to ``out``.
+    """Lint and run the sweep scripts of ``fixtures/sweep`` (four, six with Optuna installed); print the
+    side-by-side tables to ``out``.
 
     Each script runs in its own process (``sys.executable``), one after the other, with ``--json`` to
     a temporary file holding its :class:`~graphguard.runtime.SweepReport`. Returns 0 when every script
@@ -582,14 +594,17 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
     says which), 2 when a script is missing. The linter's findings are shown, not judged.
     """
     say = _printer(out)
-    names = tuple(name for _, leaking, fixed in SWEEP_PAIRS for name in (leaking, fixed))
+    pairs = _sweep_pairs()
+    names = tuple(name for _, leaking, fixed in pairs for name in (leaking, fixed))
     relative = _find_scripts("graphguard demo sweep", SWEEP_DIR, names)
     if relative is None:
         return 2
     started = time.perf_counter()
     say("graphguard demo sweep: sweeps that keep every trial's model, and their fixes, under SweepGuard")
-    for title, leaking, fixed in SWEEP_PAIRS:
+    for title, leaking, fixed in pairs:
         say(f"  {title}: {relative[leaking]} / {relative[fixed]}")
+    if OPTUNA_PAIR not in pairs:
+        say(f"  ({OPTUNA_PAIR[0]}: skipped, Optuna is not installed; pip install optuna)")
     say()
     say("== 1. Lint: graphguard check (static, TensorFlow not imported) ==")
     failures = _lint(say, relative, names)
@@ -620,7 +635,7 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
     say("after gc.collect() and malloc_trim(0); objects alive: the trial's tracked objects (Keras models found")
     say("without being told) judged leaked: still alive one trial later (at the end of the next trial, or at")
     say("report() for the last), not counting what only a loop variable or a one-at-a-time holder keeps.")
-    for title, leaking, fixed in SWEEP_PAIRS:
+    for title, leaking, fixed in pairs:
         say()
         say(f"{title} ({leaking} vs {fixed})")
         if leaking not in reports or fixed not in reports:
@@ -633,7 +648,7 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
             say(f"  (threshold {limit / 2**20:.0f} MiB retained per trial after the warm-up trial)")
     say()
     say("== 4. Leaks reported, with what keeps each object alive ==")
-    for _, leaking, fixed in SWEEP_PAIRS:
+    for _, leaking, fixed in pairs:
         for name, expect_leak in ((leaking, True), (fixed, False)):
             report = reports.get(name)
             if report is None:

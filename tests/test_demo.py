@@ -272,8 +272,10 @@ def test_format_sweep_table_counts_only_objects_judged_leaked():
 
 
 def fake_sweep_runs(monkeypatch, fixed_leaks: bool = False) -> list[list[str]]:
-    """Replace the subprocesses: the linter 'finds' nothing, each script writes a canned report."""
+    """Replace the subprocesses: the linter 'finds' nothing, each script writes a canned report (the NumPy
+    and Keras pairs; the Optuna pair runs for real in its own test)."""
     calls = []
+    monkeypatch.setattr(demo, "_sweep_pairs", lambda: demo.SWEEP_PAIRS)
 
     def fake_run(args, timeout, on_line=None):
         calls.append(args)
@@ -334,7 +336,7 @@ def test_demo_command_chooses_the_demo(monkeypatch):
 def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):
     # Real linter and real sweeps (NumPy, no TensorFlow: about 15 s); the Keras pair runs in test_sweep.py.
     pytest.importorskip("psutil")
-    monkeypatch.setattr(demo, "SWEEP_PAIRS", demo.SWEEP_PAIRS[:1])
+    monkeypatch.setattr(demo, "_sweep_pairs", lambda: demo.SWEEP_PAIRS[:1])
     out = io.StringIO()
     status = demo.run_sweep_demo(out=out)
     text = out.getvalue()
@@ -349,6 +351,38 @@ def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):
     assert "module-level `numpy_sweep_leaking.ALL_MODELS` -> list[2] -> TwoLayerNet" in text
     assert "local `solvers` in main() -> dict[0.001] -> Solver" in text
     assert "GG202" in text or "(exit status 0: no findings)" in text  # shown, not judged
+
+
+def test_run_sweep_demo_runs_the_optuna_pair_when_optuna_is_installed(monkeypatch):
+    # Issue 17: the NumPy sweep as an Optuna study under sweep.optuna_callback(), real Optuna (about 10 s).
+    pytest.importorskip("psutil")
+    pytest.importorskip("optuna")
+    assert demo._sweep_pairs()[-1] == demo.OPTUNA_PAIR
+    monkeypatch.setattr(demo, "SWEEP_PAIRS", ())
+    out = io.StringIO()
+    status = demo.run_sweep_demo(out=out)
+    text = out.getvalue()
+    assert status == 0, text
+    table = text[text.index("== 3. Per trial"):text.index("== 4.")]
+    rows = [line.split() for line in table.splitlines() if line.split()[:1] == ["trial"] and line.split()[1].isdigit()]
+    assert [row[1] for row in rows] == ["0", "1", "2", "3"]
+    for row in rows[1:]:
+        leaking_mib, fixed_mib = float(row[4]), float(row[5])
+        assert leaking_mib > 40 and abs(fixed_mib) < 16  # about 72 MiB against 0
+        assert row[6:8] == ["2", "0"]
+    assert ("local `study` in main() -> Study._storage -> InMemoryStorage._studies -> dict[0] -> _StudyInfo.trials "
+            "-> list[2] -> FrozenTrial._user_attrs -> dict['solver'] -> Solver") in text
+    assert "optuna_sweep_fixed.py: no trial leaked" in text
+
+
+def test_run_sweep_demo_says_when_optuna_is_missing(monkeypatch):
+    monkeypatch.setattr(demo, "SWEEP_PAIRS", ())
+    monkeypatch.setattr(demo, "_sweep_pairs", lambda: ())
+    monkeypatch.setattr(demo, "_run", lambda *a, **k: pytest.fail("nothing to run"))
+    monkeypatch.setattr(demo, "_lint", lambda say, relative, names: [])
+    out = io.StringIO()
+    demo.run_sweep_demo(out=out)
+    assert "skipped, Optuna is not installed; pip install optuna" in out.getvalue()
 
 
 @needs_tf

@@ -762,6 +762,13 @@ class SweepGuard:
                 if others & known or any(id(obj) not in paths[other] or other in {id(o) for o, _ in kept}
                                          for other in others):
                     continue
+            elif others & known and id(obj) not in known and loop_variable is None:
+                # A tracked object with no root of its own within the bounds, reached through another alive
+                # object that has one (a solver's model): reported through that one, by name.
+                holder = next(alive for alive, result in zip(targets, results) if id(alive) in others & known)
+                held_by = results[[id(t) for t in targets].index(id(holder))]
+                chain = ReferenceChain(held_by[3].root_kind, held_by[3].root, (*held_by[3].hops, held_by[1], "..."),
+                                       type_name)
             kept.append((obj, AliveObject(name, type_name, source, chain, loop_variable, slot_text)))
         del paths
         return tuple(alive for _, alive in kept)
@@ -860,7 +867,7 @@ class SweepGuard:
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
-            warnings.warn(record.message(), SweepLeakWarning, stacklevel=_user_stacklevel())
+            warnings.warn(record.message(), SweepLeakWarning, stacklevel=_user_stacklevel(self._engine is not None))
 
 
 def _guard_gone() -> None:
@@ -869,11 +876,14 @@ def _guard_gone() -> None:
         FREEZE.thaw()
 
 
-def _user_stacklevel() -> int:
+def _user_stacklevel(engine: bool = False) -> int:
     """The ``stacklevel`` of ``warnings.warn`` called from this module that names the first frame outside
-    it (the ``with sweep.trial(...)`` line, or the ``sweep.report()`` call)."""
+    it (the ``with sweep.trial(...)`` line, or the ``sweep.report()`` call); with ``engine``, outside the
+    engines' packages too (the user's ``study.optimize(...)`` or ``search.fit(...)`` line)."""
+    from graphguard.runtime.sweep_engines import _ENGINE_PACKAGES, _package
+
     level, frame = 1, sys._getframe(1)
-    while frame is not None and _is_guard_frame(frame):
+    while frame is not None and (_is_guard_frame(frame) or (engine and _package(frame) in _ENGINE_PACKAGES)):
         level += 1
         frame = frame.f_back
     return level
