@@ -515,6 +515,7 @@ class SweepGuard:
         self._remote: list[Any] = []  # sources of trials judged in other processes (Ray Tune workers)
         self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
         self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
+        self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 
     def trial(self, name: Optional[str] = None) -> Trial:
@@ -567,10 +568,16 @@ class SweepGuard:
         :class:`Trial`, such as an Optuna objective under :meth:`optuna_callback`
         (``sweep.track(solver, name="solver")``). Returns what ``Trial.track`` returns. Raises
         ``RuntimeError`` when no trial of this guard is running, and what ``Trial.track`` raises."""
-        if self._active is None:
+        lock = self._engine_lock
+        if lock is not None:  # an engine's callback may be between two trials on another thread
+            with lock:
+                active = self._active
+        else:
+            active = self._active
+        if active is None:
             raise RuntimeError("sweep.track() needs a running trial: call it inside `with sweep.trial()`, or in "
                                "the objective of a search guarded by sweep.optuna_callback() or sweep.keras_callback()")
-        return self._active.track(obj, *others, name=name)
+        return active.track(obj, *others, name=name)
 
     def __reduce__(self) -> Any:
         """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that

@@ -113,6 +113,7 @@ class _Driver:
         self.code = code
         self.lock = threading.RLock()
         guard._engine = engine
+        guard._engine_lock = self.lock
 
     def begin(self, name: Optional[str] = None, standby: bool = False) -> "Trial":
         from graphguard.runtime.sweep import Trial
@@ -180,7 +181,7 @@ class OptunaCallback:
 
     def _published_at_finish(self) -> None:
         if self._study is not None:
-            self._publish(self._study)
+            self._publish(self._study, stop=False)  # the study is over: nothing to stop
 
     def __call__(self, study: Any, frozen_trial: Any) -> None:
         with self._driver.lock:
@@ -199,8 +200,8 @@ class OptunaCallback:
                 self._publish(study)
             self._trial = self._driver.begin(standby=True)
 
-    def _publish(self, study: Any) -> None:
-        """Write the newly judged trials to the study and stop it on a leak if asked."""
+    def _publish(self, study: Any, stop: bool = True) -> None:
+        """Write the newly judged trials to the study and, with ``stop``, stop it on a leak if asked."""
         for record in self._driver.guard.records:
             if not record.judged or record.index in self._published or record.index not in self._numbers:
                 continue
@@ -213,7 +214,7 @@ class OptunaCallback:
                               RuntimeWarning, stacklevel=2)
             if record.leaked:
                 self.leaked.append(number)
-                if self.stop_on_leak:
+                if self.stop_on_leak and stop:
                     study.stop()
 
 

@@ -1,0 +1,326 @@
+"""SweepGuard where sweeps run (issue 17): Optuna, scikit-learn searches and Keras Tuner through the Keras
+callback, Ray Tune; each with the real library. The examples of fixtures/sweep/engines run in subprocesses,
+leaking (``--leak``) and fixed; Optuna and the callbacks' contracts are checked in-process. Nothing asserts
+a time (bench/sweep_overhead.py measures the guard's cost)."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import importlib.util
+import json
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+
+from graphguard import SweepGuard, SweepLeakWarning
+from graphguard.runtime.sweep_measure import FREEZE
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = ROOT / "fixtures" / "sweep" / "engines"
+
+
+def needs(*modules: str):
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
+
+
+def run_example(name: str, tmp_path: Path, leak: bool, timeout: float = 300) -> dict:
+    """Run ``fixtures/sweep/engines/NAME`` (``--leak`` or not) and return its report's JSON."""
+    report = tmp_path / f"{name}-{leak}.json"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "RAY_RESULTS": str(tmp_path / "ray_results"),
+           "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    args = [sys.executable, str(ENGINES / name), "--json", str(report), *(["--leak"] if leak else [])]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads(report.read_text())
+
+
+def chains(report: dict) -> list[str]:
+    return [obj["chain_text"] for trial in report["trials"] for obj in trial["alive"] if obj["leaked"]]
+
+
+def check_pair(leaking: dict, fixed: dict, holder: str, trials: int, per_trial: int = 1) -> None:
+    assert len(leaking["trials"]) == trials == len(fixed["trials"])
+    assert all(trial["leaked"] for trial in leaking["trials"]), leaking
+    texts = chains(leaking)
+    assert len(texts) == trials * per_trial and all(holder in text for text in texts), texts
+    assert not any(trial["leaked"] for trial in fixed["trials"]), fixed
+    assert chains(fixed) == []
+
+
+# -- the examples, leaking and fixed -----------------------------------------------------------------
+
+
+@needs("optuna", "psutil")
+def test_optuna_example_pair_reports_the_storage_and_is_silent_when_fixed(tmp_path):
+    sweep_dir = ROOT / "fixtures" / "sweep"
+    reports = {}
+    for name in ("optuna_sweep_leaking.py", "optuna_sweep_fixed.py"):
+        path = tmp_path / f"{name}.json"
+        result = subprocess.run([sys.executable, str(sweep_dir / name), "--json", str(path)], capture_output=True,
+                                text=True, timeout=300, cwd=sweep_dir)
+        assert result.returncode == 0, result.stderr[-3000:]
+        reports[name] = json.loads(path.read_text())
+    check_pair(reports["optuna_sweep_leaking.py"], reports["optuna_sweep_fixed.py"],
+               "FrozenTrial._user_attrs -> dict['solver'] -> Solver", 4, per_trial=2)  # the model, the solver
+
+
+@needs("keras", "sklearn", "tensorflow")
+def test_sklearn_grid_search_over_a_keras_classifier(tmp_path):
+    leaking = run_example("sklearn_search.py", tmp_path, leak=True)
+    fixed = run_example("sklearn_search.py", tmp_path, leak=False)
+    # 2 widths x 2 folds, then the refit: 5 fits
+    check_pair(leaking, fixed, "module-level `sklearn_search.BUILT` -> list[", 5)
+    (kept,) = [obj for trial in fixed["trials"] for obj in trial["alive"] if obj.get("kept")]
+    assert kept["chain_text"].startswith("local `search` in main() -> GridSearchCV.best_estimator_ -> ")
+
+
+@needs("keras", "keras_tuner", "tensorboard", "sklearn", "tensorflow")
+def test_keras_tuner_random_search(tmp_path):
+    leaking = run_example("keras_tuner_search.py", tmp_path, leak=True)
+    fixed = run_example("keras_tuner_search.py", tmp_path, leak=False)
+    check_pair(leaking, fixed, "module-level `keras_tuner_search.BUILT` -> list[", 4)
+
+
+@needs("ray", "psutil")
+def test_ray_tune_with_a_reused_worker(tmp_path):
+    leaking = run_example("ray_tune_sweep.py", tmp_path, leak=True)
+    fixed = run_example("ray_tune_sweep.py", tmp_path, leak=False)
+    check_pair(leaking, fixed, "module-level `ray_tune_sweep.CACHE` -> list[", 4)
+    pids = {trial["name"].rsplit("(pid ", 1)[1] for trial in leaking["trials"]}
+    assert len(pids) == 1  # reuse_actors: one worker ran every trial, which is why the cache grows
+    assert [chain.endswith(f"list[{index}] -> Solver") for index, chain in enumerate(chains(leaking))] == [True] * 4
+
+
+# -- Optuna, in-process --------------------------------------------------------------------------------
+
+
+class Net:
+    def __init__(self) -> None:
+        self.weights = bytearray(1024)
+
+
+def optuna_study():
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna.create_study()
+
+
+def test_optuna_callback_judges_one_trial_later_and_writes_the_study():
+    study = optuna_study()
+    kept = []
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+
+    def objective(trial):
+        net = sweep.track(Net(), name="net")
+        if trial.number % 2:
+            kept.append(net)  # trials 1 and 3 leak
+        return float(trial.number)
+
+    callback = sweep.optuna_callback()
+    study.optimize(objective, n_trials=4, callbacks=[callback])
+    assert [record.judged for record in sweep.records] == [True, True, True, False]
+    report = sweep.report()
+    assert [record.name for record in report.trials] == ["trial 0", "trial 1", "trial 2", "trial 3"]
+    assert [record.leaked for record in report.trials] == [False, True, False, True]
+    function = "test_optuna_callback_judges_one_trial_later_and_writes_the_study"
+    assert [str(obj.chain) for obj in report.trials[1].leaks] == [f"local `kept` in {function}() -> list[0] -> Net"]
+    attrs = study.user_attrs
+    assert sorted(attrs) == [f"graphguard:trial {n}" for n in range(4)]  # the last one written at report()
+    assert attrs["graphguard:trial 1"]["leaked"] and not attrs["graphguard:trial 2"]["leaked"]
+    assert attrs["graphguard:trial 3"]["alive"] == [f"net (Net): local `kept` in {function}() -> list[1] -> Net"]
+    assert callback.leaked == [1, 3]
+    json.dumps(attrs)  # JSON-ready: RDB storages keep it too
+    assert not FREEZE.frozen  # the sweep is finished: the process's collections are its own again
+
+
+def test_optuna_stop_on_leak_stops_the_study_and_failed_trials_are_marked():
+    study = optuna_study()
+    kept = []
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+
+    def objective(trial):
+        kept.append(sweep.track(Net()))
+        if trial.number == 0:
+            raise ValueError("diverged")
+        return 1.0
+
+    study.optimize(objective, n_trials=10, callbacks=[sweep.optuna_callback(stop_on_leak=True)], catch=(ValueError,))
+    # trial 0 (failed) is judged at the end of trial 1: leaked, so the study stops there
+    assert len(study.trials) == 2
+    report = sweep.report()
+    assert report.trials[0].error == "FAIL" and report.trials[0].leaked
+
+
+def test_optuna_with_threads_judges_windows_and_does_not_judge_their_rss():
+    study = optuna_study()
+    kept = []
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=0)  # any RSS would be a leak if judged
+
+    def objective(trial):
+        net = sweep.track(Net())
+        if trial.number == 2:
+            kept.append(net)
+        return 0.0
+
+    study.optimize(objective, n_trials=6, n_jobs=2, callbacks=[sweep.optuna_callback()])
+    report = sweep.report()
+    assert len(report.trials) == 6
+    leaked = [record for record in report.trials if record.leaked]
+    assert all("RSS" not in reason for record in report.trials for reason in record.reasons), report
+    assert [str(obj.chain).endswith("-> list[0] -> Net") for record in leaked for obj in record.leaks] == [True]
+
+
+def test_engine_calls_are_checked_at_the_call():
+    sweep = SweepGuard()
+    with pytest.raises(TypeError, match="stop_on_leak must be True or False"):
+        sweep.optuna_callback(stop_on_leak="yes")
+    with pytest.raises(RuntimeError, match="sweep.track\\(\\) needs a running trial"):
+        sweep.track(Net())
+    with pytest.raises(TypeError, match="ray_trainable\\(\\): pass the function"):
+        sweep.ray_trainable(42)
+    with sweep.trial():
+        with pytest.raises(RuntimeError, match="inside trial"):
+            sweep.optuna_callback()
+    sweep.finish()
+
+
+# -- the Keras callback, in-process --------------------------------------------------------------------
+
+
+@needs("keras", "tensorflow")
+def test_keras_callback_is_its_own_copy_and_an_interrupted_fit_is_ended():
+    keras = pytest.importorskip("keras")
+    np = pytest.importorskip("numpy")
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None, clear_session=True)
+    callback = sweep.keras_callback()
+    assert copy.deepcopy(callback) is callback and copy.copy(callback) is callback
+    with pytest.raises(ValueError, match="keras must be 'keras' or 'tf_keras'"):
+        sweep.keras_callback(keras="torch")
+    x, y = np.zeros((8, 3), "float32"), np.zeros((8, 1), "float32")
+
+    class Boom(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyError("boom")
+
+    for units in (2, 3, 4):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])
+        model.compile(optimizer="sgd", loss="mse")
+        extra = [Boom()] if units == 3 else []
+        try:
+            model.fit(x, y, epochs=1, verbose=0, callbacks=[callback, *extra])
+        except KeyError:
+            pass
+    del model
+    report = sweep.report()
+    assert [record.name for record in report.trials] == ["fit 1", "fit 2", "fit 3"]
+    assert report.trials[1].error == "fit interrupted"
+    assert not any(record.leaked for record in report.trials), report
+
+
+@needs("keras", "tensorflow")
+def test_a_keras_callback_sent_to_another_process_says_it_is_not_measured():
+    sweep = SweepGuard()
+    callback = sweep.keras_callback()
+    code = ("import pickle, sys, warnings\n"
+            "warnings.simplefilter('always')\n"
+            "callback = pickle.loads(sys.stdin.buffer.read())\n"
+            "print(type(callback).__name__)\n")
+    result = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(callback), capture_output=True,
+                            timeout=120, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert result.stdout.decode().strip() == "Callback"
+    assert "the fits there are not measured; run the search with n_jobs=1" in result.stderr.decode()
+
+
+# -- the freeze ----------------------------------------------------------------------------------------
+
+
+def test_freeze_is_taken_at_the_first_trial_and_given_back_at_the_end():
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects itself")
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+    for _ in range(3):
+        with sweep.trial() as trial:
+            trial.track(Net())
+            assert FREEZE.frozen and gc.get_freeze_count() > 0
+    sweep.report()
+    assert not FREEZE.frozen and gc.get_freeze_count() == 0
+    off = SweepGuard(on_leak="ignore", freeze=False)
+    with off.trial():
+        assert not FREEZE.frozen
+    off.finish()
+
+
+def test_a_leak_found_while_frozen_is_judged_after_a_full_collection():
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects itself")
+    kept = []
+    seen = []
+    sweep = SweepGuard(on_leak=seen.append, max_retained_bytes=None)
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self  # freed only by a collection
+
+    for index in range(3):
+        with sweep.trial() as trial:
+            obj = trial.track(Cycle())
+            if index == 0:
+                kept.append(obj)
+        del obj
+    assert not FREEZE.frozen  # trial 1's object was alive one trial later: thawed to judge it
+    report = sweep.report()
+    assert [record.leaked for record in report.trials] == [True, False, False]
+    assert [record.name for record in seen] == ["trial 1"]
+
+
+def test_a_process_that_froze_objects_itself_is_left_alone():
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects itself")
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        sweep = SweepGuard(on_leak="ignore")
+        with sweep.trial():
+            assert not FREEZE.frozen
+        sweep.finish()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_callbacks_from_threads_are_serialised():
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+    callback = sweep.optuna_callback()
+
+    class Frozen:
+        def __init__(self, number: int) -> None:
+            self.number = number
+
+    class Study:
+        user_attrs: dict = {}
+
+        def set_user_attr(self, key, value):
+            self.user_attrs[key] = value
+
+        def stop(self):
+            pass
+
+    study = Study()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SweepLeakWarning)
+        threads = [threading.Thread(target=callback, args=(study, Frozen(n))) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    report = sweep.report()
+    assert sorted(record.name for record in report.trials) == [f"trial {n}" for n in range(6)]
