@@ -324,3 +324,81 @@ def test_callbacks_from_threads_are_serialised():
             thread.join()
     report = sweep.report()
     assert sorted(record.name for record in report.trials) == [f"trial {n}" for n in range(6)]
+
+
+# -- graphguard run --sweep ------------------------------------------------------------------------------
+
+PLAIN_SWEEP = '''
+import numpy as np
+
+KEPT = []
+
+
+class Solver:
+    def __init__(self, lr):
+        self.lr = lr
+        self.weights = np.full(6_000_000, lr)  # 46 MiB
+
+    def train(self):
+        return float(self.weights[:10].sum())
+
+
+def main():
+    scores = {}
+    for lr in (1e-3, 3e-3, 1e-2, 3e-2):
+        solver = Solver(lr)
+        scores[lr] = solver.train()
+        if LEAK:
+            KEPT.append(solver)
+    print("best", max(scores, key=scores.get))
+
+
+LEAK = __LEAK__
+main()
+'''
+
+
+@needs("psutil")
+@pytest.mark.parametrize("leak", [True, False])
+def test_graphguard_run_sweep_measures_the_training_loop_of_an_unedited_script(tmp_path, leak):
+    script = tmp_path / "plain_sweep.py"
+    script.write_text(PLAIN_SWEEP.replace("__LEAK__", str(leak)))
+    result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", str(script)], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path)
+    assert "best 0.03" in result.stdout
+    assert f"trials are the iterations of the loop at {script}:18 (" in result.stderr
+    assert "lr=0.001" in result.stderr and "lr=0.03" in result.stderr  # trials named by the loop's target
+    if leak:
+        assert result.returncode == 1, result.stderr
+        assert "solver (Solver): module-level `plain_sweep.KEPT` -> list[2] -> Solver" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert "no trial leaked" in result.stderr
+
+
+def test_sweep_plan_prefers_the_linters_loop_and_takes_the_outermost():
+    from graphguard.runtime.sweep_script import plan
+
+    source = b'''
+import tensorflow as tf
+models = []
+for lr in (1, 2):
+    for fold in range(3):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        model.fit(x, y)
+        models.append(model)
+while waiting():
+    pass
+'''
+    planned = plan(source, "s.py")
+    assert planned is not None and planned.loops == (4,) and planned.why == "GG201/GG202 findings"
+    assert plan(b"for i in range(3):\n    print(i)\n", "s.py") is None
+
+
+def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(tmp_path):
+    script = tmp_path / "nothing.py"
+    script.write_text("for i in range(2):\n    print('hello', i)\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", str(script)], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0 and "hello 1" in result.stdout
+    assert "no loop in" in result.stderr and "running it without SweepGuard" in result.stderr

@@ -273,6 +273,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tf1", action="store_true",
                         help="run a TF1-era script unchanged on TF 2: `import tensorflow as tf` in the script gives "
                         "tensorflow.compat.v1 with v2 behaviour disabled (tf.layers needs the tf_keras package)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="measure the script's sweep with SweepGuard: the iterations of the outermost loop that "
+                        "builds and trains a model (the loop of a GG201/GG202 finding, else one calling .fit()/.train()) "
+                        "are trials; a trial that leaves its model alive makes the exit status 1")
     parser.add_argument("script", help="the Python script to run")
     # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
     parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")
@@ -351,7 +355,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--max-traces must be >= 1")
     if args.mode == "finalize" and args.on_growth == "warn":  # GraphGuard() refuses it too (ValueError)
         parser.error("--on-growth warn needs --mode count: a finalized graph cannot grow, so the run cannot go on")
-    if importlib.util.find_spec("tensorflow") is None:
+    if importlib.util.find_spec("tensorflow") is None and not args.sweep:
         parser.error("TensorFlow is not installed in this environment, so there is no session to guard "
                      "(pip install tensorflow, or run with the Python that has it: python -m graphguard run ...)")
     if not os.path.isfile(args.script):
@@ -380,6 +384,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"graphguard run: {args.script} did not run: it has a syntax error: a null byte on line {error.line} "
               "(Python source cannot contain null bytes)", file=sys.stderr)
         return 1
+    sweep = None
+    if args.sweep:
+        planned = _sweep_plan(args.script, script, code)
+        if isinstance(planned, int):
+            return planned
+        if planned is not None:
+            code, sweep = planned
     options = dict(
         mode=args.mode,
         warmup_steps=args.warmup_steps,
@@ -413,7 +424,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if code is None:  # a zip archive with a __main__.py, which python runs too
             runpy.run_path(args.script, run_name="__main__")
         else:
-            _run_main(code, script)
+            _run_main(code, script, None if sweep is None else {_SWEEP_NAME: sweep},
+                      None if sweep is None else sweep.finish)
     except SystemExit as stop:
         status = _exit_status(stop.code)
     except KeyboardInterrupt:
@@ -440,14 +452,52 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         while trace_guard.active:
             trace_guard.stop()
 
+    leaked = False
+    if sweep is not None:
+        try:
+            sweep_report = sweep.report()
+        except Exception as error:  # an on_leak that raises, a trial left open by the script's own error
+            print(f"graphguard run --sweep: no report: {error}", file=sys.stderr)
+        else:
+            print(sweep_report, file=sys.stderr)
+            leaked = bool(sweep_report.leaked)
     reports = launch.reports()
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
     _print_reports(reports, args, grew, traces)
-    if status == EXIT_CLEAN and (grew or retraced):
+    if status == EXIT_CLEAN and (grew or retraced or leaked):
         return EXIT_GROWTH
     return status
+
+
+_SWEEP_NAME = "__graphguard_sweep__"
+
+
+def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
+    """``--sweep``: (the instrumented code, its SweepGuard); None when no loop trains a model (said on
+    stderr; the script runs as it is); an exit status for a script that cannot be instrumented."""
+    from graphguard.runtime.sweep import SweepGuard
+    from graphguard.runtime.sweep_script import GUARD_NAME, plan
+
+    assert GUARD_NAME == _SWEEP_NAME
+    if code is None or code.co_filename != script:
+        print(f"graphguard run: error: --sweep needs the script's source; {typed} is a zip archive or a .pyc",
+              file=sys.stderr)
+        return EXIT_ERROR
+    with io.open_code(script) as handle:
+        source = handle.read()
+    planned = plan(source, script)
+    if planned is None:
+        print(f"graphguard run --sweep: no loop in {typed} builds and trains a model (no GG201/GG202 finding, no "
+              "loop calling .fit() or .train()): running it without SweepGuard", file=sys.stderr)
+        return None
+    lines = ", ".join(str(line) for line in planned.loops)
+    print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
+          file=sys.stderr)
+    sweep = SweepGuard(on_leak=lambda record: print(f"graphguard run --sweep: {record.message()}", file=sys.stderr))
+    sweep._track_bound = True  # the values the loop's body binds (a model, a solver) are its trial's objects
+    return planned.code, sweep
 
 
 class _NullByte(Exception):
@@ -471,17 +521,24 @@ def _compile(script: str) -> Optional[types.CodeType]:
     return compile(data, script, "exec", dont_inherit=True)  # not this module's __future__ flags
 
 
-def _run_main(code: types.CodeType, script: str) -> None:
+def _run_main(code: types.CodeType, script: str, names: Optional[dict[str, Any]] = None,
+              at_end: Optional[Any] = None) -> None:
     """Runs ``code`` as ``runpy.run_path`` would (a fresh ``__main__`` module in ``sys.modules`` while it
     runs, ``__file__`` absolute as python 3.9+ makes it), but leaves ``sys.argv`` alone: ``run_path``
-    sets ``sys.argv[0]`` to the path it is given, where python keeps the path as typed."""
+    sets ``sys.argv[0]`` to the path it is given, where python keeps the path as typed. ``names`` are
+    bound in the script's globals first; ``at_end`` is called when the script's code has run (or
+    raised), while its module still exists (``--sweep`` judges the last trial then: afterwards the
+    script's globals, and what they held, are gone)."""
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=script, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    main.__dict__.update(names or {})
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = main
     try:
         exec(code, main.__dict__)
     finally:
+        if at_end is not None:
+            at_end()
         if saved is not None:
             sys.modules["__main__"] = saved
         else:

@@ -320,6 +320,16 @@ class Trial:
                 seen.add(id(obj))
                 objects.append((ref, name, source))
                 targets.append(obj)
+        if guard._track_bound and frame is not None:  # graphguard run --sweep: what the loop's body bound
+            namespace = _namespace(frame)
+            for name in sorted(names):
+                value = namespace.get(name)
+                if id(value) in seen or isinstance(value, _NOT_TRACKED) or not _weakrefable(value):
+                    continue
+                seen.add(id(value))
+                objects.append((weakref.ref(value), name, "track"))
+                targets.append(value)
+            del namespace, value
         if guard.track_models:
             for obj, source in _instances(_auto_classes()):  # modules imported during the trial count too
                 before = self._before.get(id(obj))
@@ -403,6 +413,10 @@ def _slot_of(tail: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, str]]:
     if kind == "attr" and isinstance(label, str):
         return holder, label
     return None
+
+
+#: What ``--sweep`` does not track among the values a loop body binds: code, classes, modules.
+_NOT_TRACKED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
 
 
 def _weakrefable(obj: Any) -> bool:
@@ -515,6 +529,7 @@ class SweepGuard:
         self._remote: list[Any] = []  # sources of trials judged in other processes (Ray Tune workers)
         self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
         self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
+        self._track_bound = False  # graphguard run --sweep: track the values the trial's loop body binds
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 

@@ -1,0 +1,143 @@
+"""``graphguard run --sweep script.py``: a script's sweep loop measured by a :class:`SweepGuard`, unedited.
+
+The trials are the iterations of the outermost loop that builds and trains a model. Which loop: the
+linter's answer first (the loops of the script's GG201 ``model-rebuilt-in-loop`` and GG202
+``model-retained-across-iterations`` findings: a model built per iteration), else the outermost loop whose
+body calls ``.fit(...)`` or ``.train(...)`` (a Keras fit, a CS231n solver). Of nested candidates the
+outermost is taken: a learning-rate loop around a k-fold is one trial per learning rate.
+
+The script is compiled from its source with that loop's body wrapped, line numbers unchanged::
+
+    for lr in rates:                                  for lr in rates:
+        model = build(lr)              becomes            with __graphguard_sweep__.trial(f"lr={lr!r}"):
+        model.fit(x, y)                                       model = build(lr)
+                                                              model.fit(x, y)
+
+where ``__graphguard_sweep__`` is the launcher's guard, bound in the script's globals (functions of the
+script see it too). Its trials track the values the loop's body binds (``model``, ``solver``: the names
+rebound during the trial; not numbers, strings, functions, classes or modules), besides the Keras models,
+graphs and sessions every ``SweepGuard`` finds by itself. ``break``, ``continue`` and ``return`` leave the ``with`` as they leave the loop.
+A ``for`` loop's trials are named by its target (``lr=0.001``, ``fold=2``); a ``while`` loop's are
+``trial N``. The guard's report goes to stderr at the end, and a leak makes the exit status 1.
+
+The linter runs in-process on the one script (no TensorFlow import: it never imports it).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["SweepPlan", "plan", "GUARD_NAME"]
+
+#: The script-global name of the launcher's :class:`SweepGuard`.
+GUARD_NAME = "__graphguard_sweep__"
+_TRAIN_CALLS = frozenset({"fit", "train", "fit_generator", "train_model"})
+
+Loop = (ast.For, ast.AsyncFor, ast.While)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The compiled, instrumented script and what was chosen.
+
+    Attributes:
+        code: the script's code object with the trial loops wrapped.
+        loops: 1-based line numbers of the loops whose iterations are trials.
+        why: how they were chosen (``"GG201/GG202 findings"`` or ``"a loop that calls .fit()/.train()"``).
+    """
+
+    code: object
+    loops: tuple[int, ...]
+    why: str
+
+
+def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
+    """The instrumented code of ``source`` (a script's bytes), or ``None`` when no loop builds and trains a
+    model. Raises ``SyntaxError`` as ``compile`` does."""
+    tree = ast.parse(source, filename)
+    loops = {node.lineno: node for node in ast.walk(tree) if isinstance(node, Loop)}
+    chosen, why = _from_findings(source, filename, loops), "GG201/GG202 findings"
+    if not chosen:
+        chosen, why = [node for node in loops.values() if _trains(node)], "a loop that calls .fit()/.train()"
+    chosen = _outermost(tree, [_enclosing(tree, node) for node in chosen])
+    if not chosen:
+        return None
+    for node in chosen:
+        node.body = [_wrapped(node)]
+    ast.fix_missing_locations(tree)
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
+
+
+def _from_findings(source: bytes, filename: str, loops: dict[int, ast.AST]) -> list[ast.AST]:
+    from graphguard.checker import Checker
+
+    try:
+        found = Checker(["GG201", "GG202"]).check_source(source, filename)
+    except Exception:  # the linter's trouble must not stop the run: fall back to the shape
+        return []
+    return [loops[d.loop_row] for d in found if d.loop_row in loops]
+
+
+def _trains(loop: ast.AST) -> bool:
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRAIN_CALLS
+               for stmt in loop.body for node in ast.walk(stmt))
+
+
+def _outermost(tree: ast.AST, chosen: list[ast.AST]) -> list[ast.AST]:
+    """``chosen`` without the loops nested in another chosen loop."""
+    ids = {id(node) for node in chosen}
+    inner: set[int] = set()
+    for node in chosen:
+        for child in ast.walk(node):
+            if child is not node and id(child) in ids:
+                inner.add(id(child))
+    seen: set[int] = set()
+    result = []
+    for node in chosen:
+        if id(node) not in inner and id(node) not in seen:
+            seen.add(id(node))
+            result.append(node)
+    return result
+
+
+def _enclosing(tree: ast.AST, loop: ast.AST) -> ast.AST:
+    """The outermost loop around ``loop`` in the same function (or at module level), or ``loop``: a
+    learning-rate loop around the k-fold that builds the models."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    outermost, node = loop, parents.get(id(loop))
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, Loop):
+            outermost = node
+        node = parents.get(id(node))
+    return outermost
+
+
+def _names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _names(element)]
+    return []
+
+
+def _wrapped(loop: ast.AST) -> ast.With:
+    """``with __graphguard_sweep__.trial(NAME):`` around ``loop``'s body, at its first line."""
+    names = _names(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else []
+    if names:
+        parts: list[ast.expr] = []
+        for index, name in enumerate(names):
+            parts.append(ast.Constant(f"{', ' if index else ''}{name}="))
+            parts.append(ast.FormattedValue(ast.Name(name, ast.Load()), ord("r"), None))
+        label: ast.expr = ast.JoinedStr(parts)
+    else:
+        label = ast.Constant(None)
+    call = ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "trial", ast.Load()), [label], [])
+    first = loop.body[0]
+    with_node = ast.With([ast.withitem(call, None)], loop.body)
+    return ast.copy_location(with_node, first)
