@@ -402,3 +402,143 @@ def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(t
                             text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0 and "hello 1" in result.stdout
     assert "no loop in" in result.stderr and "running it without SweepGuard" in result.stderr
+
+
+# -- regressions from a new user's trial (issue 17) ----------------------------------------------------
+
+
+def run_sweep(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "loop.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", str(script)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+
+
+NET = '''
+class Net:
+    def __init__(self, lr):
+        self.lr = lr
+        self.weights = bytearray(1024)
+
+    def train(self):
+        return self.lr
+'''
+
+
+def test_graphguard_run_sweep_on_a_loop_body_that_binds_no_name(tmp_path):
+    result = run_sweep(tmp_path, NET + "for lr in (1, 2):\n    Net(lr).train()\nprint('done')\n")
+    assert result.returncode == 0, result.stderr
+    assert "done" in result.stdout and "no trial leaked" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_graphguard_run_sweep_at_module_level_excuses_the_last_loop_variable_and_names_the_holder(tmp_path):
+    fixed = NET + "scores = {}\nfor lr in (1, 2, 3):\n    net = Net(lr)\n    scores[lr] = net.train()\n"
+    result = run_sweep(tmp_path, fixed)
+    assert result.returncode == 0 and "no trial leaked" in result.stderr, result.stderr
+    leaking = NET + "kept = {}\nfor lr in (1, 2, 3):\n    net = Net(lr)\n    kept[lr] = net\n    net.train()\n"
+    result = run_sweep(tmp_path, leaking)
+    assert result.returncode == 1, result.stderr
+    assert "net (Net): module-level `loop.kept` -> dict[3] -> Net" in result.stderr  # the last trial too
+    assert "module-level `loop.net`" not in result.stderr
+
+
+@needs("keras", "tensorflow")
+def test_a_failed_last_fit_is_ended_at_the_report():
+    keras = pytest.importorskip("keras")
+    np = pytest.importorskip("numpy")
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None, clear_session=True)
+    callback = sweep.keras_callback()
+    x, y = np.zeros((8, 3), "float32"), np.zeros((8, 1), "float32")
+
+    class Boom(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyError("boom")
+
+    for units in (2, 3):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])
+        model.compile(optimizer="sgd", loss="mse")
+        try:
+            model.fit(x, y, epochs=1, verbose=0, callbacks=[callback, *([Boom()] if units == 3 else [])])
+        except KeyError:
+            pass
+    del model
+    report = sweep.report()  # was: RuntimeError, the sweep cannot be finished inside trial 'fit 2'
+    assert [(record.name, record.error) for record in report.trials] == [("fit 1", None), ("fit 2", "interrupted")]
+    assert not any(record.leaked for record in report.trials), report
+
+
+def test_a_second_study_on_one_guard_and_an_objective_that_raises():
+    study = optuna_study()
+    kept = []
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+
+    def objective(trial):
+        return float(trial.number)
+
+    study.optimize(objective, n_trials=2, callbacks=[sweep.optuna_callback()])
+    second = optuna_study()
+
+    def raising(trial):
+        kept.append(sweep.track(Net()))
+        if trial.number == 1:
+            raise KeyError("not caught")  # leaves optimize(): no callback for this trial
+        return 0.0
+
+    with pytest.raises(KeyError):
+        second.optimize(raising, n_trials=3, callbacks=[sweep.optuna_callback()])  # was: trials do not nest
+    report = sweep.report()
+    assert [record.index for record in report.trials] == [1, 2, 3, 4]
+    assert [record.name for record in report.trials] == ["trial 0", "trial 1", "trial 0", "trial 1 (did not finish)"]
+    assert report.trials[-1].error == "interrupted" and report.trials[-1].leaked  # its object was kept: reported
+
+
+def test_a_pruned_trial_is_named_so_not_failed():
+    optuna = pytest.importorskip("optuna")
+    study = optuna_study()
+    sweep = SweepGuard(on_leak="ignore")
+
+    def objective(trial):
+        if trial.number == 1:
+            raise optuna.TrialPruned()
+        return 0.0
+
+    study.optimize(objective, n_trials=2, callbacks=[sweep.optuna_callback()])
+    assert [(r.name, r.error) for r in sweep.report().trials] == [("trial 0", None), ("trial 1 (pruned)", None)]
+
+
+def test_a_failed_ray_trial_is_not_held_by_its_traceback(monkeypatch):
+    ray = pytest.importorskip("ray")
+    from graphguard.runtime import sweep_engines
+
+    sent = []
+
+    class Actor:
+        class add:
+            @staticmethod
+            def remote(record):
+                sent.append(record)
+
+    monkeypatch.setattr(sweep_engines, "_collector", lambda name: Actor)
+    monkeypatch.setattr(ray, "get", lambda value: value)
+    monkeypatch.setattr(sweep_engines, "_ray_trial_name", lambda: "train_0")
+    def train(config):
+        net = sweep_engines._WorkerSweep().track(Net())  # what the pickled guard is in a worker
+        raise ValueError(f"diverged with {len(net.weights)}")
+
+    with pytest.raises(ValueError, match="diverged"):
+        sweep_engines._run_ray_trial(train, {}, {"max_retained_bytes": None}, "collector-test", "loop")
+    (record,) = sent
+    assert record.error == "ValueError" and not record.leaked, record
+    sweep_engines._WORKER_GUARDS.pop("collector-test")
+
+
+def test_a_sweep_that_measured_nothing_says_so():
+    from graphguard.runtime.sweep_engines import RaySource
+
+    sweep = SweepGuard(on_leak="ignore")
+    assert "no trial was measured, so nothing was judged" in str(sweep.report())
+    source = RaySource("graphguard-sweep-test")
+    sweep._remote.append(source)
+    source.missed = True
+    text = str(sweep.report())
+    assert "call sweep.report() before ray.shutdown()" in text and "no trial leaked" not in text

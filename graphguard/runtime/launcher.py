@@ -425,7 +425,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             runpy.run_path(args.script, run_name="__main__")
         else:
             _run_main(code, script, None if sweep is None else {_SWEEP_NAME: sweep},
-                      None if sweep is None else sweep.finish)
+                      None if sweep is None else _finish_in(script))
     except SystemExit as stop:
         status = _exit_status(stop.code)
     except KeyboardInterrupt:
@@ -472,6 +472,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 _SWEEP_NAME = "__graphguard_sweep__"
+
+
+def _finish_in(script: str) -> Any:
+    """``--sweep``: judge the last trial from code running in the script's own globals, as if the script
+    called ``finish()`` on its last line: a loop at module level then has its variables as loop
+    variables (the last ``model`` is not a leak), and what the script's globals hold is still there."""
+    code = compile(f"{_SWEEP_NAME}.finish()", script, "exec", dont_inherit=True)
+
+    def finish(namespace: dict[str, Any]) -> None:
+        exec(code, namespace)
+
+    return finish
 
 
 def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
@@ -538,7 +550,7 @@ def _run_main(code: types.CodeType, script: str, names: Optional[dict[str, Any]]
         exec(code, main.__dict__)
     finally:
         if at_end is not None:
-            at_end()
+            at_end(main.__dict__)
         if saved is not None:
             sys.modules["__main__"] = saved
         else:

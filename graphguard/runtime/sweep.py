@@ -209,6 +209,8 @@ class Trial:
         self._entered = False
         self._done = False
         self._standby = False  # started by an engine's callback for a trial that may never come
+        self._driven = False  # started by an engine's callback (ended by the next one, or at the sweep's end)
+        self._unfinished_name: Optional[Callable[[], Optional[str]]] = None  # the engine's name for it, if known
         self._error_name: Optional[str] = None  # an engine's word for a failed trial (Optuna's FAIL)
         self._overlapping = False  # other trials ran at the same time (threads): RSS is reported, not judged
 
@@ -279,8 +281,18 @@ class Trial:
         self._guard_start_seconds = self._start - started
         return self
 
+    def _ran(self) -> bool:
+        """Whether anything happened in this trial: an object tracked, or a tracked kind made (a model)."""
+        if self._tracked:
+            return True
+        if not self._guard.track_models:
+            return False
+        return any(id(obj) not in self._before for obj, _ in _instances(_auto_classes()))
+
     def _cancel(self) -> None:
         """Drop a trial started by an engine's callback whose trial never came (the search ended)."""
+        if self._guard._count == self.index:
+            self._guard._count -= 1  # its number goes to the next trial
         self._guard._active = None
         self._done = True
         self._frame = None
@@ -321,7 +333,7 @@ class Trial:
                 objects.append((ref, name, source))
                 targets.append(obj)
         if guard._track_bound and frame is not None:  # graphguard run --sweep: what the loop's body bound
-            namespace = _namespace(frame)
+            namespace, value = _namespace(frame), None
             for name in sorted(names):
                 value = namespace.get(name)
                 if id(value) in seen or isinstance(value, _NOT_TRACKED) or not _weakrefable(value):
@@ -530,6 +542,7 @@ class SweepGuard:
         self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
         self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
         self._track_bound = False  # graphguard run --sweep: track the values the trial's loop body binds
+        self._engine_site: Optional[tuple[str, int]] = None  # (file, line) where the engine's callback was made
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 
@@ -629,8 +642,9 @@ class SweepGuard:
         :meth:`finish` (so call it after the loop: inside the loop it judges the trial just finished as
         the sweep's last)."""
         self._finish(sys._getframe(1), raising=True)
+        notes = tuple(note for source in self._remote for note in (source.note(),) if note)
         return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
-                           rss_available=_rss() is not None)
+                           rss_available=_rss() is not None, notes=notes)
 
     def __enter__(self) -> "SweepGuard":
         return self
@@ -641,8 +655,7 @@ class SweepGuard:
     # -- judging ---------------------------------------------------------------------------------------
 
     def _finish(self, frame: Optional[types.FrameType], raising: bool) -> None:
-        if self._active is not None and self._active._standby:
-            self._active._cancel()  # an engine's next trial that did not come: the search is over
+        self._close_engine_trial()
         if self._active is not None:
             raise RuntimeError(f"the sweep cannot be finished inside trial {self._active.name!r}")
         if self._pending is not None:
@@ -713,6 +726,23 @@ class SweepGuard:
         """``max_retained_bytes`` for trial ``index``; None when it overlapped other trials (the process's
         RSS then holds their work in progress too)."""
         return None if index in self._rss_unjudged else self.max_retained_bytes
+
+    def _close_engine_trial(self) -> None:
+        """The trial an engine's callback left open: dropped when nothing happened in it (the next trial
+        that never came), else ended as interrupted (an exception out of ``optimize()``, a fit that raised
+        in the last trial: the callback that would have ended it never ran)."""
+        active = self._active
+        if active is None or not active._driven:
+            return
+        if active._standby and not active._ran():
+            active._cancel()
+            return
+        if active._standby:
+            name = active._unfinished_name() if active._unfinished_name is not None else None
+            active.name = f"{name or active.name} (did not finish)"
+        active._error_name = active._error_name or "interrupted"
+        active._standby = False
+        active.__exit__(None, None, None)
 
     def _keep_result(self, slot: int) -> None:
         """A library-driven sweep's last trial, judged at its end: when no earlier trial of the sweep
@@ -889,7 +919,11 @@ class SweepGuard:
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
-            warnings.warn(record.message(), SweepLeakWarning, stacklevel=_user_stacklevel(self._engine is not None))
+            level = _user_stacklevel(self._engine is not None)
+            if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
+                warnings.warn_explicit(record.message(), SweepLeakWarning, *self._engine_site)
+            else:
+                warnings.warn(record.message(), SweepLeakWarning, stacklevel=level or 2)
 
 
 def _guard_gone() -> None:
@@ -898,14 +932,15 @@ def _guard_gone() -> None:
         FREEZE.thaw()
 
 
-def _user_stacklevel(engine: bool = False) -> int:
+def _user_stacklevel(engine: bool = False) -> Optional[int]:
     """The ``stacklevel`` of ``warnings.warn`` called from this module that names the first frame outside
     it (the ``with sweep.trial(...)`` line, or the ``sweep.report()`` call); with ``engine``, outside the
-    engines' packages too (the user's ``study.optimize(...)`` or ``search.fit(...)`` line)."""
+    engines' packages too (the user's ``study.optimize(...)`` or ``search.fit(...)`` line), or None when
+    no frame is (an engine's worker thread)."""
     from graphguard.runtime.sweep_engines import _ENGINE_PACKAGES, _package
 
     level, frame = 1, sys._getframe(1)
     while frame is not None and (_is_guard_frame(frame) or (engine and _package(frame) in _ENGINE_PACKAGES)):
         level += 1
         frame = frame.f_back
-    return level
+    return level if frame is not None or not engine else None

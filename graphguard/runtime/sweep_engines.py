@@ -51,8 +51,10 @@ import os
 import sys
 import threading
 import types
+import traceback
 import uuid
 import warnings
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from graphguard.runtime.sweep_references import _is_guard_frame
@@ -69,13 +71,14 @@ _ENGINE_PACKAGES = frozenset({
 })
 
 
-def _creator_code(depth: int = 2) -> Optional[types.CodeType]:
-    """The code object of the first frame outside graphguard, ``depth`` frames up: the user's code that
-    made the callback (its frame runs the sweep)."""
+def _creator_code(depth: int = 2) -> Optional[tuple[types.CodeType, str, int]]:
+    """(code object, file, line) of the first frame outside graphguard, ``depth`` frames up: the user's
+    code that made the callback (its frame runs the sweep; the line is where warnings from an engine's
+    threads point)."""
     frame: Optional[types.FrameType] = sys._getframe(depth)
     while frame is not None and _package(frame) == "graphguard":
         frame = frame.f_back
-    return frame.f_code if frame is not None else None
+    return (frame.f_code, frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 
 
 def _package(frame: types.FrameType) -> str:
@@ -108,9 +111,11 @@ def _sweep_frame(code: Optional[types.CodeType]) -> Optional[types.FrameType]:
 class _Driver:
     """Starts and ends a guard's trials from an engine's callbacks (thread-safe)."""
 
-    def __init__(self, guard: "SweepGuard", engine: str, code: Optional[types.CodeType]) -> None:
+    def __init__(self, guard: "SweepGuard", engine: str, site: Optional[tuple[types.CodeType, str, int]]) -> None:
         self.guard = guard
-        self.code = code
+        self.code = site[0] if site is not None else None
+        if site is not None:
+            guard._engine_site = (site[1], site[2])
         self.lock = threading.RLock()
         guard._engine = engine
         guard._engine_lock = self.lock
@@ -123,6 +128,7 @@ class _Driver:
         trial = Trial(guard, name or f"trial {guard._count}", guard._count, _sweep_frame(self.code))
         trial.__enter__()
         trial._standby = standby
+        trial._driven = True
         return trial
 
     def end(self, trial: "Trial", name: Optional[str] = None, error: Optional[str] = None) -> None:
@@ -166,11 +172,12 @@ class OptunaCallback:
     """
 
     def __init__(self, guard: "SweepGuard", *, stop_on_leak: bool = False,
-                 code: Optional[types.CodeType] = None) -> None:
+                 code: Optional[tuple[types.CodeType, str, int]] = None) -> None:
         if not isinstance(stop_on_leak, bool):
             raise TypeError(f"optuna_callback(): stop_on_leak must be True or False, not {stop_on_leak!r}")
         self.stop_on_leak = stop_on_leak
         self.leaked: list[int] = []
+        guard._close_engine_trial()  # a previous study's callback left its next trial open
         self._driver = _Driver(guard, "Optuna", code)
         self._numbers: dict[int, int] = {}  # guard trial index -> Optuna trial number
         self._published: set[int] = set()  # guard trial indexes written to the study
@@ -194,11 +201,20 @@ class OptunaCallback:
             state = getattr(getattr(frozen_trial, "state", None), "name", "COMPLETE")
             self._numbers[trial.index] = number
             trial._overlapping = threading.get_ident() != self._thread
+            name = f"trial {number}" + (" (pruned)" if state == "PRUNED" else "")
             try:
-                self._driver.end(trial, name=f"trial {number}", error=None if state == "COMPLETE" else state)
+                self._driver.end(trial, name=name, error=None if state in ("COMPLETE", "PRUNED") else state)
             finally:
                 self._publish(study)
             self._trial = self._driver.begin(standby=True)
+            self._trial._unfinished_name = self._unfinished_name
+
+    def _unfinished_name(self) -> Optional[str]:
+        """Optuna's name for the trial the study stopped in (an exception out of ``optimize()``)."""
+        try:
+            return f"trial {self._study.trials[-1].number}"
+        except Exception:
+            return None
 
     def _publish(self, study: Any, stop: bool = True) -> None:
         """Write the newly judged trials to the study and, with ``stop``, stop it on a leak if asked."""
@@ -270,11 +286,13 @@ def _callback_class(keras: Any) -> type:
 
         def on_train_begin(self, logs: Any = None) -> None:
             with self._driver.lock:
-                if self._trial is not None:  # the previous fit raised: on_train_end never came
+                model = getattr(self, "model", None)
+                if self._trial is not None and not self._trial._done:  # the previous fit raised: no on_train_end
+                    if model is not None:  # built for this fit, before this call: not the interrupted fit's
+                        self._trial._before[id(model)] = weakref.ref(model)
                     self._driver.end(self._trial, error="fit interrupted")
                 self._fits += 1
                 self._trial = self._driver.begin(f"fit {self._fits}")
-                model = getattr(self, "model", None)
                 if model is not None:
                     self._trial.track(model, name="model")
 
@@ -322,7 +340,7 @@ def _unmeasured_callback(keras_name: str) -> Any:
 
 
 def keras_callback(guard: "SweepGuard", keras: Optional[str] = None,
-                   code: Optional[types.CodeType] = None) -> Any:
+                   code: Optional[tuple[types.CodeType, str, int]] = None) -> Any:
     """A Keras callback that makes every ``fit`` it is passed to a trial of ``guard`` (see the module
     docstring). ``keras``: ``"keras"`` (Keras 3) or ``"tf_keras"``; default the one imported. Raises
     ``ImportError`` when no Keras is installed, ``ValueError`` for another ``keras``."""
@@ -367,11 +385,21 @@ class RaySource:
     def __init__(self, name: str) -> None:
         self.name = name
         self.seen = 0
+        self.gathered = 0  # records gathered in all
+        self.missed = False  # a gather found Ray not running
+
+    def note(self) -> Optional[str]:
+        """Why no Ray Tune trial was gathered, when none was and Ray was not running to ask."""
+        if self.gathered or not self.missed:
+            return None
+        return ("the Ray Tune trials' records are kept in Ray, which was not running when the sweep was finished: "
+                "call sweep.report() before ray.shutdown()")
 
     def gather(self) -> list["TrialRecord"]:
         """The records sent since the last call; empty when Ray is not running or no trial ran."""
         ray = sys.modules.get("ray")
         if ray is None or not ray.is_initialized():
+            self.missed = True
             return []
         try:
             actor = ray.get_actor(self.name, namespace="graphguard")
@@ -379,6 +407,7 @@ class RaySource:
             return []
         records = ray.get(actor.get.remote())
         new, self.seen = records[self.seen:], len(records)
+        self.gathered += len(new)
         return new
 
     def close(self) -> None:
@@ -440,6 +469,10 @@ def _run_ray_trial(trainable: Callable[[dict], Any], config: dict, options: dict
             outcome.append(trainable(config))
     except BaseException as raised:  # noqa: BLE001 (re-raised below, after the record is sent)
         error = raised
+        # Its traceback keeps the trainable's finished frames, and their locals (the model): a failed
+        # trial's traceback is not a holder. Ray still prints the lines.
+        traceback.clear_frames(raised.__traceback__)
+        del raised
     guard.finish()
     record = guard.records[-1]
     record = dataclasses.replace(record, name=f"{record.name} (pid {os.getpid()})")

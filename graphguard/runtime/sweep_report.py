@@ -212,7 +212,8 @@ class SweepReport:
     """Every trial of a sweep (:class:`TrialRecord`) and the settings that judged them.
 
     ``str()`` is a table (trial, seconds, RSS before / after / retained in MiB, objects alive) followed
-    by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data.
+    by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data. ``notes``:
+    what the guard could not measure and why (an engine whose trials it never saw), one line each.
     """
 
     trials: tuple[TrialRecord, ...]
@@ -220,6 +221,7 @@ class SweepReport:
     warmup: int
     clear_session: bool
     rss_available: bool = True
+    notes: tuple[str, ...] = ()
 
     @property
     def leaked(self) -> tuple[TrialRecord, ...]:
@@ -266,8 +268,16 @@ class SweepReport:
             head += " (no RSS: pip install 'graphguard[runtime]' for psutil)"
         lines = [head, *self.table()]
         leaked = self.leaked
-        if not leaked:
+        if not self.trials:
+            lines.append("no trial was measured, so nothing was judged: " + (
+                "; ".join(self.notes) if self.notes else
+                "no `with sweep.trial()` ran, and no engine's callback saw a trial (a Keras callback the fits did "
+                "not get, such as in Keras 3's SKLearnClassifier(fit_kwargs=...), or fits run in other processes: "
+                "n_jobs > 1)"))
+        elif not leaked:
             lines.append("no trial leaked")
+        if self.trials:
+            lines.extend(f"({note})" for note in self.notes)
         for record in leaked:
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
             lines.extend(f"  {obj}" for obj in record.leaks)
