@@ -276,7 +276,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep", action="store_true",
                         help="measure the script's sweep with SweepGuard: the iterations of the outermost loop that "
                         "builds and trains a model (the loop of a GG201/GG202 finding, else one calling .fit()/.train()) "
-                        "are trials; a trial that leaves its model alive makes the exit status 1")
+                        "are trials; a trial that leaves its model alive makes the exit status 1 (RSS retained alone is "
+                        "reported, not failed)")
     parser.add_argument("script", help="the Python script to run")
     # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
     parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")
@@ -460,7 +461,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"graphguard run --sweep: no report: {error}", file=sys.stderr)
         else:
             print(sweep_report, file=sys.stderr)
-            leaked = bool(sweep_report.leaked)
+            leaked = any(record.leaks for record in sweep_report.trials)  # objects kept; RSS alone is reported
     reports = launch.reports()
     traces = trace_guard.report()
     retraced = bool(traces.retracing)

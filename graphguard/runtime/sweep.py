@@ -543,6 +543,7 @@ class SweepGuard:
         self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
         self._track_bound = False  # graphguard run --sweep: track the values the trial's loop body binds
         self._engine_site: Optional[tuple[str, int]] = None  # (file, line) where the engine's callback was made
+        self._fits = 0  # fits seen by this guard's Keras callbacks (one count, however many callbacks)
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 
@@ -606,6 +607,17 @@ class SweepGuard:
             raise RuntimeError("sweep.track() needs a running trial: call it inside `with sweep.trial()`, or in "
                                "the objective of a search guarded by sweep.optuna_callback() or sweep.keras_callback()")
         return active.track(obj, *others, name=name)
+
+    @staticmethod
+    def _label(pairs: tuple[tuple[str, Any], ...]) -> str:
+        """``graphguard run --sweep``'s trial name from the loop target's names and values (``lr=0.001``):
+        each ``repr`` cut to 24 characters."""
+        import reprlib
+
+        short = reprlib.Repr()
+        short.maxstring = short.maxother = 24
+        short.maxlist = short.maxtuple = short.maxdict = 4
+        return ", ".join(f"{name}={short.repr(value)}" for name, value in pairs)
 
     def __reduce__(self) -> Any:
         """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that

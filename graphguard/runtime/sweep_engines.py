@@ -6,7 +6,8 @@ Each is one line in the user's code; the trials are the engine's, measured and j
     sweep = SweepGuard()
     study.optimize(objective, n_trials=20, callbacks=[sweep.optuna_callback()])       # Optuna
     tuner.search(x, y, epochs=5, callbacks=[sweep.keras_callback()])                   # Keras Tuner
-    GridSearchCV(SKLearnClassifier(build, fit_kwargs={"callbacks": [sweep.keras_callback()]}), grid)
+    GridSearchCV(SKLearnClassifier(build), grid).fit(x, y, callbacks=[sweep.keras_callback()])   # scikit-learn
+    GridSearchCV(KerasClassifier(build, callbacks=[sweep.keras_callback()]), grid).fit(x, y)      # SciKeras
     tune.Tuner(sweep.ray_trainable(train), ...).fit()                                  # Ray Tune
     print(sweep.report())
 
@@ -25,7 +26,10 @@ Each is one line in the user's code; the trials are the engine's, measured and j
   ``on_train_begin`` to ``on_train_end``, with the fitted model tracked. scikit-learn's
   ``GridSearchCV``/``RandomizedSearchCV``/``cross_validate`` over a Keras wrapper (Keras 3's
   ``keras.wrappers.SKLearnClassifier``, SciKeras) fit one clone per candidate and fold, and Keras Tuner
-  fits each trial's model with the callbacks given to ``search()``: each fit is a trial. Both copy the
+  fits each trial's model with the callbacks given to ``search()``: each fit is a trial. Where the
+  callback goes depends on the wrapper: Keras 3's ``SKLearnClassifier`` passes what ``search.fit(...)``
+  is given to each clone's ``fit`` (its ``__sklearn_clone__`` drops ``fit_kwargs``: a callback there
+  never runs); SciKeras drops what ``fit()`` is given and takes ``KerasClassifier(callbacks=[...])``. Both copy the
   callbacks they are given (``clone``, ``copy.deepcopy``): the copy is the callback itself. A search
   run in other processes (``n_jobs > 1`` with joblib's processes) is not measured there: the callback
   says so once. The refit of a search (``best_estimator_``) is its last fit: kept when the sweep ends,
@@ -273,7 +277,6 @@ def _callback_class(keras: Any) -> type:
             super().__init__()
             self._driver = driver
             self._trial: Optional["Trial"] = None
-            self._fits = 0
 
         def __deepcopy__(self, memo: dict) -> "SweepCallback":
             return self  # sklearn's clone() and Keras Tuner copy callbacks: every copy marks the same sweep
@@ -291,8 +294,8 @@ def _callback_class(keras: Any) -> type:
                     if model is not None:  # built for this fit, before this call: not the interrupted fit's
                         self._trial._before[id(model)] = weakref.ref(model)
                     self._driver.end(self._trial, error="fit interrupted")
-                self._fits += 1
-                self._trial = self._driver.begin(f"fit {self._fits}")
+                self._driver.guard._fits += 1
+                self._trial = self._driver.begin(f"fit {self._driver.guard._fits}")
                 if model is not None:
                     self._trial.track(model, name="model")
 

@@ -171,7 +171,7 @@ class _Roots:
         inner = sys._getframe(1)
         while inner is not None and _is_guard_frame(inner):  # this module's frames are guard frames too
             inner = inner.f_back
-        stacks.append((inner, f"the running {engine}"))
+        stacks.append((inner, ""))  # named per frame: the library whose code it is
         current = sys._getframe()
         for thread_frame in sys._current_frames().values():
             walk = thread_frame
@@ -179,12 +179,14 @@ class _Roots:
                 walk = walk.f_back
             if walk is None:  # another thread's stack
                 stacks.append((thread_frame, "another thread (a trial running in parallel)"))
-        for top, where in stacks:
+        for top, where_other in stacks:
             walk = top
             while walk is not None and walk is not sweep_frame:
                 if walk.f_code.co_flags & 0x01 and not _is_guard_frame(walk):
                     function = walk.f_code.co_name
                     namespace = walk.f_locals
+                    package = str(walk.f_globals.get("__name__", "")).partition(".")[0] or engine
+                    where = where_other or f"running code of {package}, under {engine}"
                     self.snapshots.add(id(namespace))
                     for var, value in namespace.items():
                         text = f"local `{var}` in {function}() ({where})"

@@ -17,8 +17,8 @@ where ``__graphguard_sweep__`` is the launcher's guard, bound in the script's gl
 script see it too). Its trials track the values the loop's body binds (``model``, ``solver``: the names
 rebound during the trial; not numbers, strings, functions, classes or modules), besides the Keras models,
 graphs and sessions every ``SweepGuard`` finds by itself. ``break``, ``continue`` and ``return`` leave the ``with`` as they leave the loop.
-A ``for`` loop's trials are named by its target (``lr=0.001``, ``fold=2``); a ``while`` loop's are
-``trial N``. The guard's report goes to stderr at the end, and a leak makes the exit status 1.
+A ``for`` loop's trials are named by its target (``lr=0.001``, ``fold=2``; each value's ``repr`` cut to
+24 characters, so ``tr=array([0, 1, 2, ...`` not the whole array); a ``while`` loop's are ``trial N``. The guard's report goes to stderr at the end, and a leak makes the exit status 1.
 
 The linter runs in-process on the one script (no TensorFlow import: it never imports it).
 """
@@ -129,12 +129,10 @@ def _names(target: ast.AST) -> list[str]:
 def _wrapped(loop: ast.AST) -> ast.With:
     """``with __graphguard_sweep__.trial(NAME):`` around ``loop``'s body, at its first line."""
     names = _names(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else []
-    if names:
-        parts: list[ast.expr] = []
-        for index, name in enumerate(names):
-            parts.append(ast.Constant(f"{', ' if index else ''}{name}="))
-            parts.append(ast.FormattedValue(ast.Name(name, ast.Load()), ord("r"), None))
-        label: ast.expr = ast.JoinedStr(parts)
+    if names:  # __graphguard_sweep__._label((("lr", lr), ...)): short reprs, an array is not 2 KB of name
+        pairs = [ast.Tuple([ast.Constant(name), ast.Name(name, ast.Load())], ast.Load()) for name in names]
+        label: ast.expr = ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "_label", ast.Load()),
+                                   [ast.Tuple(pairs, ast.Load())], [])
     else:
         label = ast.Constant(None)
     call = ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "trial", ast.Load()), [label], [])
