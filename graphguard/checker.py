@@ -320,8 +320,10 @@ class Checker:
         ``sources`` gives the bytes of files that are not read from disk (``check -`` reads stdin);
         ``jobs`` > 1 reads files in that many processes; ``cache`` is a
         :class:`~graphguard.cache.FactsCache`; ``prefilter`` skips files that cannot take part in a
-        finding (see the module docstring); files in ``explicit`` (named on the command line) are
-        always parsed, so their syntax errors are reported."""
+        finding (see the module docstring), wherever a file came from: named on the command line
+        (``explicit``, kept for the cache's run key), found in a folder, or given in ``sources``. A
+        file that mentions TensorFlow or Keras always passes it, so its syntax errors (GG001) are
+        still reported; one that does not would get no GG001 anyway."""
         # Facts, syntax trees and the summaries hold no reference cycles: reference counting frees
         # them, and the cyclic collector only rescans millions of live objects (on 723k lines it
         # took over half of phase 2, and more of loading the cache). Paused for the run.
@@ -376,11 +378,6 @@ class Checker:
                     continue
             todo.append(path)
         report.read = len(todo)
-        explicit = frozenset(explicit)
-        forced = [p for p in todo if p in explicit]
-        todo = [p for p in todo if p not in explicit]
-        for path in forced:
-            results[path] = _read_file(path, self._settings, project, prefilter=False)
         for path, result in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
             # Not cached: an internal error, or a file that could not be read (made readable again

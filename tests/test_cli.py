@@ -396,3 +396,20 @@ def test_reading_within_a_memory_limit_and_a_huge_size_setting(tmp_path):
     (tmp_path / "::error file=x::.py").write_text((tmp_path / "a.py").read_text())
     lines = graphguard("check", "--no-cache", "::error file=x::.py", cwd=tmp_path).stdout.splitlines()
     assert lines and not any(line.startswith("::") for line in lines)
+
+
+def test_named_files_pass_the_prefilter_like_discovered_ones(tmp_path):
+    # Issue 18: a file named on the command line (what pre-commit does) that cannot hold a finding costs
+    # a read and a regular-expression scan, as in a folder; a TensorFlow file's syntax error is still GG001.
+    from graphguard.checker import Checker
+
+    plain = tmp_path / "plain.py"
+    plain.write_text("def add(a, b):\n    return a + b\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("import tensorflow as tf\ndef f(:\n")
+    template = tmp_path / "template.py"
+    template.write_text("{{ not python }}\n")
+    paths = [str(plain), str(broken), str(template)]
+    report = Checker().check_paths(paths, explicit=paths)
+    assert report.skipped == 2  # plain.py and template.py: neither parsed
+    assert [(os.path.basename(d.filename), d.code) for d in report.diagnostics] == [("broken.py", "GG001")]
