@@ -14,6 +14,8 @@ In one run it measures, over the same files:
   again, the others' facts from the cache, summaries and findings recomputed);
 * graphguard serial: ``--jobs 1``, and whether its findings are byte-identical to the parallel run's;
 * graphguard with every file named (``explicit``, as pre-commit passes them), no cache;
+* where a cold serial run's time goes, stage by stage (read, prefilter, parse, phase 1, pickling the
+  facts as workers send them back, phases 2-3), and the size of the facts;
 * Fixit (``fixit lint``, its default rules), if Fixit is installed.
 
 It prints lines per second and the ratios (cold/floor, warm/cold), and the peak RSS of the process
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import io
 import os
 import random
@@ -229,6 +232,66 @@ def _run(files, jobs, cache, named=False):
     return elapsed, out.getvalue(), report
 
 
+def _breakdown(files: list[str]) -> dict[str, float]:
+    """Where a cold serial run's time goes, one stage at a time over every file (seconds): read the bytes,
+    the prefilter's byte searches, ``ast.parse`` of the files it keeps, phase 1 (``read_module``), the
+    facts pickled and unpickled as a worker sends them back (and their size, bytes), phases 2-3.
+    Notebooks are left out (their JSON decoding is a stage of its own)."""
+    import pickle
+
+    from graphguard.analysis.reader import read_module
+    from graphguard.checker import RELEVANT, Report, _imports_project, _project_names
+
+    files = [path for path in files if path.endswith((".py", ".pyi"))]
+    project = _project_names(files)
+    times = dict.fromkeys(("read", "prefilter", "parse", "phase 1", "pickle", "phases 2-3"), 0.0)
+    start = time.perf_counter()
+    sources = []
+    for path in files:
+        with open(path, "rb") as handle:
+            sources.append((path, handle.read()))
+    times["read"] = time.perf_counter() - start
+    start = time.perf_counter()
+    kept = [(path, source) for path, source in sources if RELEVANT.search(source) or _imports_project(source, project)]
+    times["prefilter"] = time.perf_counter() - start
+    # File by file, the tree dropped once its facts are read, with gc off: as the checker's workers do
+    # (keeping every tree alive makes the collector's passes, not the parser, the cost).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    modules = []
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for path, source in kept:
+                start = time.perf_counter()
+                try:
+                    tree = ast.parse(source, filename=path)
+                except (SyntaxError, ValueError):
+                    continue
+                parsed = time.perf_counter()
+                times["parse"] += parsed - start
+                lines = None if source.isascii() else source.splitlines(keepends=True)
+                try:
+                    modules.append(read_module(tree, path, lines, frozenset(), frozenset(), project))
+                except RecursionError:
+                    pass
+                del tree
+                times["phase 1"] += time.perf_counter() - parsed
+    finally:
+        gc.enable()
+        sys.setrecursionlimit(limit)
+    start = time.perf_counter()
+    blobs = [pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL) for module in modules]
+    modules = [pickle.loads(blob) for blob in blobs]
+    times["pickle"] = time.perf_counter() - start
+    times["facts bytes"] = float(sum(map(len, blobs)))
+    start = time.perf_counter()
+    Checker()._report(modules, Report(files=len(modules)))
+    times["phases 2-3"] = time.perf_counter() - start
+    return times
+
+
 def _fixit(files: list[str]) -> float | None:
     if shutil.which("fixit") is None:
         return None
@@ -272,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         serial, serial_out, _ = _run(files, 1, None)
         named, named_out, _ = _run(files, args.jobs, None, named=True)  # what pre-commit does: every file named
+        stages = _breakdown(files)
         fixit = None if args.no_fixit else _fixit(files)
         main_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
@@ -295,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parallel output byte-identical to serial: {'yes' if cold_out == serial_out else 'NO'}; "
               f"named identical to found: {'yes' if named_out == cold_out else 'NO'}; "
               f"warm runs identical to cold: {'yes' if warm_out == touched_out == cold_out else 'NO'}")
+        facts_bytes = stages.pop("facts bytes")
+        total = sum(stages.values())
+        print("cold serial run by stage (.py files; seconds, share, x floor): " + "; ".join(
+            f"{name} {seconds:.2f} s {seconds / total:.0%} {seconds / floor:.2f}x" for name, seconds in stages.items()))
+        print(f"facts sent back by workers: {facts_bytes / 2**20:.1f} MiB pickled ({facts_bytes / max(lines, 1):.0f} bytes per line)")
         print(f"peak RSS: main process {main_rss / 2**20:.0f} MiB, largest worker {child_rss / 2**20:.0f} MiB")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
