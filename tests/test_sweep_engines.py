@@ -581,3 +581,70 @@ for lr in (1, 2, 3):
     result = run_sweep(tmp_path, source)
     assert "LEAK? (RSS)" in result.stderr, result.stderr
     assert result.returncode == 0, result.stderr
+
+
+# -- regressions from the second trial (issue 17) --------------------------------------------------------
+
+
+def keras_model(keras, units=2):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+@needs("keras", "tensorflow")
+def test_a_model_bound_before_its_fit_is_a_loop_variable_and_raise_waits_for_the_report():
+    keras = pytest.importorskip("keras")
+    np = pytest.importorskip("numpy")
+    from graphguard import SweepLeakError
+
+    x, y = np.zeros((8, 3), "float32"), np.zeros((8, 2), "float32")
+    sweep = SweepGuard(on_leak="raise", max_retained_bytes=None, clear_session=True)
+    callback = sweep.keras_callback()
+    kept = []
+    for index in range(3):
+        m = keras_model(keras)  # bound before on_train_begin: the trial's window starts at the last fit's end
+        if index == 0:
+            kept.append(m)
+        m.fit(x, y, epochs=1, verbose=0, callbacks=[callback])  # raise does not come out of a fit
+    with pytest.raises(SweepLeakError, match="trial 'fit 1'"):
+        sweep.report()
+    report = SweepReport_of(sweep)
+    assert [record.leaked for record in report.trials] == [True, False, False], report
+    function = "test_a_model_bound_before_its_fit_is_a_loop_variable_and_raise_waits_for_the_report"
+    assert [str(obj.chain) for obj in report.trials[0].leaks] == [f"local `kept` in {function}() -> list[0] -> Sequential"]
+    del m, kept
+
+
+def SweepReport_of(sweep):
+    from graphguard.runtime import SweepReport
+
+    return SweepReport(sweep.records, None, 1, True)
+
+
+def test_optuna_has_no_refit_so_the_last_trial_alone_keeping_its_object_is_a_leak():
+    study = optuna_study()
+    kept = []
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+
+    def objective(trial):
+        net = sweep.track(Net())
+        if trial.number == 2:
+            kept.append(net)
+        return 0.0
+
+    study.optimize(objective, n_trials=3, callbacks=[sweep.optuna_callback()])
+    assert [record.leaked for record in sweep.report().trials] == [False, False, True]
+
+
+def test_a_trial_block_inside_an_engine_trial_says_what_to_do_and_no_tracking_is_said():
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+    sweep.optuna_callback()
+    with pytest.raises(RuntimeError, match="trials are run by Optuna .*use sweep.track"):
+        with sweep.trial("inner"):
+            pass
+    sweep.finish()
+    plain = SweepGuard(on_leak="ignore", max_retained_bytes=None, track_models=False)
+    with plain.trial():
+        pass
+    assert "no object was tracked in any trial" in str(plain.report())

@@ -260,6 +260,12 @@ class Trial:
             raise RuntimeError("a Trial can be entered once; call sweep.trial() for the next one")
         guard = self._guard
         if guard._active is not None:
+            if guard._active._driven:
+                raise RuntimeError(
+                    f"trial {self.name!r}: this SweepGuard's trials are run by {guard._engine} (its callback); "
+                    f"`with sweep.trial()` cannot run inside one: use sweep.track(obj) in the objective, or a "
+                    f"second SweepGuard for an inner loop"
+                )
             raise RuntimeError(
                 f"trials of one SweepGuard do not nest: trial {self.name!r} was started inside trial "
                 f"{guard._active.name!r}; use a second SweepGuard for an inner loop"
@@ -277,6 +283,12 @@ class Trial:
         self._graph, self._graph_version = _default_graph()
         if self._frame is not None:
             self._names = {name: id(value) for name, value in list(_namespace(self._frame).items())}
+            window = guard._names_since if self._driven else None
+            if window is not None and window[0] == _frame_key(self._frame):
+                # An engine's trial starts inside the engine, after the code between two trials ran
+                # (``m = make()`` before ``m.fit(...)``): its loop variables are the names rebound since
+                # the previous trial ended.
+                self._names = dict(window[1])
         self._start = time.perf_counter()
         self._guard_start_seconds = self._start - started
         return self
@@ -367,6 +379,9 @@ class Trial:
         self._slot = len(guard._records)
         guard._records.append(record)
         guard._pending = _Pending(self._slot, self.index, objects, dict(self._names), key)
+        guard._names_since = None
+        if self._driven and frame is not None:
+            guard._names_since = (key, {name: id(value) for name, value in list(_namespace(frame).items())})
         self._frame = None  # frames hold every local: never keep one past the trial
         self._tracked.clear()
         self._before.clear()
@@ -540,10 +555,14 @@ class SweepGuard:
         self._namespaces: dict[int, str] = {}  # id(globals) -> label: namespaces that are roots like modules
         self._remote: list[Any] = []  # sources of trials judged in other processes (Ray Tune workers)
         self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
-        self._keep_last = True  # an engine's last trial may be its result (see _keep_result)
+        self._keep_last = False  # Keras's callback: a search's last fit may be its result (see _keep_result)
         self._track_bound = False  # graphguard run --sweep: track the values the trial's loop body binds
         self._engine_site: Optional[tuple[str, int]] = None  # (file, line) where the engine's callback was made
         self._fits = 0  # fits seen by this guard's Keras callbacks (one count, however many callbacks)
+        # (frame key, {name: id(value)}) of the sweep's frame at an engine trial's end: where the next
+        # engine trial's loop-variable window starts (see Trial.__enter__).
+        self._names_since: Optional[tuple[Any, dict[str, int]]] = None
+        self._defer_raise = False  # on_leak="raise" waits for report()/finish() (an engine that catches errors)
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
 
@@ -693,7 +712,7 @@ class SweepGuard:
             source.close()
         for hook in self._finish_hooks:
             hook()
-        self._notify(raising)
+        self._notify(raising, finishing=True)
 
     def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
                at: str) -> None:
@@ -917,11 +936,12 @@ class SweepGuard:
                 return False
         return any(trial < index and object_id != id(obj) for trial, object_id in entry[1])
 
-    def _notify(self, raising: bool) -> None:
+    def _notify(self, raising: bool, finishing: bool = False) -> None:
         """Call ``on_leak`` for the judged leaking trials not yet notified, oldest first. With an exception
-        leaving a trial's block (``raising`` False), ``"raise"`` waits for the next judgement."""
+        leaving a trial's block (``raising`` False), ``"raise"`` waits for the next judgement; under an
+        engine that catches what a fit raises (Keras, in scikit-learn's searches), for the sweep's end."""
         while self._unnotified:
-            if self.on_leak == "raise" and not raising:
+            if self.on_leak == "raise" and (not raising or (self._defer_raise and not finishing)):
                 return
             self._on_leak(self._unnotified.pop(0))
 

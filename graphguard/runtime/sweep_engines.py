@@ -130,9 +130,9 @@ class _Driver:
         guard = self.guard
         guard._count += 1
         trial = Trial(guard, name or f"trial {guard._count}", guard._count, _sweep_frame(self.code))
+        trial._driven = True
         trial.__enter__()
         trial._standby = standby
-        trial._driven = True
         return trial
 
     def end(self, trial: "Trial", name: Optional[str] = None, error: Optional[str] = None) -> None:
@@ -183,6 +183,7 @@ class OptunaCallback:
         self.leaked: list[int] = []
         guard._close_engine_trial()  # a previous study's callback left its next trial open
         self._driver = _Driver(guard, "Optuna", code)
+        guard._keep_last = False  # a study keeps no model of its own: the last trial is judged like the others
         self._numbers: dict[int, int] = {}  # guard trial index -> Optuna trial number
         self._published: set[int] = set()  # guard trial indexes written to the study
         self._study: Any = None
@@ -345,10 +346,15 @@ def _unmeasured_callback(keras_name: str) -> Any:
 def keras_callback(guard: "SweepGuard", keras: Optional[str] = None,
                    code: Optional[tuple[types.CodeType, str, int]] = None) -> Any:
     """A Keras callback that makes every ``fit`` it is passed to a trial of ``guard`` (see the module
-    docstring). ``keras``: ``"keras"`` (Keras 3) or ``"tf_keras"``; default the one imported. Raises
-    ``ImportError`` when no Keras is installed, ``ValueError`` for another ``keras``."""
+    docstring). ``on_leak="raise"`` raises at ``report()``/``finish()``, not out of a fit: scikit-learn's
+    searches catch what a fit raises and score it as a failed fit. ``keras``: ``"keras"`` (Keras 3) or
+    ``"tf_keras"``; default the one imported. Raises ``ImportError`` when no Keras is installed,
+    ``ValueError`` for another ``keras``."""
     module = _keras_module(keras)
-    return _callback_class(module)(_Driver(guard, "Keras", code))
+    driver = _Driver(guard, "Keras", code)
+    guard._defer_raise = True
+    guard._keep_last = True  # a search's refit (best_estimator_) is its last fit
+    return _callback_class(module)(driver)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -278,6 +278,10 @@ class SweepReport:
             lines.append("no trial leaked")
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
+            if not any(record.alive_at_end or record.alive for record in self.trials):
+                lines.append("(no object was tracked in any trial, so only RSS and graph ops were judged: track what "
+                             "a trial makes with trial.track(obj) or sweep.track(obj); Keras models, tf.Graphs and "
+                             "sessions are found without it)")
         for record in leaked:
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
             lines.extend(f"  {obj}" for obj in record.leaks)
