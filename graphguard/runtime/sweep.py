@@ -77,8 +77,10 @@ reference search; the guard then stays unfrozen until the sweep is finished, so 
 what it did before. Nothing a trial made is ever frozen: the guards freeze only when no trial object
 exists (see :class:`~graphguard.runtime.sweep_measure._Freeze`).
 
-This module is the guard: :class:`SweepGuard`, :class:`Trial`, the trials' bookkeeping, the judgement
-one trial later and ``on_leak``. The records are in :mod:`graphguard.runtime.sweep_report`, the process
+This module is the guard: :class:`SweepGuard`, :class:`Trial`, the trials' bookkeeping and ``on_leak``;
+the judgement one trial later (objects alive, chains, one-at-a-time holders, reasons) is in
+:mod:`graphguard.runtime.sweep_judgement`, the engines' callbacks in
+:mod:`graphguard.runtime.sweep_engines`. The records are in :mod:`graphguard.runtime.sweep_report`, the process
 measurements (RSS, models, graphs) in :mod:`graphguard.runtime.sweep_measure`, and the reference search
 (:func:`find_chain`) in :mod:`graphguard.runtime.sweep_references`; their public names are importable
 from here too.
@@ -99,7 +101,6 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from graphguard.runtime.report import bytes_text
 from graphguard.runtime.sweep_measure import (
     FREEZE,
     _auto_classes,
@@ -112,17 +113,14 @@ from graphguard.runtime.sweep_measure import (
 )
 from graphguard.runtime.sweep_references import (
     CHAIN_DEPTH,
-    CHAIN_FRONTIER,
     CHAIN_SECONDS,
-    _edge,
     _is_guard_frame,
     _namespace,
-    _Roots,
-    _search,
     _type_name,
     find_chain,
     loop_variables,
 )
+from graphguard.runtime.sweep_judgement import _Judgement, _measure_reasons
 from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, SweepReport, TrialRecord
 
 if TYPE_CHECKING:
@@ -411,37 +409,6 @@ def _frame_key(frame: Optional[types.FrameType]) -> Optional[tuple[Any, ...]]:
     return ("module", id(frame.f_globals))
 
 
-def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: bool, limit: Optional[int],
-                     *, objects_judged: bool, leaks: tuple[str, ...] = ()) -> list[str]:
-    """The reasons a trial leaks: objects alive (names in ``leaks``), RSS over ``limit`` and default-graph
-    ops after warm-up. An RSS-only flag on a judged trial says that the memory may not be this trial's."""
-    reasons = []
-    if leaks:
-        reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive ({', '.join(leaks)})")
-    if not warmup and retained is not None and limit is not None and retained > limit:
-        text = f"+{bytes_text(retained)} RSS retained (over {bytes_text(limit)})"
-        if objects_judged and not leaks:
-            text += ", no object of this trial alive: the memory may belong to an earlier trial or to a cache"
-        reasons.append(text)
-    if not warmup and graph_ops:
-        reasons.append(f"+{graph_ops} ops kept in the default graph")
-    return reasons
-
-
-def _slot_of(tail: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, str]]:
-    """``(owner, attribute)`` when a chain's last link is an object's attribute (``es._model``), else None."""
-    if tail is None:
-        return None
-    holder, (kind, label), owner, owner_edge = tail
-    if isinstance(holder, dict):
-        if kind == "key" and isinstance(label, str) and owner is not None and owner_edge == ("dict", None):
-            return owner, label
-        return None
-    if kind == "attr" and isinstance(label, str):
-        return holder, label
-    return None
-
-
 #: What ``--sweep`` does not track among the values a loop body binds: code, classes, modules.
 _NOT_TRACKED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
 
@@ -466,7 +433,7 @@ def _check_type(name: str, value: Any, kinds, expected: str, optional: bool = Fa
         raise TypeError(f"SweepGuard(): {name} must be {expected}, not {value!r}")
 
 
-class SweepGuard:
+class SweepGuard(_Judgement):
     """Measure each trial of a sweep and report what it leaves behind (see the module docstring).
 
     A trial's objects are judged one trial later: at the end of the next trial, or, for the last trial,
@@ -714,50 +681,6 @@ class SweepGuard:
             hook()
         self._notify(raising, finishing=True)
 
-    def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
-               at: str) -> None:
-        """Judge the pending trial's objects now. ``frame``: the code running the sweep now, ``names``:
-        its loop variables for the trial ending now; the names changed since the pending trial started
-        are loop variables too (when ``frame`` runs in the same namespace)."""
-        pending, self._pending = self._pending, None
-        young: Optional[frozenset[int]] = None
-        if FREEZE.frozen and any(ref() is not None for ref, _, _ in pending.objects):
-            # Alive after a collection of the unfrozen objects only: thaw, and let a full one decide.
-            # First, which of its direct holders were not frozen (made since the first trial started):
-            # the others are long-lived objects from before the sweep (see _chains).
-            still = [obj for obj in (ref() for ref, _, _ in pending.objects) if obj is not None]
-            young = frozenset(map(id, gc.get_referrers(*still)))
-            del still
-            FREEZE.thaw()
-            gc.collect()
-        live: list[Any] = []
-        labels: list[tuple[str, str]] = []
-        freed = 0
-        for ref, name, source in pending.objects:
-            obj = ref()
-            if obj is None:
-                freed += 1
-            else:
-                live.append(obj)
-                labels.append((name, source))
-        if frame is not None and pending.frame_key is not None and pending.frame_key == key:
-            names = names | loop_variables(pending.names, frame)
-        alive = self._chains(live, labels, frame, names, pending.index, young) if live else ()
-        del live
-        record = self._records[pending.slot]
-        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
-                                   objects_judged=True, leaks=tuple(obj.name for obj in alive if obj.leaked))
-        record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons), judged=True, judged_at=at,
-                         freed_later=freed)
-        self._records[pending.slot] = record
-        if record.leaked:
-            self._unnotified.append(record)
-
-    def _limit(self, index: int) -> Optional[int]:
-        """``max_retained_bytes`` for trial ``index``; None when it overlapped other trials (the process's
-        RSS then holds their work in progress too)."""
-        return None if index in self._rss_unjudged else self.max_retained_bytes
-
     def _close_engine_trial(self) -> None:
         """The trial an engine's callback left open: dropped when nothing happened in it (the next trial
         that never came), else ended as interrupted (an exception out of ``optimize()``, a fit that raised
@@ -774,167 +697,6 @@ class SweepGuard:
         active._error_name = active._error_name or "interrupted"
         active._standby = False
         active.__exit__(None, None, None)
-
-    def _keep_result(self, slot: int) -> None:
-        """A library-driven sweep's last trial, judged at its end: when no earlier trial of the sweep
-        left an object alive, its objects still alive are the search's result (``AliveObject.kept``)."""
-        record = self._records[slot]
-        if not record.leaks or any(other.leaks for other in self._records[:slot]):
-            return
-        alive = tuple(replace(obj, kept="the sweep's result") if obj.leaked else obj for obj in record.alive)
-        reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
-                                   objects_judged=True, leaks=())
-        self._records[slot] = record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons))
-        if self._unnotified and self._unnotified[-1].index == record.index:
-            if record.leaked:
-                self._unnotified[-1] = record
-            else:
-                self._unnotified.pop()
-
-    def _chains(self, targets: list[Any], labels: list[tuple[str, str]], frame: Optional[types.FrameType],
-                names: frozenset[str], index: int, young: Optional[frozenset[int]] = None) -> tuple[AliveObject, ...]:
-        """Chains for the objects in ``targets`` (bounded by ``chain_seconds`` in all). An automatically
-        tracked object whose chain passes through another alive target (a ``Sequential``'s inner
-        ``Functional``) is left out: its holder is reported. A chain whose last link is an attribute that
-        held an earlier trial's object at that trial's end (a one-at-a-time holder: a callback's
-        ``model``) is searched again without that link: another holder is the chain, a loop variable
-        excuses it, none at all excuses it as the slot (``AliveObject.slot``). ``young``: when the objects
-        were judged after a thaw (see :class:`~graphguard.runtime.sweep_measure._Freeze`), the ids of
-        their direct holders that were not frozen; an attribute of a frozen holder (an object made before
-        the sweep's first trial, which the cheap scans at the trials' ends could not see) holds one
-        object at a time: a slot too."""
-        roots = _Roots(frame, frame, names, engine=self._engine, namespaces=self._namespaces)
-        deadline = time.perf_counter() + self.chain_seconds
-        results: list[tuple[Any, ...]] = []
-        for obj, (name, source) in zip(targets, labels):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                results.append((name, _type_name(obj), source, None, None, None, frozenset()))
-                continue
-            ignore = (targets, labels, results)
-            chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
-            slot_text = None
-            slot = _slot_of(tail) if loop_variable is None and chain.root_kind != "unknown" else None
-            if slot is not None and (self._is_slot(slot[0], slot[1], obj, index)
-                                     or (young is not None and id(tail[0]) not in young)):
-                skip = {id(tail[0]), id(slot[0])}
-                try:  # naming the attribute may have made the owner's __dict__ (Python 3.11+ inline values)
-                    skip.add(id(object.__getattribute__(slot[0], "__dict__")))
-                except (AttributeError, TypeError):
-                    pass
-                left = max(deadline - time.perf_counter(), 0.5)
-                again, loop_again, path_again, _ = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER,
-                                                           ignore, skip_first=frozenset(skip))
-                if loop_again is not None or again.root_kind != "unknown":
-                    chain, loop_variable, path = again, loop_again, path_again
-                else:
-                    slot_text = f"`{_type_name(slot[0])}.{slot[1]}`"
-            del tail, slot
-            results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path))
-        ids = {id(obj) for obj in targets}
-        paths = {id(obj): result[6] for obj, result in zip(targets, results)}
-        known = {id(obj) for obj, result in zip(targets, results) if result[3] is not None and result[3].root_kind != "unknown"}
-        kept = []
-        for obj, (name, type_name, source, chain, loop_variable, slot_text, path) in zip(targets, results):
-            others = (path & ids) - {id(obj)}
-            if source != "track" and others:
-                if id(obj) in known:
-                    continue  # its chain passes through another alive object: that one is reported
-                # No root found, but the search went through another alive object: reported through it,
-                # unless the two reach each other and neither has a root (then the first is kept).
-                if others & known or any(id(obj) not in paths[other] or other in {id(o) for o, _ in kept}
-                                         for other in others):
-                    continue
-            elif others & known and id(obj) not in known and loop_variable is None:
-                # A tracked object with no root of its own within the bounds, reached through another alive
-                # object that has one (a solver's model): reported through that one, by name.
-                holder = next(alive for alive, result in zip(targets, results) if id(alive) in others & known)
-                held_by = results[[id(t) for t in targets].index(id(holder))]
-                chain = ReferenceChain(held_by[3].root_kind, held_by[3].root, (*held_by[3].hops, held_by[1], "..."),
-                                       type_name)
-            kept.append((obj, AliveObject(name, type_name, source, chain, loop_variable, slot_text)))
-        del paths
-        return tuple(alive for _, alive in kept)
-
-    def _note_holders(self, targets: list[Any], index: int) -> None:
-        """Remember which object attributes hold ``targets`` (trial ``index``'s objects alive at its end):
-        one ``gc.get_referrers`` pass, and one more for the ``__dict__`` holders' owners. Weak references
-        and ids only."""
-        wanted = {id(obj): obj for obj in targets}
-        referrers = gc.get_referrers(*targets)
-        skip = (types.FrameType, list, tuple, set, frozenset, types.CellType, types.FunctionType, type, types.ModuleType)
-        dicts: list[tuple[dict, str, int]] = []
-        for holder in referrers:
-            if holder is wanted or holder is targets or isinstance(holder, skip):
-                continue
-            for child in gc.get_referents(holder):
-                if wanted.get(id(child)) is not child:
-                    continue
-                kind, label = _edge(holder, child)
-                if not isinstance(label, str):
-                    continue
-                if isinstance(holder, dict):
-                    if kind == "key":
-                        dicts.append((holder, label, id(child)))
-                elif kind == "attr":
-                    self._note_slot(holder, label, id(child), index)
-        del referrers, wanted
-        if dicts:
-            by_id = {id(namespace): namespace for namespace, _, _ in dicts}
-            owners = gc.get_referrers(*by_id.values())
-            found: set[int] = set()
-            for owner in owners:
-                if owner is by_id or owner is dicts or isinstance(owner, (dict, list, tuple, types.FrameType)):
-                    continue
-                try:
-                    namespace = object.__getattribute__(owner, "__dict__")
-                except (AttributeError, TypeError):
-                    continue
-                if by_id.get(id(namespace)) is namespace:
-                    found.add(id(namespace))
-                    for held, label, object_id in dicts:
-                        if held is namespace:
-                            self._note_slot(owner, label, object_id, index)
-            # A __dict__ whose owner the pass did not see: the owner is frozen (made before the sweep;
-            # its __dict__ became tracked when it got the trial's object). Noted by the dict's id.
-            for held, label, object_id in dicts:
-                if id(held) not in found:
-                    self._note_slot(held, label, object_id, index, by_id=True)
-            del owners, by_id
-        del dicts
-
-    def _note_slot(self, owner: Any, attr: str, object_id: int, index: int, by_id: bool = False) -> None:
-        """Note that ``owner.attr`` held ``object_id`` at trial ``index``'s end. ``by_id``: ``owner`` is an
-        object's ``__dict__`` (no weak reference possible; keyed by its id, checked against the owner's
-        ``__dict__`` when judged)."""
-        key = (id(owner), attr)
-        entry = self._slots.get(key)
-        if by_id:
-            if entry is None or entry[0] is not None:
-                entry = [None, []]
-                self._slots[key] = entry
-        elif entry is None or entry[0] is None or entry[0]() is not owner:
-            try:
-                entry = [weakref.ref(owner), []]
-            except TypeError:
-                return
-            self._slots[key] = entry
-            if len(self._slots) > 4096:  # drop the entries of owners since freed
-                self._slots = {k: v for k, v in self._slots.items() if v[0] is None or v[0]() is not None}
-        entry[1] = [*entry[1][-7:], (index, object_id)]
-
-    def _is_slot(self, owner: Any, attr: str, obj: Any, index: int) -> bool:
-        """True when ``owner.attr`` held another object of an earlier trial at that trial's end."""
-        entry = self._slots.get((id(owner), attr))
-        if entry is None or entry[0] is None or entry[0]() is not owner:
-            try:
-                namespace = object.__getattribute__(owner, "__dict__")
-            except (AttributeError, TypeError):
-                return False
-            entry = self._slots.get((id(namespace), attr))
-            if entry is None or entry[0] is not None:
-                return False
-        return any(trial < index and object_id != id(obj) for trial, object_id in entry[1])
 
     def _notify(self, raising: bool, finishing: bool = False) -> None:
         """Call ``on_leak`` for the judged leaking trials not yet notified, oldest first. With an exception

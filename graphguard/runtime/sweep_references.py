@@ -41,7 +41,7 @@ CHAIN_FRONTIER = 64
 #: are neither roots nor holders, and a warning names the first frame outside them.
 _GUARD_FILES = frozenset(
     os.path.normcase(os.path.abspath(os.path.join(os.path.dirname(__file__), name)))
-    for name in ("sweep.py", "sweep_measure.py", "sweep_references.py", "sweep_report.py", "sweep_engines.py")
+    for name in ("sweep.py", "sweep_measure.py", "sweep_references.py", "sweep_report.py", "sweep_engines.py", "sweep_judgement.py")
 )
 
 
