@@ -195,6 +195,16 @@ def test_engine_calls_are_checked_at_the_call():
 # -- the Keras callback, in-process --------------------------------------------------------------------
 
 
+def boom_callback(keras):
+    """A Keras callback class whose ``on_epoch_end`` raises: a fit that fails before ``on_train_end``."""
+
+    class Boom(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyError("boom")
+
+    return Boom
+
+
 @needs("keras", "tensorflow")
 def test_keras_callback_is_its_own_copy_and_an_interrupted_fit_is_ended():
     keras = pytest.importorskip("keras")
@@ -206,9 +216,7 @@ def test_keras_callback_is_its_own_copy_and_an_interrupted_fit_is_ended():
         sweep.keras_callback(keras="torch")
     x, y = np.zeros((8, 3), "float32"), np.zeros((8, 1), "float32")
 
-    class Boom(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            raise KeyError("boom")
+    Boom = boom_callback(keras)
 
     for units in (2, 3, 4):
         model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])
@@ -450,9 +458,7 @@ def test_a_failed_last_fit_is_ended_at_the_report():
     callback = sweep.keras_callback()
     x, y = np.zeros((8, 3), "float32"), np.zeros((8, 1), "float32")
 
-    class Boom(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            raise KeyError("boom")
+    Boom = boom_callback(keras)
 
     for units in (2, 3):
         model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])

@@ -75,6 +75,7 @@ from graphguard.runtime.guard import (
     RssGrowthError,
 )
 from graphguard.runtime.report import GuardReport
+from graphguard.runtime.sweep_script import GUARD_NAME
 from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
 from graphguard.runtime.trace_report import TraceReport
 
@@ -425,7 +426,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if code is None:  # a zip archive with a __main__.py, which python runs too
             runpy.run_path(args.script, run_name="__main__")
         else:
-            _run_main(code, script, None if sweep is None else {_SWEEP_NAME: sweep},
+            _run_main(code, script, None if sweep is None else {GUARD_NAME: sweep},
                       None if sweep is None else _finish_in(script))
     except SystemExit as stop:
         status = _exit_status(stop.code)
@@ -472,14 +473,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return status
 
 
-_SWEEP_NAME = "__graphguard_sweep__"
-
-
 def _finish_in(script: str) -> Any:
     """``--sweep``: judge the last trial from code running in the script's own globals, as if the script
     called ``finish()`` on its last line: a loop at module level then has its variables as loop
     variables (the last ``model`` is not a leak), and what the script's globals hold is still there."""
-    code = compile(f"{_SWEEP_NAME}.finish()", script, "exec", dont_inherit=True)
+    code = compile(f"{GUARD_NAME}.finish()", script, "exec", dont_inherit=True)
 
     def finish(namespace: dict[str, Any]) -> None:
         exec(code, namespace)
@@ -491,9 +489,8 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
     """``--sweep``: (the instrumented code, its SweepGuard); None when no loop trains a model (said on
     stderr; the script runs as it is); an exit status for a script that cannot be instrumented."""
     from graphguard.runtime.sweep import SweepGuard
-    from graphguard.runtime.sweep_script import GUARD_NAME, plan
+    from graphguard.runtime.sweep_script import plan
 
-    assert GUARD_NAME == _SWEEP_NAME
     if code is None or code.co_filename != script:
         print(f"graphguard run: error: --sweep needs the script's source; {typed} is a zip archive or a .pyc",
               file=sys.stderr)
