@@ -44,7 +44,17 @@ class _SafeUnpickler(pickle.Unpickler):
     (``graphguard.checker`` + ``os.system``) or anything that is not a class defined in graphguard
     (or one of its enum members and markers) is refused."""
 
+    _allowed: dict = {}  # (module, name) -> what find_class gave, for the next pickle (entries are one each)
+
     def find_class(self, module, name):
+        found = self._allowed.get((module, name))
+        if found is not None:
+            return found
+        found = self._find_class(module, name)
+        self._allowed[(module, name)] = found
+        return found
+
+    def _find_class(self, module, name):
         if "." in name or not name.isidentifier():
             raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a graphguard cache")
         if module == "builtins" and name in _ALLOWED_BUILTINS:
@@ -122,10 +132,9 @@ class FactsCache:
     def _load(path: str):
         try:
             # Only a regular file: a FIFO planted here would hang every run.
-            return _SafeUnpickler(io.BytesIO(read_regular(path, limit=1 << 31))).load()
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError,
-                KeyError, IndexError, MemoryError, OverflowError, RecursionError):
-            return None  # no cache, or one from another version: start afresh
+            return loads(read_regular(path, limit=1 << 31))
+        except OSError:
+            return None  # no cache
 
     @staticmethod
     def key(path: str) -> tuple | None:
@@ -140,18 +149,32 @@ class FactsCache:
         return (stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino)
 
     def get(self, path: str, key: tuple):
+        """The value stored for ``path`` under ``key`` (its :meth:`key` when it was stored), or None."""
         if self._entries is None:
             entries = self._load(self.path)
             self._entries = entries if isinstance(entries, dict) else {}
         entry = self._entries.get(os.path.abspath(path))
-        if entry is not None and entry[0] == key:
-            return entry[1]
+        if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], bytes):
+            return loads(entry[1])
         return None
 
-    def put(self, path: str, key: tuple, value) -> None:
+    def get_any(self, path: str):
+        """Whatever is stored for ``path``, under any key (the facts a file had before it changed), or None."""
+        if self._entries is None:
+            self.get(path, None)
+        entry = self._entries.get(os.path.abspath(path))
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes):
+            return loads(entry[1])
+        return None
+
+    def put(self, path: str, key: tuple, value, pickled: bytes | None = None) -> None:
+        """Store ``value`` for ``path`` under ``key``; ``pickled`` is ``value`` already pickled (as a
+        worker process sends it back), kept as it is. Entries stay pickled, one each, so a run loads
+        only the entries it uses, and saving after one changed file writes the others' bytes as they were."""
         if self._entries is None:
             self.get(path, key)
-        self._entries[os.path.abspath(path)] = (key, value)
+        self._entries[os.path.abspath(path)] = (key, pickled if pickled is not None else
+                                                pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         self._dirty = True
 
     def run_result(self, run_key: str):
@@ -183,6 +206,16 @@ class FactsCache:
                 self._run = None
         except OSError:
             pass
+
+
+def loads(data: bytes):
+    """Unpickle ``data`` with the allow-list of graphguard's own classes; None when it cannot be read
+    (damaged, or written by another version)."""
+    try:
+        return _SafeUnpickler(io.BytesIO(data)).load()
+    except (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError,
+            KeyError, IndexError, MemoryError, OverflowError, RecursionError):
+        return None  # from another version, or damaged: start afresh
 
 
 def _write_atomically(path: str, value) -> None:

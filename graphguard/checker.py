@@ -34,6 +34,7 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import pickle
 import re
 import signal
 import sys
@@ -273,8 +274,12 @@ def _die_with_parent() -> None:
         pass
 
 
-def _worker_read(path: str) -> FileResult:
-    return _read_file(path, _WORKER["settings"], _WORKER["project"], _WORKER["prefilter"])
+def _worker_read(path: str) -> bytes:
+    """One file's :class:`FileResult`, pickled here: the main process keeps these bytes as the file's
+    cache entry and unpickles them once (the pool would otherwise unpickle the result and the cache
+    pickle it again)."""
+    result = _read_file(path, _WORKER["settings"], _WORKER["project"], _WORKER["prefilter"])
+    return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class Checker:
@@ -378,13 +383,13 @@ class Checker:
                     continue
             todo.append(path)
         report.read = len(todo)
-        for path, result in zip(todo, self._read_all(todo, project, jobs, prefilter)):
+        for path, (result, pickled) in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
             # Not cached: an internal error, or a file that could not be read (made readable again
             # by chmod, it keeps its modification time).
             if (cache is not None and keys.get(path) is not None and result.error is None
                     and not any(d[0] == "GG002" for d in result.diagnostics)):
-                cache.put(path, keys[path], result)
+                cache.put(path, keys[path], result, pickled)
 
         modules = []
         for path in paths:
@@ -422,9 +427,10 @@ class Checker:
 
     # ------------------------------------------------------------------ phases
 
-    def _read_all(self, paths: list[str], project, jobs: int, prefilter: bool = True) -> list[FileResult]:
+    def _read_all(self, paths: list[str], project, jobs: int, prefilter: bool = True) -> list[tuple]:
+        """(:class:`FileResult`, its pickle or None) for each of ``paths``, in order."""
         if jobs <= 1 or len(paths) < 2 * jobs:
-            return [_read_file(path, self._settings, project, prefilter) for path in paths]
+            return [(_read_file(path, self._settings, project, prefilter), None) for path in paths]
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))
@@ -434,16 +440,17 @@ class Checker:
             # concurrent.futures, not multiprocessing.Pool: a worker that dies (the OOM killer on a huge
             # file, ``kill -9``) breaks the pool with an error instead of hanging the run forever.
             with _workers(jobs, context, initargs) as pool:
-                for result in pool.map(_worker_read, paths, chunksize=chunk):
-                    results.append(result)
+                for pickled in pool.map(_worker_read, paths, chunksize=chunk):
+                    results.append((pickle.loads(pickled), pickled))
         except BrokenProcessPool:
             # Read what is left one file per process, to name the file whose reader dies.
             for path in paths[len(results):]:
                 try:
                     with _workers(1, context, initargs) as pool:
-                        results.append(pool.submit(_worker_read, path).result())
+                        pickled = pool.submit(_worker_read, path).result()
+                        results.append((pickle.loads(pickled), pickled))
                 except BrokenProcessPool:
-                    results.append(FileResult(error=f"{path}: the process reading it died (killed, or out of memory)"))
+                    results.append((FileResult(error=f"{path}: the process reading it died (killed, or out of memory)"), None))
         return results
 
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:

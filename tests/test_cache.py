@@ -204,8 +204,8 @@ def _dying_reader(path):
 
     if path in _VICTIM:
         os._exit(9)
-    return checker_module._read_file(path, checker_module._WORKER["settings"], checker_module._WORKER["project"],
-                                     checker_module._WORKER["prefilter"])
+    return pickle.dumps(checker_module._read_file(path, checker_module._WORKER["settings"],
+                                                  checker_module._WORKER["project"], checker_module._WORKER["prefilter"]))
 
 
 def test_a_worker_that_dies_is_reported_not_waited_for(tmp_path, monkeypatch):
@@ -252,8 +252,14 @@ def test_a_damaged_cache_is_read_afresh(tmp_path):
     import io
 
     entries = _SafeUnpickler(io.BytesIO(facts.read_bytes())).load()
-    for damage in ((lambda key, value: (key, Loop(1, 2, 3))),
-                   (lambda key, value: (key, value) if setattr(value.facts, "functions", 5) is None else None)):
+    def wrong_functions(key, value):
+        result = pickle.loads(value)
+        result.facts.functions = 5
+        return key, pickle.dumps(result)
+
+    # Entries are kept pickled, one each: damaged as a whole, inside, and cut short
+    for damage in ((lambda key, value: (key, Loop(1, 2, 3))), (lambda key, value: (key, pickle.dumps(Loop(1, 2, 3)))),
+                   wrong_functions, (lambda key, value: (key, value[:20]))):
         entries = {path: damage(*entry) for path, entry in entries.items()}
         facts.write_bytes(pickle.dumps(entries))
         for run in folder.glob("*/run-*.pickle"):

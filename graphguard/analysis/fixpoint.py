@@ -15,6 +15,7 @@ third-party code and are ignored.
 
 from __future__ import annotations
 
+import heapq
 import os
 from dataclasses import dataclass, field
 
@@ -323,14 +324,38 @@ class Project:
                                          if call.samples or call.values])
                               for module, summary, calls, *_ in edges]
         edges_with_samples = [(summary, calls) for summary, calls in edges_with_samples if calls]
+        # Rounds as a pass over every edge in order would make them, but a pass runs only the edges
+        # whose inputs (their callees' summaries, or their own) changed since they last ran: an edge
+        # changed by one earlier in the pass runs again in this pass, by one later (or itself) in the
+        # next, so every round ends in the same state as a full pass.
+        readers: dict[int, set] = {}  # id(summary) -> indices of the edges that read it
+        owner = {id(edge[1]): index for index, edge in enumerate(edges)}
+        for index, (module, summary, calls, returns, model_returns, trials) in enumerate(edges):
+            for callee in (*(c[1] for c in calls), *returns, *(m[1] for m in model_returns), *trials):
+                if isinstance(callee, Summary):
+                    readers.setdefault(id(callee), set()).add(index)
+        stale = set(range(len(edges)))
         changed = True
         rounds = 0
         while changed and rounds < 50:
-            changed = False
+            any_change = False
             rounds += 1
-            if predicts and self._decide_predicts(predicts, edges_with_samples):
-                changed = True
-            for module, summary, calls, returns, model_returns, trials in edges:
+            decided: list = []
+            if predicts and self._decide_predicts(predicts, edges_with_samples, decided):
+                any_change = True
+                for summary in decided:
+                    stale.update(readers.get(id(summary), ()))
+                    if id(summary) in owner:
+                        stale.add(owner[id(summary)])
+            todo = sorted(stale)
+            stale = set()
+            queued = set(todo)
+            heapq.heapify(todo)
+            while todo:
+                index = heapq.heappop(todo)
+                queued.discard(index)
+                module, summary, calls, returns, model_returns, trials = edges[index]
+                changed = False
                 for call, callee, repeats, repeats_model in calls:
                     if callee is summary:
                         continue
@@ -371,15 +396,27 @@ class Project:
                     summary.builds.clear()
                     summary.trains_model = None
                     changed = True
+                if changed:
+                    any_change = True
+                    stale.add(index)
+                    for reader in readers.get(id(summary), ()):
+                        if reader > index:
+                            if reader not in queued:
+                                heapq.heappush(todo, reader)
+                                queued.add(reader)
+                        else:
+                            stale.add(reader)
+            changed = any_change
         for module, summary, retention in late_retains:
             if summary.retains is None and any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
                 summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")
 
-    def _decide_predicts(self, predicts: list, edges: list) -> bool:
+    def _decide_predicts(self, predicts: list, edges: list, decided: list) -> bool:
         """One round of GG303's value flow: a ``predict`` on a Keras model whose receiver is now known
         to be one becomes the function's (``builds[PREDICT]`` for one sample, ``predict_params`` for a
         parameter); a call outside loops that passes one sample to such a parameter builds it, and one
-        that passes its own parameter predicts on that parameter too. True when anything changed."""
+        that passes its own parameter predicts on that parameter too. True when anything changed;
+        the summaries changed are appended to ``decided``."""
         changed = False
         for module, summary, pending in predicts:
             for entry in list(pending):
@@ -391,9 +428,11 @@ class Project:
                     if Effect.PREDICT not in summary.builds:
                         summary.builds[Effect.PREDICT] = origin
                         changed = True
+                        decided.append(summary)
                 elif param not in summary.predict_params:
                     summary.predict_params[param] = origin
                     changed = True
+                    decided.append(summary)
         for summary, calls in edges:
             for call, callee, repeats in calls:
                 if not callee.predict_params or call.loops or not repeats:
@@ -406,11 +445,13 @@ class Project:
                         if Effect.PREDICT not in summary.builds:
                             summary.builds[Effect.PREDICT] = origin
                             changed = True
+                            decided.append(summary)
                         continue
                     for where, value in call.values:
                         if where in (position, param) and isinstance(value, Param) and value.name not in summary.predict_params:
                             summary.predict_params[value.name] = origin
                             changed = True
+                            decided.append(summary)
         return changed
 
     def keras_model(self, importer: ModuleFacts, refs: tuple) -> bool:

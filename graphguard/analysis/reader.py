@@ -127,7 +127,38 @@ class _Frame:
 
 #: Nodes with nothing below them that the analysis reads.
 _LEAVES = (ast.expr_context, ast.Constant, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
-_DISPATCH: dict = {}
+_DISPATCH: dict = {}  #: node class -> the reader's method for it
+_CHILD_FIELDS: dict = {}  #: node class -> names of its fields that may hold nodes to visit
+#: Fields that never hold a node to visit (names, flags, operators, contexts).
+_PLAIN_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "type_comment",
+                           "kind", "is_async", "conversion", "simple", "tag"})
+
+
+def _leaf_classes() -> frozenset:
+    """Every concrete class of :data:`_LEAVES`, with the plain values a field can hold."""
+    found, todo = set(), list(_LEAVES)
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo.extend(cls.__subclasses__())
+    return frozenset(found | {type(None), str, int, bool, float, complex, bytes})
+
+
+#: Classes generic_visit passes over without a call (``visit_Name`` does nothing either).
+_SKIP = _leaf_classes() | {ast.Name}
+
+
+def _dispatch(cls: type):
+    """The reader's method for nodes of ``cls`` (a ``visit_X`` method or :meth:`ModuleReader.generic_visit`)."""
+    method = _DISPATCH[cls] = getattr(ModuleReader, "visit_" + cls.__name__, ModuleReader.generic_visit)
+    return method
+
+
+def _child_fields(cls: type) -> tuple:
+    """The fields of ``cls`` that can hold nodes (``Global.names``, a list of strings, cannot)."""
+    fields = _CHILD_FIELDS[cls] = tuple(name for name in cls._fields if name not in _PLAIN_FIELDS
+                                        and not (cls in (ast.Global, ast.Nonlocal) and name == "names"))
+    return fields
 
 
 class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
@@ -176,19 +207,35 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         every node, which was the largest single cost of reading a file)."""
         method = _DISPATCH.get(node.__class__)
         if method is None:
-            method = getattr(type(self), "visit_" + node.__class__.__name__, ModuleReader.generic_visit)
-            _DISPATCH[node.__class__] = method
+            method = _dispatch(node.__class__)
         return method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for name in node._fields:
+        # The fields that can hold nodes, per class, and the leaf classes as one set: the per-child
+        # ``isinstance`` tests against tuples of classes were the visitor's largest single cost.
+        fields = _CHILD_FIELDS.get(node.__class__)
+        if fields is None:
+            fields = _child_fields(node.__class__)
+        for name in fields:
             value = getattr(node, name, None)
-            if value.__class__ is list:
+            cls = value.__class__
+            if cls is list:
                 for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
-                        self.visit(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                self.visit(value)
+                    cls = item.__class__
+                    if cls not in _SKIP:
+                        method = _DISPATCH.get(cls)
+                        if method is None:
+                            if not isinstance(item, ast.AST):
+                                continue
+                            method = _dispatch(cls)
+                        method(self, item)
+            elif cls not in _SKIP:
+                method = _DISPATCH.get(cls)
+                if method is None:
+                    if not isinstance(value, ast.AST):
+                        continue
+                    method = _dispatch(cls)
+                method(self, value)
 
     def visit_Name(self, node: ast.Name) -> None:
         return None  # a leaf: its context needs no visit

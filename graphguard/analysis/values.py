@@ -26,6 +26,8 @@ from any caller counts for every call (the analysis does not tell call sites apa
 
 from __future__ import annotations
 
+import heapq
+
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import (
     SESSION,
@@ -79,6 +81,13 @@ class ValueFlow:
         #: (module, function key, deferred uses) of the functions that have any
         self._uses = [(module, (module.path, name), facts.deferred_uses) for module in project.modules
                       for name, facts in module.functions.items() if facts.deferred_uses]
+        # Which edges read which value sets (cells: ("p", function key, parameter), ("r", function
+        # key)), recorded as each edge is evaluated, so a pass re-evaluates only the edges whose inputs
+        # grew since they last ran (the others would add nothing).
+        self._reads: set | None = None
+        self._readers: dict[tuple, set] = {}  # cell -> edges that read it
+        self._stale: set = set()  # edges whose inputs grew since they last ran, for the next pass
+        self._known = (0, 0)  # how many pass and return edges have been seen (the rest have not run)
 
     # ------------------------------------------------------------------ values
 
@@ -90,10 +99,16 @@ class ValueFlow:
         if isinstance(value, TFObject):
             return {("tf", value.kind)}
         if isinstance(value, Param):
+            if self._reads is not None:
+                self._reads.add(("p", key, value.name))
             return self.params.get(key, {}).get(value.name, set())
         if isinstance(value, CallResult):
             target = self.project.resolve(module, value.ref)
-            return set() if target is None else self.returns.get((target[0].path, target[1]), set())
+            if target is None:
+                return set()
+            if self._reads is not None:
+                self._reads.add(("r", (target[0].path, target[1])))
+            return self.returns.get((target[0].path, target[1]), set())
         if isinstance(value, Instance):
             target = self.project.resolve_class(module, value.cls)
             return set() if target is None else {("instance", target[0].path, target[1])}
@@ -124,6 +139,8 @@ class ValueFlow:
                     if kind is not None:
                         found.add(("tf", kind))
                 elif receiver[0] == "instance":
+                    if self._reads is not None:
+                        self._reads.add(("r", (receiver[1], f"{receiver[2]}.{value.method}")))
                     found |= self.returns.get((receiver[1], f"{receiver[2]}.{value.method}"), set())
             return found
         if isinstance(value, Choice):
@@ -197,8 +214,8 @@ class ValueFlow:
         return passes, returns
 
     def _pass_edge(self, module: ModuleFacts, key: tuple, call: ProjectCall):
-        """``(module, key, params of the callee, [(parameter, value)])`` for a call that passes values
-        to a project function, or None when it names none."""
+        """``(module, key, params of the callee, [(parameter, value)], callee key)`` for a call that
+        passes values to a project function, or None when it names none."""
         target = self.project.resolve(module, call.ref)
         if target is None:
             return None
@@ -213,27 +230,60 @@ class ValueFlow:
             flows.append((where, value))
         if not flows:
             return None
-        return module, key, self.params.setdefault((target[0].path, target[1]), {}), flows
+        callee = (target[0].path, target[1])
+        return module, key, self.params.setdefault(callee, {}), flows, callee
 
     def _flow(self, passes: list, returns: list) -> bool:
+        """One pass over the edges in order (passes, then returns), as a naive pass would make it, but
+        only over the edges that have not run yet or whose inputs grew since they last ran (the others
+        would add nothing): an edge made stale by one later in the pass runs in the next pass, one made
+        stale by one earlier runs in this pass, as in a pass over every edge. Every edge runs in the
+        first pass, so resolutions are made, and cached, in the same order. True when a value set grew."""
         changed = False
-        for module, key, params, flows in passes:
-            for where, value in flows:
-                found = self.concrete(module, key, value)
+        todo = [*self._stale, *(("p", index) for index in range(self._known[0], len(passes))),
+                *(("r", index) for index in range(self._known[1], len(returns)))]
+        self._known = (len(passes), len(returns))
+        self._stale = set()
+        heapq.heapify(todo)
+        queued = set(todo)
+        grown: list = []
+        while todo:
+            edge = heapq.heappop(todo)
+            queued.discard(edge)
+            self._reads = set()
+            if edge[0] == "p":
+                module, key, params, flows, callee = passes[edge[1]]
+                for where, value in flows:
+                    found = self.concrete(module, key, value)
+                    if found:
+                        known = params.setdefault(where, set())
+                        if not found <= known:
+                            known |= found
+                            grown.append(("p", callee, where))
+            else:
+                module, key, values = returns[edge[1]]
+                found = set()
+                for value in values:
+                    found |= self.concrete(module, key, value)
                 if found:
-                    known = params.setdefault(where, set())
+                    known = self.returns.setdefault(key, set())
                     if not found <= known:
                         known |= found
-                        changed = True
-        for module, key, values in returns:
-            found = set()
-            for value in values:
-                found |= self.concrete(module, key, value)
-            if found:
-                known = self.returns.setdefault(key, set())
-                if not found <= known:
-                    known |= found
-                    changed = True
+                        grown.append(("r", key))
+            for cell in self._reads:
+                self._readers.setdefault(cell, set()).add(edge)
+            self._reads = None
+            if grown:
+                changed = True
+                for cell in grown:
+                    for reader in self._readers.get(cell, ()):
+                        if reader > edge:
+                            if reader not in queued:
+                                heapq.heappush(todo, reader)
+                                queued.add(reader)
+                        else:
+                            self._stale.add(reader)
+                grown.clear()
         return changed
 
     def _materialise(self) -> list:
