@@ -127,6 +127,7 @@ class FactsCache:
         self._entries: dict | None = None
         self._dirty = False
         self._run = None
+        self._stored_run = None
 
     @staticmethod
     def _load(path: str):
@@ -158,13 +159,21 @@ class FactsCache:
             return loads(entry[1])
         return None
 
-    def get_any(self, path: str):
-        """Whatever is stored for ``path``, under any key (the facts a file had before it changed), or None."""
+    def has(self, path: str, key: tuple) -> bool:
+        """Whether an entry for ``path`` is stored under ``key`` (not unpickled: :meth:`get` may still
+        find it damaged)."""
+        if self._entries is None:
+            self.get(path, None)
+        entry = self._entries.get(os.path.abspath(path))
+        return isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], bytes)
+
+    def get_any(self, path: str) -> tuple | None:
+        """(key, value) stored for ``path`` under any key (what a file held before it changed), or None."""
         if self._entries is None:
             self.get(path, None)
         entry = self._entries.get(os.path.abspath(path))
         if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes):
-            return loads(entry[1])
+            return entry[0], loads(entry[1])
         return None
 
     def put(self, path: str, key: tuple, value, pickled: bytes | None = None) -> None:
@@ -177,15 +186,25 @@ class FactsCache:
                                                 pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         self._dirty = True
 
+    def _last(self):
+        if self._stored_run is None:
+            stored = self._load(self.run_path)
+            self._stored_run = stored if isinstance(stored, tuple) and len(stored) == 3 else (None, None, None)
+        return self._stored_run
+
     def run_result(self, run_key: str):
         """What the last run with exactly ``run_key`` (every file's key, the selection) reported, or None."""
-        stored = self._load(self.run_path)
-        if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == run_key:
-            return stored[1]
-        return None
+        stored = self._last()
+        return stored[1] if stored[0] == run_key else None
 
-    def put_run_result(self, run_key: str, value) -> None:
-        self._run = (run_key, value)
+    def last_run(self):
+        """What the checker kept of the last run, whatever its key (:meth:`put_run_result`), or None."""
+        return self._last()[2]
+
+    def put_run_result(self, run_key: str, value, last=None) -> None:
+        """Keep ``value``, the report of the run with ``run_key``, and ``last``, what the next run may
+        need of this one (:mod:`graphguard.incremental`)."""
+        self._run = (run_key, value, last)
 
     def save(self) -> None:
         """Write the cache atomically; a cache that cannot be written is skipped silently (it is only a cache)."""
@@ -203,7 +222,7 @@ class FactsCache:
                 self._dirty = False
             if self._run is not None:
                 _write_atomically(self.run_path, self._run)
-                self._run = None
+                self._stored_run, self._run = self._run, None
         except OSError:
             pass
 
@@ -327,13 +346,23 @@ class MemoryCache:
         entry = self._entries.get((self._digest, os.path.abspath(path)))
         return entry[1] if entry is not None and entry[0] == key else None
 
-    def put(self, path: str, key: tuple, value) -> None:
+    def has(self, path: str, key: tuple) -> bool:
+        entry = self._entries.get((self._digest, os.path.abspath(path)))
+        return entry is not None and entry[0] == key
+
+    def get_any(self, path: str) -> tuple | None:
+        return self._entries.get((self._digest, os.path.abspath(path)))
+
+    def put(self, path: str, key: tuple, value, pickled: bytes | None = None) -> None:
         self._entries[(self._digest, os.path.abspath(path))] = (key, value)
 
     def run_result(self, run_key: str):
         return None
 
-    def put_run_result(self, run_key: str, value) -> None:
+    def last_run(self):
+        return None
+
+    def put_run_result(self, run_key: str, value, last=None) -> None:
         pass
 
     def save(self) -> None:

@@ -87,6 +87,9 @@ class Report:
     sources: dict = field(default_factory=dict)  #: path -> bytes, for files with suppression comments
     read: int = 0  #: files read in this run (not taken from the cache)
     skipped: int = 0  #: files the prefilter skipped unparsed
+    #: the rule findings behind ``diagnostics``, in the order phase 3 made them (kept by the cache, so an
+    #: edit that only moves lines is answered by moving them: :mod:`graphguard.incremental`)
+    findings: list = field(default_factory=list, repr=False)
 
 
 def _utf8_lines(source: bytes) -> list[bytes]:
@@ -369,27 +372,43 @@ class Checker:
                 return report
         results: dict[str, FileResult] = {}
         todo = []
+        cached = []
         for path in paths:
             if sources and path in sources:
                 if len(sources[path]) > self._settings[2]:
                     results[path] = FileResult(diagnostics=[("GG002", too_large(len(sources[path]), self._settings[2]), 1, 1)])
                 else:
                     results[path] = read_source(sources[path], path, self._settings, project, prefilter)
-                continue
-            if cache is not None:
-                hit = cache.get(path, keys[path]) if keys[path] is not None else None
-                if _valid_result(hit):  # a cache written by hand or damaged is read afresh
-                    results[path] = hit
-                    continue
-            todo.append(path)
-        report.read = len(todo)
+            elif cache is not None and keys[path] is not None and cache.has(path, keys[path]):
+                cached.append(path)
+            else:
+                todo.append(path)
+        before = {}  # what the cache held for the files read again (the previous run's, if it was kept)
         for path, (result, pickled) in zip(todo, self._read_all(todo, project, jobs, prefilter)):
             results[path] = result
             # Not cached: an internal error, or a file that could not be read (made readable again
             # by chmod, it keeps its modification time).
             if (cache is not None and keys.get(path) is not None and result.error is None
                     and not any(d[0] == "GG002" for d in result.diagnostics)):
+                before[path] = cache.get_any(path)
                 cache.put(path, keys[path], result, pickled)
+        signature = (sorted(self.codes), prefilter, sorted(explicit))
+        if run_key is not None:
+            moved = self._moved_only(paths, keys, todo, results, before, cache.last_run(), signature)
+            if moved is not None:
+                moved.files, moved.read = len(paths), len(todo)
+                checker = {**cache.last_run()[2], **{path: results[path].diagnostics for path in todo}}
+                self._store(cache, run_key, signature, keys, moved, {path: d for path, d in checker.items() if d})
+                return moved
+        for path in cached:
+            hit = cache.get(path, keys[path])
+            if not _valid_result(hit):  # a cache written by hand or damaged is read afresh
+                hit = _read_file(path, self._settings, project, prefilter)
+                todo.append(path)
+                if hit.error is None and not any(d[0] == "GG002" for d in hit.diagnostics):
+                    cache.put(path, keys[path], hit)
+            results[path] = hit
+        report.read = len(todo)
 
         modules = []
         for path in paths:
@@ -407,10 +426,59 @@ class Checker:
         self._report(modules, report)
         report.diagnostics = _unique(report.diagnostics)
         if run_key is not None:
-            if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
-                cache.put_run_result(run_key, (report.diagnostics, report.errors, report.skipped,
-                                               sorted(report.sources)))
-            cache.save()
+            self._store(cache, run_key, signature, keys, report,
+                        {path: result.diagnostics for path, result in results.items() if result.diagnostics})
+        return report
+
+    def _store(self, cache, run_key: str, signature: tuple, keys: dict, report: Report, checker: dict) -> None:
+        """Keep the run's findings in the cache (when it had no internal error and read every file), and
+        what the next run needs to answer an edit that only moves lines (:meth:`_moved_only`): the
+        selection, every file's key, the ``GG001`` findings by file (``checker``) and the rule findings."""
+        if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
+            cache.put_run_result(run_key, (report.diagnostics, report.errors, report.skipped, sorted(report.sources)),
+                                 (signature, keys, checker, report.findings, report.skipped, sorted(report.sources)))
+        cache.save()
+
+    def _moved_only(self, paths: list[str], keys: dict, changed: list[str], results: dict, before: dict, last,
+                    signature: tuple) -> Report | None:
+        """The report of this run when it differs from the last one only by files whose lines moved
+        (:func:`graphguard.incremental.moved_rows`): the last run's findings with their rows moved. None
+        when that cannot be said (another selection, files added or removed, a file whose facts changed,
+        anything read or kept differently), and the run is computed in full."""
+        from graphguard.incremental import move_finding, moved_rows
+
+        if not _valid_last(last) or not changed:
+            return None
+        last_signature, last_keys, checker, findings, skipped, with_suppressions = last
+        if last_signature != signature or set(last_keys) != set(paths) or any(
+                (path in results) != (path in changed) or keys.get(path) is None
+                or (path not in results and keys[path] != last_keys[path]) for path in paths):
+            return None  # another selection or file list, stdin, a file read for another reason than a change
+        maps = {}
+        for path in changed:
+            old, new = before.get(path), results[path]
+            if (not isinstance(old, tuple) or old[0] != last_keys[path] or not _valid_result(old[1])
+                    or old[1].diagnostics != new.diagnostics or old[1].error is not None or new.error is not None
+                    or list(checker.get(path, ())) != old[1].diagnostics):
+                return None
+            rows = moved_rows(old[1].facts, new.facts)
+            if rows is None:
+                return None
+            maps[path] = rows
+        try:
+            findings = [move_finding(finding, maps) for finding in findings]
+        except KeyError:
+            return None
+        suppressed = (set(with_suppressions) - set(changed)) | {path for path in changed if results[path].suppressions}
+        report = Report(skipped=skipped, findings=findings)
+        for path in paths:
+            for code, message, row, column in checker.get(path, ()):
+                report.diagnostics += self._checker_diagnostic(path, code, message, row, column)
+            if path in suppressed:
+                report.sources[path] = _read_bytes(path)
+        for finding in findings:
+            report.diagnostics.append(self._diagnostic(self._by_effect[finding.effect], finding))
+        report.diagnostics = _unique(report.diagnostics)
         return report
 
     def check_source(self, source: bytes, filename: str) -> list[Diagnostic]:
@@ -480,6 +548,7 @@ class Checker:
                 rule = self._by_effect.get(finding.effect)
                 if rule is not None:
                     report.diagnostics.append(self._diagnostic(rule, finding))
+                    report.findings.append(finding)
 
     @staticmethod
     def _diagnostic(rule: type[Rule], finding: Finding) -> Diagnostic:
@@ -509,6 +578,13 @@ def _valid_result(value) -> bool:
     return (isinstance(value, FileResult) and (value.facts is None or isinstance(value.facts, ModuleFacts))
             and isinstance(value.diagnostics, list) and all(isinstance(d, Diagnostic) for d in value.diagnostics)
             and (value.error is None or isinstance(value.error, str)))
+
+
+def _valid_last(value) -> bool:
+    """Whether what the cache kept of the last run has the shape :meth:`Checker._store` writes."""
+    return (isinstance(value, tuple) and len(value) == 6 and isinstance(value[1], dict) and isinstance(value[2], dict)
+            and isinstance(value[3], list) and all(isinstance(f, Finding) for f in value[3])
+            and isinstance(value[4], int) and isinstance(value[5], list))
 
 
 def _valid_run(value) -> bool:
