@@ -179,6 +179,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self.facts.functions["<module>"] = module
         self._frames: list[_Frame] = [_Frame(module, {})]
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
+        self._attribute_names: set[str] = set()  # the last part of each of those ("sess")
         self._nested_depth = 0  # > 0 inside a recorded construction: nested generic ones are not recorded
         self._reuse_depth = 0  # > 0 lexically inside ``variable_scope(..., reuse=True or AUTO_REUSE)``
         self._offsets: dict[int, list] = {}  # row -> characters before each byte (non-ASCII lines)
@@ -332,6 +333,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             dotted = dotted_name(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER
+                self._attribute_names.add(target.attr)
             owner = self.resolve(target.value) if isinstance(target.value, ast.Name) else None
             if isinstance(owner, Instance) and owner.cls.module == "":
                 cls = self.facts.classes.get(owner.cls.name)

@@ -50,6 +50,12 @@ _LOAD_NAMES = frozenset({"load", "File", "loadmat"})
 _LOADS_SAVED = re.compile(r"(?:^|\.)(?:np|numpy|pickle|cPickle|joblib|json|h5py|torch|sio|io)\.(?:load|File|loadmat)$")
 
 
+_UNSEEN = object()
+#: The other node classes :meth:`Resolver._resolve` gives a value for (every other one: None).
+_COMPOUND = frozenset({ast.Subscript, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+                       ast.GeneratorExp, ast.DictComp, ast.IfExp, ast.Lambda, ast.BinOp, ast.UnaryOp})
+
+
 class Resolver:
     """What expressions evaluate to (mixed into the reader)."""
 
@@ -59,20 +65,25 @@ class Resolver:
         Memoised per node: a method chain ``a.b().c().d()`` resolves each receiver once, not once per
         level (which was exponential in the chain's length). Bindings do not change inside one
         expression, so a node's value is fixed once computed."""
+        cls = node.__class__
+        if cls is ast.Constant:
+            return None
         key = id(node)
-        if key in self._memo:
-            return self._memo[key]
-        value = self._resolve(node)
-        self._memo[key] = value
+        value = self._memo.get(key, _UNSEEN)
+        if value is _UNSEEN:
+            value = self._memo[key] = self._resolve(node)
         return value
 
     def _resolve(self, node: ast.AST):
-        if isinstance(node, ast.Name):
+        cls = node.__class__
+        if cls is ast.Name:
             return self._lookup(node.id)
-        if isinstance(node, ast.Attribute):
+        if cls is ast.Attribute:
             return self._resolve_attribute(node)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             return self._resolve_call(node)
+        if cls not in _COMPOUND:
+            return None
         if isinstance(node, ast.Subscript):
             base = self.resolve(node.value)
             if isinstance(base, TFObject) and base.kind == "pairs":
@@ -112,9 +123,10 @@ class Resolver:
         return None
 
     def _resolve_attribute(self, node: ast.Attribute):
-        dotted = dotted_name(node)
-        if dotted is not None and dotted in self._attributes:
-            return self._attributes[dotted]
+        if node.attr in self._attribute_names:  # the attribute's last part first: a set lookup
+            dotted = dotted_name(node)
+            if dotted is not None and dotted in self._attributes:
+                return self._attributes[dotted]
         base = self.resolve(node.value)
         if isinstance(base, TFName):
             return base.attribute(node.attr)

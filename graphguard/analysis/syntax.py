@@ -10,12 +10,20 @@ import ast
 
 def dotted_name(node: ast.AST) -> str | None:
     """``self.sess`` for an attribute chain of names, ``sess`` for a name, else None."""
-    if isinstance(node, ast.Name):
+    cls = node.__class__
+    if cls is ast.Name:
         return node.id
-    if isinstance(node, ast.Attribute):
-        head = dotted_name(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
+    if cls is not ast.Attribute:
+        return None
+    parts = []
+    while cls is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+        cls = node.__class__
+    if cls is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def callee_text(func: ast.AST) -> str:
