@@ -8,7 +8,11 @@ graphguard's version and the size and modification time of its own analysis, rul
 (an editable install changes them without a new version), the TensorFlow API data it classifies names
 with, and the settings that change what is read (``session-names``, ``session-factories``). Summaries and findings (phases 2 and 3) are recomputed from the facts on
 every run, so a changed helper module changes the findings of the modules that call it, with nothing to
-invalidate by hand.
+invalidate by hand; the one exception is an edit that only moves lines, answered from the last run's
+findings (:mod:`graphguard.incremental`), which the run file keeps with every file's key.
+
+Each file's entry stays pickled on its own (the bytes a worker process sent back): a run unpickles only
+the entries it uses, and saving after one changed file writes the other entries' bytes as they were.
 
 Layout (as ruff's): ``<cache-dir>/CACHEDIR.TAG`` (so backup tools skip it), ``<cache-dir>/.gitignore``
 (``*``), ``<cache-dir>/<version>/facts-<settings hash>.pickle`` and ``run-<settings hash>.pickle``,
