@@ -121,6 +121,9 @@ def _build_parser() -> argparse.ArgumentParser:
                            "to a tf.function as a Python int and retraces it every step, under TraceGuard")
     demo.add_argument("--steps", type=int, default=200,
                       help="slowdown and tf2: training steps per script (default: 200)")
+    demo.add_argument("--plot", metavar="FILE.png",
+                      help="slowdown and sweep: also draw the measured curves into this PNG file (needs matplotlib: "
+                           "pip install 'graphguard[plot]')")
 
     commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
                         "(needs pygls: pip install '.[server]' from a clone)",
@@ -527,7 +530,23 @@ def _missing(*modules: str) -> list[str]:
     return missing
 
 
+def _plot_target(path: str | None) -> str | None:
+    """``--plot``'s ``path`` checked before a long run (:func:`graphguard.plot.check_target`); raises
+    :class:`UsageError` (one line, exit 2) when it cannot be drawn."""
+    if path is None:
+        return None
+    from graphguard.plot import PlotUnavailable, check_target
+
+    try:
+        return check_target(path)
+    except (PlotUnavailable, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
 def _run_demo(args) -> int:
+    if args.plot is not None and args.which == "tf2":
+        raise UsageError("--plot draws the slowdown and sweep demos, not tf2")
+    plot = _plot_target(args.plot)
     missing = _missing("numpy", "tensorflow", "sklearn", "psutil")
     if missing:
         raise UsageError(f"the demo trains real models and needs {', '.join(missing)}: "
@@ -535,7 +554,7 @@ def _run_demo(args) -> int:
     if args.which == "sweep":
         from graphguard.demo import run_sweep_demo
 
-        return run_sweep_demo()
+        return run_sweep_demo(plot=plot)
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     if args.which == "tf2":
@@ -544,7 +563,7 @@ def _run_demo(args) -> int:
         return run_tf2_demo(steps=args.steps)
     from graphguard.demo import run_demo
 
-    return run_demo(steps=args.steps)
+    return run_demo(steps=args.steps, plot=plot)
 
 
 def _run_server(args) -> int:

@@ -495,8 +495,20 @@ def _not_a_clone(command: str, missing: list[str]) -> str:
             f"not found: {missing[0]}")
 
 
-def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
-    """Lint, run and guard the two demo scripts for ``steps`` training steps; print to ``out``.
+def _draw(say: Callable[[str], None], draw: Callable[[], str]) -> list[str]:
+    """Draw a picture (``draw`` returns its path) and say where it is; ``["plot"]`` when it failed."""
+    try:
+        say(f"picture: {draw()}")
+        return []
+    except (OSError, ValueError) as error:
+        say(f"picture: not drawn ({error})")
+        return ["plot"]
+
+
+def run_demo(steps: int = 200, out: Optional[TextIO] = None, plot: Optional[str] = None) -> int:
+    """Lint, run and guard the two demo scripts for ``steps`` training steps; print to ``out``. With
+    ``plot`` (a PNG path; matplotlib needed), also draw part 2's step times and op counts there
+    (:func:`graphguard.plot.plot_demo`).
 
     ``out`` defaults to ``sys.stdout``. Returns 0 when every part ran as described, 1 when a part
     failed (the output says which), 2 when ``fixtures/demo`` is missing (graphguard installed with
@@ -521,6 +533,10 @@ def run_demo(steps: int = 200, out: Optional[TextIO] = None) -> int:
     say(f"== 2. Run: {steps} training steps each, one script after the other ==")
     results: dict = {}
     failures += _train(say, relative, steps, results)
+    if plot is not None:
+        from graphguard.plot import plot_demo
+
+        failures += _draw(say, lambda: plot_demo(results.get("records", {}), plot, incorrect=INCORRECT, correct=CORRECT))
     say()
     say("== 3. Guard: the incorrect script under GraphGuard(sess) ==")
     failures += _guard(say, relative, steps)
@@ -583,9 +599,10 @@ def _sweep_totals(report: dict) -> str:
     return text
 
 
-def run_sweep_demo(out: Optional[TextIO] = None) -> int:
+def run_sweep_demo(out: Optional[TextIO] = None, plot: Optional[str] = None) -> int:
     """Lint and run the sweep scripts of ``fixtures/sweep`` (four, six with Optuna installed); print the
-    side-by-side tables to ``out``.
+    side-by-side tables to ``out``. With ``plot`` (a PNG path; matplotlib needed), also draw each pair's
+    RSS retained and objects alive per trial there (:func:`graphguard.plot.plot_sweeps`).
 
     Each script runs in its own process (``sys.executable``), one after the other, with ``--json`` to
     a temporary file holding its :class:`~graphguard.runtime.SweepReport`. Returns 0 when every script
@@ -646,6 +663,12 @@ def run_sweep_demo(out: Optional[TextIO] = None) -> int:
         limit = reports[leaking].get("max_retained_bytes")
         if limit is not None:
             say(f"  (threshold {limit / 2**20:.0f} MiB retained per trial after the warm-up trial)")
+    if plot is not None:
+        from graphguard.plot import plot_sweeps
+
+        say()
+        failures += _draw(say, lambda: plot_sweeps([(title, reports[leaking], reports[fixed]) for title, leaking, fixed
+                                                    in pairs if leaking in reports and fixed in reports], plot))
     say()
     say("== 4. Leaks reported, with what keeps each object alive ==")
     for _, leaking, fixed in pairs:

@@ -220,12 +220,15 @@ def test_guard_lets_the_correct_script_run_and_save(tmp_path):
 
 
 @needs_tf
-def test_run_demo_end_to_end():
+def test_run_demo_end_to_end(tmp_path):
     pytest.importorskip("graphguard.runtime.guard")
     out = io.StringIO()
-    status = demo.run_demo(steps=2, out=out)
+    picture = tmp_path / "demo.png" if importlib.util.find_spec("matplotlib") is not None else None
+    status = demo.run_demo(steps=2, out=out, plot=None if picture is None else str(picture))
     text = out.getvalue()
     assert status == 0, text
+    if picture is not None:
+        assert f"picture: {picture}" in text and picture.read_bytes()[:4] == b"\x89PNG"
     for header in ("== 1. Lint", "== 2. Run: 2 training steps", "== 3. Guard"):
         assert header in text
     table = text[text.index("step time (s)") :]
@@ -291,11 +294,14 @@ def fake_sweep_runs(monkeypatch, fixed_leaks: bool = False) -> list[list[str]]:
     return calls
 
 
-def test_run_sweep_demo_prints_tables_and_chains(monkeypatch):
+def test_run_sweep_demo_prints_tables_and_chains(monkeypatch, tmp_path):
     calls = fake_sweep_runs(monkeypatch)
     out = io.StringIO()
-    assert demo.run_sweep_demo(out=out) == 0, out.getvalue()
+    picture = tmp_path / "sweep.png" if importlib.util.find_spec("matplotlib") is not None else None
+    assert demo.run_sweep_demo(out=out, plot=None if picture is None else str(picture)) == 0, out.getvalue()
     text = out.getvalue()
+    if picture is not None:
+        assert f"picture: {picture}" in text and picture.read_bytes()[:4] == b"\x89PNG"
     scripts = [Path(args[1]).name for args in calls if "--json" in args]
     assert scripts == ["numpy_sweep_leaking.py", "numpy_sweep_fixed.py", "keras_kfold_leaking.py", "keras_kfold_fixed.py"]
     assert sum("check" in args for args in calls) == 4
@@ -323,14 +329,20 @@ def test_demo_command_chooses_the_demo(monkeypatch):
     from graphguard import cli
 
     chosen = []
-    monkeypatch.setattr(demo, "run_demo", lambda steps=200, out=None: chosen.append(("slowdown", steps)) or 0)
-    monkeypatch.setattr(demo, "run_sweep_demo", lambda out=None: chosen.append(("sweep", None)) or 0)
+    monkeypatch.setattr(demo, "run_demo", lambda steps=200, out=None, plot=None: chosen.append(("slowdown", steps, plot)) or 0)
+    monkeypatch.setattr(demo, "run_sweep_demo", lambda out=None, plot=None: chosen.append(("sweep", None, plot)) or 0)
     assert cli.main(["demo"]) == 0
     assert cli.main(["demo", "--steps", "7"]) == 0
     assert cli.main(["demo", "sweep"]) == 0
     assert cli.main(["demo", "slowdown"]) == 0
-    assert chosen == [("slowdown", 200), ("slowdown", 7), ("sweep", None), ("slowdown", 200)]
+    assert chosen == [("slowdown", 200, None), ("slowdown", 7, None), ("sweep", None, None), ("slowdown", 200, None)]
     assert cli.main(["demo", "nope"]) == 2
+    assert cli.main(["demo", "tf2", "--plot", "x.png"]) == 2  # the tf2 demo draws nothing
+    if importlib.util.find_spec("matplotlib") is not None:
+        chosen.clear()
+        assert cli.main(["demo", "--plot", "x.png"]) == 0 and cli.main(["demo", "sweep", "--plot", "y.png"]) == 0
+        assert chosen == [("slowdown", 200, "x.png"), ("sweep", None, "y.png")]
+        assert cli.main(["demo", "--plot", "x.svg"]) == 2 and cli.main(["demo", "--plot", "no/such/x.png"]) == 2
 
 
 def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):

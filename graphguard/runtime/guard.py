@@ -63,6 +63,7 @@ from graphguard.runtime.report import (
     Growth,
     OpGroup,
     Slowdown,
+    StepSample,
     StepSeconds,
     bytes_text,
 )
@@ -89,6 +90,8 @@ _CHECK_EVERY = 10
 _RSS_SECONDS = 1.0
 # The median of the step times is over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
+# GuardReport.series keeps at most this many points (thinned by half when full).
+_SERIES_POINTS = 2048
 # Slowdown: the median of _SLOW_WINDOW steps just after warm-up is the baseline; every
 # _CHECK_EVERY steps the median of the latest _SLOW_WINDOW steps is compared with it. A warning needs
 # the ratio to reach `slowdown_factor` AND the medians to differ by _SLOW_MIN_SECONDS, so a loaded
@@ -261,6 +264,9 @@ class _Monitor(GrowthAccounting):
         self._next_ratio = slowdown_factor or 0.0
         self._slowdowns: list[Slowdown] = []
 
+        self._series: list[StepSample] = []  # what GuardReport.plot() draws, at most _SERIES_POINTS long
+        self._series_every = 1  # keep one periodic point in this many (doubled when the list is full)
+        self._series_skipped = 0
         self._process = process
         self._rss_time = 0.0  # clock time of the last sample
         self._rss_base: Optional[tuple[int, int]] = None  # (step, bytes) after warm-up
@@ -307,12 +313,16 @@ class _Monitor(GrowthAccounting):
             if self._slowdown_factor and self._baseline is None and steps < warm + window:
                 nxt = min(nxt, warm + window)
             self._next_check = nxt
+            sampled = None
             if self._process is not None and steps >= warm:
                 if self._rss_base is None:
                     self._rss_base = self._rss_last = (steps, self._read_rss(now))
+                    sampled = self._rss_last[1]
                 elif steps - self._rss_last[0] >= self._rss_every and now - self._rss_time >= _RSS_SECONDS:
                     self._rss_last = (steps, self._read_rss(now))
+                    sampled = self._rss_last[1]
                     stop = self._rss_over_limit()
+            self._sample(steps, sampled)
             if self._slowdown_factor and steps >= warm + window:
                 slowdown = self._check_slowdown(steps)
         if slowdown is not None:
@@ -320,6 +330,18 @@ class _Monitor(GrowthAccounting):
             warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
         if stop is not None:
             raise self._stop(stop)
+
+    def _sample(self, steps: int, rss: Optional[int]) -> None:
+        """One point of :attr:`GuardReport.series` (under the lock). Bounded: when the list is full,
+        every other point is dropped and one periodic point in twice as many is kept from then on."""
+        self._series_skipped += 1
+        if self._series_skipped < self._series_every or not self._seconds:
+            return
+        self._series_skipped = 0
+        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss))
+        if len(self._series) >= _SERIES_POINTS:
+            del self._series[1::2]
+            self._series_every *= 2
 
     def _read_rss(self, now: float) -> int:
         self._rss_time = now
@@ -508,7 +530,15 @@ class _Monitor(GrowthAccounting):
                 stopped=self._stopped,
                 checkpoint=self._checkpoint,
                 other_growth_ops=self._other_growth_ops,
+                series=self._final_series(stats),
             )
+
+    def _final_series(self, stats: GuardStats) -> tuple[StepSample, ...]:
+        """The series with the last step too (the report's own RSS sample), when it is not the last point."""
+        series = tuple(self._series)
+        if stats.steps and self._seconds and (not series or series[-1].step < stats.steps):
+            series += (StepSample(stats.steps, self._seconds[-1], stats.ops, stats.rss_bytes),)
+        return series
 
     def _freeze(self) -> None:
         """Stop measuring: final RSS sample, version frozen, interception removed."""

@@ -279,6 +279,10 @@ def _parser() -> argparse.ArgumentParser:
                         "builds and trains a model (the loop of a GG201/GG202 finding, else one calling .fit()/.train()) "
                         "are trials; a trial that leaves its model alive makes the exit status 1 (RSS retained alone is "
                         "reported, not failed)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="draw step time, graph ops and RSS against step of the session with the most steps (with "
+                        "--sweep: seconds and RSS retained per trial) into this PNG file; needs matplotlib: "
+                        "pip install 'graphguard[plot]'")
     parser.add_argument("script", help="the Python script to run")
     # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
     parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")
@@ -372,6 +376,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parse(sys.argv[1:] if argv is None else argv)
     except SystemExit as stop:
         return int(stop.code or 0)
+    if args.plot is not None:
+        from graphguard.plot import PlotUnavailable, check_target
+
+        try:
+            check_target(args.plot)
+        except (PlotUnavailable, ValueError) as error:
+            print(f"graphguard: error: {error}", file=sys.stderr)
+            return EXIT_ERROR
     script = os.path.abspath(args.script)
     try:
         code = _compile(script)
@@ -455,6 +467,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             trace_guard.stop()
 
     leaked = False
+    sweep_report = None
     if sweep is not None:
         try:
             sweep_report = sweep.report()
@@ -468,9 +481,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
     _print_reports(reports, args, grew, traces)
+    if args.plot is not None:
+        _plot(args.plot, reports, sweep_report if args.sweep else None)
     if status == EXIT_CLEAN and (grew or retraced or leaked):
         return EXIT_GROWTH
     return status
+
+
+def _plot(path: str, reports: list[tuple[int, str, GuardReport]], sweep_report) -> None:
+    """``--plot``: the sweep's picture with ``--sweep``, else the picture of the session with the most
+    guarded steps; one line on stderr says where it is, or why there is none (the exit status stays)."""
+    try:
+        if sweep_report is not None:
+            drawn, what = sweep_report.plot(path), "the sweep"
+        elif reports:
+            number, _, report = max(reports, key=lambda entry: entry[2].stats.steps)
+            drawn, what = report.plot(path), f"session {number}"
+        else:
+            raise ValueError("no session was guarded")
+    except (OSError, ValueError) as error:
+        print(f"graphguard run: --plot: no picture: {error}", file=sys.stderr)
+    else:
+        print(f"graphguard run: picture of {what}: {drawn}", file=sys.stderr)
 
 
 def _finish_in(script: str) -> Any:

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["GuardReport", "GuardStats", "Growth", "OpGroup", "Slowdown", "SourceLine", "StepSeconds"]
+__all__ = ["GuardReport", "GuardStats", "Growth", "OpGroup", "Slowdown", "SourceLine", "StepSample", "StepSeconds"]
 
 
 def where(filename: Optional[str], lineno: Optional[int]) -> str:
@@ -54,6 +54,19 @@ def bytes_text(nbytes: float) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class StepSample:
+    """One point of a guard's measurements over the run, taken when it does its periodic work (every
+    10th step at most, and at the steps around warm-up): ``step`` (guarded runs completed),
+    ``seconds`` (that step's wall time), ``ops`` (``Graph.version`` after it) and ``rss_bytes`` (an RSS
+    sample taken at that step, psutil ``memory_info().rss``; ``None`` when none was)."""
+
+    step: int
+    seconds: float
+    ops: int
+    rss_bytes: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -301,6 +314,8 @@ class GuardReport:
             the training loop, a Saver made once at the end). Not in ``growth``, not ``grew``. When
             growth comes again on enough steps, these events move into ``growth``.
         min_growth_steps: the guard's ``min_growth_steps`` (steps; 1 in finalize mode).
+        series: step time, ops and RSS over the run (:class:`StepSample`, in step order; at most
+            2,048 points: when more are taken, every other one is dropped), what :meth:`plot` draws.
     """
 
     mode: str
@@ -315,6 +330,19 @@ class GuardReport:
     other_growth_ops: int = 0
     one_off: tuple[Growth, ...] = ()
     min_growth_steps: int = 1
+    series: tuple[StepSample, ...] = ()
+
+    def plot(self, path: str) -> str:
+        """Draw step time (ms), graph ops and RSS (MiB) against step into the PNG file ``path``, each
+        growth pattern marked at its first step with its first source line; returns ``path``.
+
+        Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
+        display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when the
+        report has no step to draw (a finalize-mode guard that stopped the first step), ``OSError`` when
+        ``path`` cannot be written."""
+        from graphguard.plot import plot_guard_report
+
+        return plot_guard_report(self, path)
 
     @property
     def grew(self) -> bool:

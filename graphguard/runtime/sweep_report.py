@@ -238,6 +238,17 @@ class SweepReport:
                 obj_plain["leaked"] = obj.leaked
         return data
 
+    def plot(self, path: str) -> str:
+        """Draw seconds and RSS retained (MiB) per trial into the PNG file ``path``, trials judged to leak
+        in red and marked ``LEAK``, from :meth:`as_dict` (what ``--json`` writes); returns ``path``.
+
+        Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
+        display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when no
+        trial was measured, ``OSError`` when ``path`` cannot be written."""
+        from graphguard.plot import plot_sweep_report
+
+        return plot_sweep_report(self, path)
+
     def table(self) -> list[str]:
         """The summary table, one string per line."""
         width = max([len("trial"), *(len(record.name) for record in self.trials)])

@@ -1,0 +1,191 @@
+"""Pictures (graphguard.plot): each drawing from canned reports is a PNG of the expected size whose
+curves say what the numbers say; without matplotlib, one line and exit 2."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphguard.demo import CORRECT, INCORRECT, StepRecord
+from graphguard.runtime.report import GuardReport, GuardStats, Growth, OpGroup, SourceLine, StepSample, StepSeconds
+
+matplotlib = pytest.importorskip("matplotlib")
+
+from graphguard import plot  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", "not a PNG file"
+    return struct.unpack(">II", data[16:24])
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def demo_runs(steps: int = 200) -> dict:
+    """The slowdown demo's shape: the incorrect script's step time and ops climb, the correct one's stay."""
+    return {
+        INCORRECT: {s: StepRecord(0.1 + 1.6 * s / steps, 1_000 + 2_000 * s) for s in range(1, steps + 1)},
+        CORRECT: {s: StepRecord(0.1, 1_000) for s in range(1, steps + 1)},
+    }
+
+
+def sweep_report(leaking: bool, trials: int = 4) -> dict:
+    """``SweepReport.as_dict()``-shaped data: a leaking sweep keeps 72 MiB and one model per trial."""
+    return {"max_retained_bytes": 32 * 2**20, "trials": [
+        {"name": f"lr={10 ** -i:g}", "seconds": 1.5, "leaked": leaking and i > 1,
+         "retained_bytes": (72 if leaking else 0.5) * 2**20,
+         "alive": [{"name": "Solver", "leaked": True}] if leaking and i > 1 else []}
+        for i in range(1, trials + 1)]}
+
+
+def guard_report() -> GuardReport:
+    series = tuple(StepSample(step, 0.004 + step * 3e-5, 12 + 4 * step, (700 + step // 10) * 2**20 if step % 50 == 0 else None)
+                   for step in range(1, 301, 10))
+    line = SourceLine("/work/train.py", 10, "sess.run(tf.reduce_mean(y * 2.0))", "tf.reduce_mean")
+    growth = Growth(2, 300, 299, 4, (OpGroup((("Const", 2), ("Mean", 1)), (line,)),))
+    stats = GuardStats(301, 1207, 4.0, StepSeconds(0.02, 0.008, 0.013), 750 * 2**20, 28 * 2**20)
+    return GuardReport("count", 2, stats, (growth,), 0, 0, (), series=series)
+
+
+def _red_rows(image, columns: range) -> list[float]:
+    """Mean row of the incorrect script's red in each of ``columns`` (NaN where there is none)."""
+    import numpy as np
+
+    rgb = image[..., :3]
+    target = np.array([0xD6, 0x27, 0x28]) / 255
+    red = np.all(np.abs(rgb - target) < 0.08, axis=-1)
+    return [float(np.nonzero(red[:, c])[0].mean()) if red[:, c].any() else float("nan") for c in columns]
+
+
+def test_the_demo_picture_shows_the_incorrect_script_slowing_down(tmp_path):
+    path = tmp_path / "demo.png"
+    assert plot.plot_demo(demo_runs(), str(path), incorrect=INCORRECT, correct=CORRECT) == str(path)
+    assert _png_size(path) == (1100, 440)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()  # as any file the user writes, not private
+    import matplotlib.image
+
+    image = matplotlib.image.imread(path)
+    height, width = image.shape[:2]
+    # The step-time panel is the left half (the legend is below the panels): where the red curve is
+    # found, its right end is higher in the picture (a smaller row) than its left end.
+    rows = [r for r in _red_rows(image[: int(height * 0.8)], range(0, width // 2)) if r == r]
+    assert len(rows) > 100
+    assert rows[-1] < rows[0] - 50, "the incorrect script's last step is not drawn slower than its first"
+
+
+def test_the_sweep_picture_and_each_report_picture(tmp_path):
+    pairs = [("NumPy sweep", sweep_report(True), sweep_report(False)),
+             ("Keras k-fold", sweep_report(True, 5), sweep_report(False, 5))]
+    assert _png_size(Path(plot.plot_sweeps(pairs, str(tmp_path / "sweep.png")))) == (1100, 610)
+    assert _png_size(Path(guard_report().plot(str(tmp_path / "guard.png")))) == (1000, 780)
+
+    class Report:  # what SweepReport.plot hands over: its as_dict()
+        def as_dict(self):
+            return sweep_report(True)
+
+    assert _png_size(Path(plot.plot_sweep_report(Report(), str(tmp_path / "trials.png")))) == (1000, 640)
+
+
+def test_nothing_to_draw_and_a_bad_target_are_one_line_errors(tmp_path):
+    with pytest.raises(ValueError, match="no step"):
+        plot.plot_demo({}, str(tmp_path / "x.png"), incorrect=INCORRECT, correct=CORRECT)
+    with pytest.raises(ValueError, match="no step"):
+        GuardReport("finalize", 2, GuardStats(0, 5, 0.0, None, None, None), (), 0, 0, ()).plot(str(tmp_path / "x.png"))
+    with pytest.raises(ValueError, match="not a .png"):
+        plot.check_target(str(tmp_path / "x.jpg"))
+    with pytest.raises(ValueError, match="no folder"):
+        plot.check_target(str(tmp_path / "missing" / "x.png"))
+    assert not list(tmp_path.iterdir())  # nothing written, no temporary file left
+
+
+def _without_matplotlib(tmp_path: Path) -> dict:
+    """An environment whose ``import matplotlib`` fails, as where the extra is not installed."""
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    return {**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{ROOT}"}
+
+
+@pytest.mark.parametrize("command", [["demo", "--plot", "out.png"], ["demo", "sweep", "--plot", "out.png"],
+                                     ["run", "--plot", "out.png", "script.py"]])
+def test_without_matplotlib_one_line_says_how_to_install_it_and_exit_2(tmp_path, command):
+    (tmp_path / "script.py").write_text("print('ran')\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", *command], capture_output=True, text=True,
+                            cwd=tmp_path, env=_without_matplotlib(tmp_path), timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == "graphguard: error: drawing a plot needs matplotlib: pip install 'graphguard[plot]'\n"
+    assert result.stdout == "" and not (tmp_path / "out.png").exists()
+
+
+def test_graphguard_check_does_not_import_matplotlib(tmp_path):
+    (tmp_path / "m.py").write_text("import tensorflow as tf\n")
+    code = ("import sys, graphguard.cli as c; c.main(['check', '--no-cache', '-q', '.']);"
+            "print('matplotlib' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.stdout.strip().endswith("False")
+
+
+LEAKING_SCRIPT = """\
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+tf.disable_v2_behavior()
+x = tf.placeholder(tf.float32, [None, 4])
+y = tf.matmul(x, tf.ones([4, 4]))
+sess = tf.Session()
+for step in range(60):
+    sess.run(tf.reduce_mean(y * 2.0), {x: np.ones((8, 4))})
+"""
+
+
+def test_a_guard_records_its_series_and_graphguard_run_draws_it(tmp_path):
+    # Real TensorFlow: the series the guard records (every 10th step at most), and --plot end to end.
+    tf = pytest.importorskip("tensorflow")
+    from graphguard import GraphGuard
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 2])
+        with tf.compat.v1.Session(graph=graph) as sess:
+            with GraphGuard(sess, mode="count", on_growth="warn", min_growth_steps=2) as guarded:
+                with pytest.warns(Warning):
+                    for _ in range(45):
+                        guarded.run(tf.reduce_sum(x * 3.0), {x: [[1.0, 2.0]]})
+            report = guarded.report()
+    steps = [sample.step for sample in report.series]
+    assert steps == sorted(steps) and steps[-1] == 45 and len(steps) >= 4
+    assert report.series[-1].ops > report.series[0].ops  # the graph grew between the points
+    assert all(sample.seconds > 0 for sample in report.series)
+    assert _png_size(Path(report.plot(str(tmp_path / "guard.png")))) == (1000, 780)
+
+    (tmp_path / "leak.py").write_text(LEAKING_SCRIPT)
+    result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--on-growth", "warn", "--plot", "run.png",
+                             "leak.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 1, result.stderr  # growth found: the exit status is the run's
+    assert "graphguard run: picture of session 1: run.png" in result.stderr
+    assert _png_size(tmp_path / "run.png") == (1000, 780)
+
+
+def test_graphguard_run_sweep_draws_the_sweep(tmp_path):
+    pytest.importorskip("psutil")
+    (tmp_path / "sweep.py").write_text(
+        "import numpy as np\n\n\nclass Net:\n    def __init__(self, n):\n        self.w = np.ones((n, n))\n\n"
+        "    def fit(self, lr):\n        self.w -= lr\n        return self\n\n\nkept = []\n"
+        "for lr in (0.1, 0.01, 0.001):\n    net = Net(1500)\n    net.fit(lr)\n    kept.append(net)\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", "--plot", "trials.png", "sweep.py"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 1, result.stderr  # every net kept: objects alive
+    assert "graphguard run: picture of the sweep: trials.png" in result.stderr
+    assert _png_size(tmp_path / "trials.png") == (1000, 640)
