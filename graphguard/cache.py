@@ -171,13 +171,14 @@ class FactsCache:
         entry = self._entries.get(os.path.abspath(path))
         return isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], bytes)
 
-    def get_any(self, path: str) -> tuple | None:
-        """(key, value) stored for ``path`` under any key (what a file held before it changed), or None."""
+    def stored(self, path: str) -> tuple | None:
+        """(key, pickled value) stored for ``path`` under any key (what a file held before it changed),
+        or None; :func:`loads` reads the value."""
         if self._entries is None:
             self.get(path, None)
         entry = self._entries.get(os.path.abspath(path))
         if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes):
-            return entry[0], loads(entry[1])
+            return entry
         return None
 
     def put(self, path: str, key: tuple, value, pickled: bytes | None = None) -> None:
@@ -354,7 +355,7 @@ class MemoryCache:
         entry = self._entries.get((self._digest, os.path.abspath(path)))
         return entry is not None and entry[0] == key
 
-    def get_any(self, path: str) -> tuple | None:
+    def stored(self, path: str) -> tuple | None:
         return self._entries.get((self._digest, os.path.abspath(path)))
 
     def put(self, path: str, key: tuple, value, pickled: bytes | None = None) -> None:

@@ -390,7 +390,7 @@ class Checker:
             # by chmod, it keeps its modification time).
             if (cache is not None and keys.get(path) is not None and result.error is None
                     and not any(d[0] == "GG002" for d in result.diagnostics)):
-                before[path] = cache.get_any(path)
+                before[path] = cache.stored(path)
                 cache.put(path, keys[path], result, pickled)
         signature = (sorted(self.codes), prefilter, sorted(explicit))
         if run_key is not None:
@@ -454,9 +454,13 @@ class Checker:
                 (path in results) != (path in changed) or keys.get(path) is None
                 or (path not in results and keys[path] != last_keys[path]) for path in paths):
             return None  # another selection or file list, stdin, a file read for another reason than a change
+        from graphguard.cache import loads
+
         maps = {}
         for path in changed:
             old, new = before.get(path), results[path]
+            if isinstance(old, tuple) and isinstance(old[1], bytes):  # a FactsCache keeps entries pickled
+                old = (old[0], loads(old[1]))
             if (not isinstance(old, tuple) or old[0] != last_keys[path] or not _valid_result(old[1])
                     or old[1].diagnostics != new.diagnostics or old[1].error is not None or new.error is not None
                     or list(checker.get(path, ())) != old[1].diagnostics):
