@@ -580,8 +580,16 @@ class Checker:
 def _valid_result(value) -> bool:
     """Whether a cached per-file value has the shape this version writes."""
     return (isinstance(value, FileResult) and (value.facts is None or isinstance(value.facts, ModuleFacts))
-            and isinstance(value.diagnostics, list) and all(isinstance(d, Diagnostic) for d in value.diagnostics)
+            and isinstance(value.diagnostics, list) and all(_checker_finding(d) for d in value.diagnostics)
             and (value.error is None or isinstance(value.error, str)))
+
+
+def _checker_finding(value) -> bool:
+    """A ``(code, message, row, column)`` of :attr:`FileResult.diagnostics` (``GG001``, ``GG002``).
+    (Before issue 18 this was checked as a Diagnostic, so a file with a syntax error never came from
+    the cache.)"""
+    return (isinstance(value, tuple) and len(value) == 4 and isinstance(value[0], str) and isinstance(value[1], str)
+            and isinstance(value[2], int) and isinstance(value[3], int))
 
 
 def _valid_last(value) -> bool:

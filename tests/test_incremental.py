@@ -202,3 +202,22 @@ def test_moved_rows_pairs_rows_and_refuses_anything_else():
     assert moved_rows(two(9, 12), two(10, 13)) == {9: 10, 12: 13}
     assert moved_rows(two(9, 12), two(12, 13)) == {9: 12, 12: 13}
     assert moved_rows(two(9, 12), two(13, 12)) is None
+
+
+def test_a_file_with_a_syntax_error_comes_from_the_cache_and_moves_like_the_others(tmp_path, phases):
+    # Regression (found by a trial on public notebooks): a cached FileResult holding GG001 was refused as
+    # damaged (its findings are (code, message, row, column) tuples), so such files were read on every run
+    # and an edit of one always recomputed the run.
+    paths = _project(tmp_path, trainers=3)
+    broken = tmp_path / "old.py"
+    broken.write_text("import tensorflow as tf\n\nprint 'python 2'\n")
+    paths = find_python_files([str(tmp_path)])
+    cache = str(tmp_path / ".cache")
+    Checker().check_paths(paths, jobs=1, cache=FactsCache(cache, "t"))
+    _edit(tmp_path / "train1.py", EDITS_THAT_MOVE[2][2])
+    after = Checker().check_paths(paths, jobs=1, cache=FactsCache(cache, "t"))
+    assert after.read == 1 and phases[0] == 1  # old.py from the cache; nothing recomputed
+    _edit(broken, lambda text: text + "# a comment after the error\n")
+    after = Checker().check_paths(paths, jobs=1, cache=FactsCache(cache, "t"))
+    assert after.read == 1 and phases[0] == 1
+    assert _concise(after) == _concise(Checker().check_paths(paths, jobs=1)) and "old.py:3:" in _concise(after)

@@ -219,24 +219,15 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             fields = _child_fields(node.__class__)
         for name in fields:
             value = getattr(node, name, None)
-            cls = value.__class__
-            if cls is list:
-                for item in value:
-                    cls = item.__class__
-                    if cls not in _SKIP:
-                        method = _DISPATCH.get(cls)
-                        if method is None:
-                            if not isinstance(item, ast.AST):
-                                continue
-                            method = _dispatch(cls)
-                        method(self, item)
-            elif cls not in _SKIP:
-                method = _DISPATCH.get(cls)
-                if method is None:
-                    if not isinstance(value, ast.AST):
-                        continue
-                    method = _dispatch(cls)
-                method(self, value)
+            for item in value if value.__class__ is list else (value,):
+                cls = item.__class__
+                if cls not in _SKIP:
+                    method = _DISPATCH.get(cls)
+                    if method is None:
+                        if not isinstance(item, ast.AST):
+                            continue
+                        method = _dispatch(cls)
+                    method(self, item)
 
     def visit_Name(self, node: ast.Name) -> None:
         return None  # a leaf: its context needs no visit
