@@ -221,3 +221,38 @@ def test_a_file_with_a_syntax_error_comes_from_the_cache_and_moves_like_the_othe
     after = Checker().check_paths(paths, jobs=1, cache=FactsCache(cache, "t"))
     assert after.read == 1 and phases[0] == 1
     assert _concise(after) == _concise(Checker().check_paths(paths, jobs=1)) and "old.py:3:" in _concise(after)
+
+
+TWO_CALLBACKS = textwrap.dedent(
+    """\
+    import tensorflow.compat.v1 as tf
+
+
+    def train_loop(sess, build):
+        for i in range(100):
+            sess.run(build())
+
+
+    x = tf.ones([2, 2])
+    with tf.Session() as sess:
+        train_loop(sess, lambda: tf.reduce_sum(x))
+        train_loop(sess, lambda: tf.argmax(x, 1))
+    """
+)
+
+
+def test_findings_do_not_depend_on_the_hash_seed_or_on_lines_moved(tmp_path):
+    # Regression (found by a new user): two callbacks passed to one parameter of a loop helper; which one
+    # the message named came from a set's iteration order (PYTHONHASHSEED), and a moving edit answered
+    # from the cache kept the old pick while a cold run made another.
+    (tmp_path / "one.py").write_text(TWO_CALLBACKS)
+
+    def check(seed, *extra):
+        return subprocess.run([sys.executable, "-m", "graphguard", "check", *extra, "one.py"], capture_output=True,
+                              text=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONHASHSEED": str(seed)})
+
+    outputs = {check(seed, "--no-cache").stdout for seed in range(6)}
+    assert len(outputs) == 1 and "GG101" in outputs.pop()
+    for seed in range(6):
+        _edit(tmp_path / "one.py", lambda text: "# moved\n" + text)
+        assert check(seed).stdout == check(seed + 100, "--no-cache").stdout

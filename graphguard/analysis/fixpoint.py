@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import heapq
 import os
-import re
 from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Param, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
-from graphguard.analysis.values import SESSION_VALUE, ValueFlow
+from graphguard.analysis.values import SESSION_VALUE, ValueFlow, source_order
 
 
 @dataclass(frozen=True)
@@ -101,17 +100,6 @@ def _common_prefix(a: tuple, b: tuple) -> int:
             break
         count += 1
     return count
-
-
-_NUMBER = re.compile(r"\d+")
-
-
-def _source_order(value: tuple) -> tuple:
-    """A resolved value's sort key, with the numbers in its names compared as numbers: lambdas
-    (``<lambda:9:4>`` before ``<lambda:10:4>``) keep their order when lines above them move, so an edit
-    that only moves lines cannot change which function is taken (:mod:`graphguard.incremental`)."""
-    return tuple(_NUMBER.sub(lambda match: match[0].zfill(12), part) if isinstance(part, str) else repr(part)
-                 for part in value)
 
 
 def module_names(path: str) -> list[str]:
@@ -214,7 +202,7 @@ class Project:
             return None  # a module itself is not callable
         if ref.module.startswith("\1"):  # a function passed to a parameter (values.param_ref)
             values = self.flow.params.get((importer.path, ref.module[1:]), {}).get(ref.name, ())
-            for value in sorted(values, key=_source_order):
+            for value in sorted(values, key=source_order):
                 if value[0] == "function":
                     module = self._by_path.get(os.path.normpath(value[1]))
                     if module is not None and value[2] in module.functions:

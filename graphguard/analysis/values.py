@@ -27,6 +27,7 @@ from any caller counts for every call (the analysis does not tell call sites apa
 from __future__ import annotations
 
 import heapq
+import re
 
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import (
@@ -49,6 +50,20 @@ MAX_ROUNDS = 6
 MAX_FLOWS = 100
 SESSION_VALUE = ("session",)
 TENSOR_VALUES = frozenset({("tf", "tensor"), ("tf", "variable")})
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def source_order(value) -> tuple:
+    """A resolved value's sort key (values are tuples of strings, numbers and values), the numbers in
+    its names compared as numbers: the order of a set of values is the same in every process (a set
+    of strings iterates in hash order, which ``PYTHONHASHSEED`` changes), and lambdas (``<lambda:9:4>``
+    before ``<lambda:10:4>``) keep their order when lines above them move, so an edit that only moves
+    lines cannot change which value is taken first (:mod:`graphguard.incremental`)."""
+    return tuple((2, source_order(part)) if isinstance(part, tuple)
+                 else (1, _NUMBER.sub(lambda match: match[0].zfill(12), part)) if isinstance(part, str)
+                 else (0, repr(part)) for part in value)
 
 
 def absolute_ref(path: str, qualname: str) -> Ref:
@@ -292,7 +307,8 @@ class ValueFlow:
         made = []
         for module, key, uses in self._uses:
             for index, use in enumerate(uses):
-                for value in self.concrete(module, key, use.receiver):
+                # In a fixed order: the calls and constructions made here are "the first" in summaries.
+                for value in sorted(self.concrete(module, key, use.receiver), key=source_order):
                     marker = (key, index, value)
                     if marker in self._made:
                         continue
