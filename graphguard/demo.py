@@ -500,8 +500,8 @@ def _draw(say: Callable[[str], None], draw: Callable[[], str]) -> list[str]:
     try:
         say(f"picture: {draw()}")
         return []
-    except (OSError, ValueError) as error:
-        say(f"picture: not drawn ({error})")
+    except Exception as error:  # noqa: BLE001 - matplotlib's own errors too: one line, never a traceback
+        say(f"picture: not drawn ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
         return ["plot"]
 
 

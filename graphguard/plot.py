@@ -21,8 +21,10 @@ to a temporary file next to ``path`` and moved into place, so a failed drawing l
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import warnings
 from typing import Any, Iterable, Mapping, Optional
 
 __all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "plot_demo", "plot_sweeps", "plot_guard_report", "plot_sweep_report"]
@@ -51,12 +53,24 @@ def check_target(path: str, option: str = "--plot") -> str:
     name, its folder existing; returns ``path``. Raises :class:`PlotUnavailable` or ``ValueError``
     (each with a one-line message naming ``option``)."""
     require()
-    if not path.lower().endswith(".png"):
-        raise ValueError(f"{option}: {path!r} is not a .png file name")
+    _png_name(path, option)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ValueError(f"{option}: cannot write {path}: no folder {folder}")
+    if os.path.isdir(path):
+        raise ValueError(f"{option}: cannot write {path}: it is a folder")
+    try:  # a read-only or immutable folder: found now, not after the run
+        handle, probe = tempfile.mkstemp(prefix=".graphguard-plot-", suffix=".png", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{option}: cannot write {path}: {error.strerror or error}") from None
     return path
+
+
+def _png_name(path: str, option: str = "path") -> None:
+    if not str(path).lower().endswith(".png"):
+        raise ValueError(f"{option}: {str(path)!r} is not a .png file name (the pictures are PNG files)")
 
 
 def _figure_class():
@@ -75,22 +89,61 @@ def _figure(width: float, height: float):
     return figure
 
 
+@contextlib.contextmanager
+def _drawing():
+    """Names are text, not mathematics (a trial named ``lr=$1`` is drawn as written, and one named
+    ``a=$\\frac$`` does not fail the drawing); a glyph the font lacks (CJK in DejaVu Sans) is drawn as
+    a box without a warning per character."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "axes.formatter.useoffset": False}), \
+            warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
+        warnings.filterwarnings("ignore", message=".*constrained_layout not applied")
+        yield
+
+
+def _label(name: str, number: int, width: int = 18) -> str:
+    """A trial's name on one line, at most ``width`` characters (``trial N`` for an empty one)."""
+    text = " ".join(str(name).split()) or f"trial {number}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _save(figure, path: str) -> str:
-    """Write ``figure`` as a PNG to ``path`` atomically; returns ``path``. Raises ``OSError``."""
+    """Write ``figure`` as a PNG to ``path`` atomically; returns ``path``. Raises ``ValueError`` for a
+    name that is not ``.png``, ``OSError`` (naming ``path``) when it cannot be written."""
+    _png_name(path)
     folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".graphguard-plot-", suffix=".png", dir=folder)
+    temporary = None
     try:
+        handle, temporary = tempfile.mkstemp(prefix=".graphguard-plot-", suffix=".png", dir=folder)
         with os.fdopen(handle, "wb") as out:
             figure.savefig(out, format="png", dpi=DPI)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # as open() would make it (mkstemp's file is private)
         os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
+    except OSError as error:
+        raise OSError(error.errno, f"cannot write {path}: {error.strerror or error}") from None
+    finally:
+        if temporary is not None and os.path.exists(temporary):
             os.unlink(temporary)
-        raise
     return path
+
+
+def _integer_axis(axis) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _mib_axis(axes, values: list[float], span: float = 8.0) -> None:
+    """RSS in MiB on ``axes``' y axis, at least ``span`` MiB tall: a flat run's noise (0.1 MiB) is not
+    drawn as a ramp."""
+    low, high = min(values), max(values)
+    if high - low < span:
+        middle = (low + high) / 2
+        axes.set_ylim(middle - span / 2, middle + span / 2)
 
 
 def _log_scale(axes) -> None:
@@ -118,29 +171,32 @@ def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: st
     (wall time of the step) and ``ops`` (``Graph.version`` after it), as
     :func:`graphguard.demo.parse_steps` reads them; ``incorrect``/``correct`` name the two scripts.
     Writes a 1100 x 440 PNG to ``path`` and returns it. Raises :class:`PlotUnavailable`, ``ValueError``
-    when neither script has a step, ``OSError``."""
+    when neither script has a step or ``path`` is not a ``.png`` name, ``OSError``."""
+    _png_name(path)
     if not any(runs.get(name) for name in (incorrect, correct)):
         raise ValueError("no step was measured: nothing to draw")
-    figure = _figure(11, 4.4)
-    times, ops = figure.subplots(1, 2)
-    for name, color, label in ((incorrect, INCORRECT_COLOR, "ops built inside the session loop"),
-                               (correct, CORRECT_COLOR, "ops built once, before the session")):
-        records = runs.get(name) or {}
-        steps = sorted(records)
-        if not steps:
-            continue
-        times.plot(steps, [records[s].seconds * 1e3 for s in steps], color=color, linewidth=1.2,
-                   label=f"{name}: {label}")
-        ops.plot(steps, [records[s].ops for s in steps], color=color, linewidth=1.6)
-    times.set(title="Step time", xlabel="training step", ylabel="step time (ms, log scale)")
-    ops.set(title="Graph size", xlabel="training step", ylabel="ops in the graph (log scale)")
-    _log_scale(times)
-    _log_scale(ops)
-    for axes in (times, ops):
-        axes.grid(True, which="major", alpha=0.3)
-    figure.suptitle("graphguard demo: the same model trained twice; only where the ops are built differs")
-    figure.legend(loc="outside lower center", ncols=2, frameon=False)
-    return _save(figure, path)
+    with _drawing():
+        figure = _figure(11, 4.4)
+        times, ops = figure.subplots(1, 2)
+        for name, color, label in ((incorrect, INCORRECT_COLOR, "ops built inside the session loop"),
+                                   (correct, CORRECT_COLOR, "ops built once, before the session")):
+            records = runs.get(name) or {}
+            steps = sorted(records)
+            if not steps:
+                continue
+            marker = "o" if len(steps) < 20 else None
+            times.plot(steps, [records[s].seconds * 1e3 for s in steps], color=color, linewidth=1.2, marker=marker,
+                       markersize=3, label=f"{name}: {label}")
+            ops.plot(steps, [records[s].ops for s in steps], color=color, linewidth=1.6, marker=marker, markersize=3)
+        times.set(title="Step time", xlabel="training step", ylabel="step time (ms, log scale)")
+        ops.set(title="Graph size", xlabel="training step", ylabel="ops in the graph (log scale)")
+        for axes in (times, ops):
+            _log_scale(axes)
+            _integer_axis(axes.xaxis)
+            axes.grid(True, which="major", alpha=0.3)
+        figure.suptitle("graphguard demo: the same model trained twice; only where the ops are built differs")
+        figure.legend(loc="outside lower center", ncols=2, frameon=False)
+        return _save(figure, path)
 
 
 def _trial_series(report: Mapping[str, Any]) -> tuple[list[int], list[float], list[int], list[bool]]:
@@ -159,122 +215,173 @@ def _trial_series(report: Mapping[str, Any]) -> tuple[list[int], list[float], li
 
 def plot_sweeps(pairs: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]], path: str) -> str:
     """The sweep demo as a picture: for each (title, leaking report, fixed report), RSS retained summed
-    over the trials so far (MiB) and the objects judged leaked per trial, leaking sweep against fixed,
-    trials judged to leak marked with a cross. Reports are ``SweepReport.as_dict()`` data (what the
-    demo's scripts write with ``--json``). Writes a PNG 1100 pixels wide (260 high per pair, plus
+    over the trials so far (MiB, from 0) and the objects judged leaked per trial, leaking sweep against
+    fixed, trials judged to leak marked with a cross. Reports are ``SweepReport.as_dict()`` data (what
+    the demo's scripts write with ``--json``). Writes a PNG 1100 pixels wide (260 high per pair, plus
     the title) to ``path`` and returns it. Raises :class:`PlotUnavailable`, ``ValueError`` when no pair
-    has a trial, ``OSError``."""
+    has a trial or ``path`` is not a ``.png`` name, ``OSError``."""
+    _png_name(path)
     pairs = [pair for pair in pairs if pair[1].get("trials") or pair[2].get("trials")]
     if not pairs:
         raise ValueError("no trial was measured: nothing to draw")
-    figure = _figure(11, 0.9 + 2.6 * len(pairs))
-    grid = figure.subplots(len(pairs), 2, squeeze=False)
-    for row, (title, leaking, fixed) in enumerate(pairs):
-        memory, objects = grid[row]
-        for report, color, label, offset in ((leaking, INCORRECT_COLOR, "keeps every trial's model", -0.2),
-                                             (fixed, CORRECT_COLOR, "frees each trial's model", 0.2)):
-            numbers, total, alive, leaked = _trial_series(report)
-            memory.plot(numbers, total, color=color, marker="o", markersize=4, linewidth=1.6,
-                        label=label if row == 0 else None)
-            marked = [n for n, flag in zip(numbers, leaked) if flag]
-            if marked:
-                memory.plot(marked, [total[n - 1] for n in marked], linestyle="none", marker="x", markersize=9,
-                            color="black", label="trial judged to leak" if row == 0 and report is leaking else None)
-            objects.bar([n + offset for n in numbers], alive, width=0.4, color=color)
-        memory.set_title(title, loc="left", fontsize=10)
-        memory.set(xlabel="trial", ylabel="RSS retained, summed (MiB)")
-        objects.set_title("objects alive one trial later", loc="left", fontsize=10)
-        objects.set(xlabel="trial", ylabel="objects kept (count)")
-        for axes in (memory, objects):
-            axes.grid(True, alpha=0.3)
-            axes.xaxis.get_major_locator().set_params(integer=True)
-        objects.yaxis.get_major_locator().set_params(integer=True)
-    figure.suptitle("graphguard demo sweep: memory a sweep keeps, trial after trial, under SweepGuard")
-    figure.legend(loc="outside lower center", ncols=3, frameon=False)
-    return _save(figure, path)
+    with _drawing():
+        figure = _figure(11, 0.9 + 2.6 * len(pairs))
+        grid = figure.subplots(len(pairs), 2, squeeze=False)
+        for row, (title, leaking, fixed) in enumerate(pairs):
+            memory, objects = grid[row]
+            for report, color, label, offset in ((leaking, INCORRECT_COLOR, "keeps every trial's model", -0.2),
+                                                 (fixed, CORRECT_COLOR, "frees each trial's model", 0.2)):
+                numbers, total, alive, leaked = _trial_series(report)
+                memory.plot(numbers, total, color=color, marker="o", markersize=4, linewidth=1.6,
+                            label=label if row == 0 else None)
+                marked = [n for n, flag in zip(numbers, leaked) if flag]
+                if marked:
+                    memory.plot(marked, [total[n - 1] for n in marked], linestyle="none", marker="x", markersize=9,
+                                color="black", label="trial judged to leak" if row == 0 and report is leaking else None)
+                objects.bar([n + offset for n in numbers], alive, width=0.4, color=color)
+            memory.set_title(_label(title, row + 1, 70), loc="left", fontsize=10)
+            memory.set(xlabel="trial", ylabel="RSS retained, summed (MiB)")
+            memory.set_ylim(bottom=min(0.0, memory.get_ylim()[0]))
+            objects.set_title("objects alive one trial later", loc="left", fontsize=10)
+            objects.set(xlabel="trial", ylabel="objects kept (count)")
+            for axes in (memory, objects):
+                axes.grid(True, alpha=0.3)
+                _integer_axis(axes.xaxis)
+            _integer_axis(objects.yaxis)
+        figure.suptitle("graphguard demo sweep: memory a sweep keeps, trial after trial, under SweepGuard")
+        figure.legend(loc="outside lower center", ncols=3, frameon=False)
+        return _save(figure, path)
 
 
 # ---------------------------------------------------------------------------------------------------
 # the runtime reports
 # ---------------------------------------------------------------------------------------------------
 
+#: Growth patterns drawn with a line of their own and a legend entry; the others are drawn faint.
+GROWTH_LINES = 5
+_GROWTH_COLORS = ("black", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b")
+
 
 def plot_guard_report(report, path: str) -> str:
     """One guard's run as a picture: step time (ms, log scale), graph ops and RSS (MiB) against step,
-    from ``report.series`` (:class:`~graphguard.runtime.report.StepSample`); each growth pattern is
-    a dashed line at its first step, labelled with its first source line (``train.py:57``). RSS is
-    left out when no sample was taken (psutil missing). Writes a 1000 x 780 PNG to ``path`` and returns
-    it. Raises :class:`PlotUnavailable`, ``ValueError`` when the series is empty, ``OSError``."""
+    from ``report.series`` (:class:`~graphguard.runtime.report.StepSample`); the first
+    :data:`GROWTH_LINES` growth patterns are dashed lines at their first step, labelled with their
+    first source line (``train.py:57``), the others faint lines counted in the legend. RSS is left out
+    when psutil was missing. Writes a 1000 x 780 PNG to ``path`` and returns it. Raises
+    :class:`PlotUnavailable`, ``ValueError`` when the series is empty (no step measured) or ``path`` is
+    not a ``.png`` name, ``OSError``."""
+    _png_name(path)
     series = tuple(report.series)
     if not series:
         raise ValueError("the guard measured no step: nothing to draw")
-    figure = _figure(10, 7.8)
-    times, ops, memory = figure.subplots(3, 1, sharex=True)
-    steps = [sample.step for sample in series]
-    times.plot(steps, [sample.seconds * 1e3 for sample in series], color=INCORRECT_COLOR, linewidth=1.2)
-    times.set(ylabel="step time (ms, log scale)")
-    _log_scale(times)
-    ops.plot(steps, [sample.ops for sample in series], color=INCORRECT_COLOR, linewidth=1.6)
-    ops.set(ylabel="ops in the graph")
-    rss = [(sample.step, _mib(sample.rss_bytes)) for sample in series if sample.rss_bytes is not None]
-    if rss:
-        memory.plot([s for s, _ in rss], [m for _, m in rss], color=INCORRECT_COLOR, marker="o", markersize=3,
-                    linewidth=1.2)
-        memory.set(ylabel="RSS (MiB)")
-    else:
-        memory.text(0.5, 0.5, "RSS not measured (install psutil: pip install 'graphguard[runtime]')",
-                    ha="center", va="center", transform=memory.transAxes)
-        memory.set(ylabel="RSS (MiB)")
-    memory.set(xlabel="guarded step (Session.run calls)")
-    for index, growth in enumerate(report.growth):
-        origin = str(growth.groups[0].lines[0]) if growth.groups and growth.groups[0].lines else growth.kind
+    with _drawing():
+        figure = _figure(10, 7.8)
+        times, ops, memory = figure.subplots(3, 1, sharex=True)
+        steps = [sample.step for sample in series]
+        marker = "o" if len(series) < 30 else None
+        times.plot(steps, [sample.seconds * 1e3 for sample in series], color=INCORRECT_COLOR, linewidth=1.2,
+                   marker=marker, markersize=3)
+        times.set(ylabel="step time (ms, log scale)")
+        _log_scale(times)
+        ops.plot(steps, [sample.ops for sample in series], color=INCORRECT_COLOR, linewidth=1.6, marker=marker,
+                 markersize=3)
+        ops.set(ylabel="ops in the graph")
+        _integer_axis(ops.yaxis)
+        rss = [(sample.step, _mib(sample.rss_bytes)) for sample in series if sample.rss_bytes is not None]
+        if rss:
+            memory.plot([s for s, _ in rss], [m for _, m in rss], color=INCORRECT_COLOR, marker="o", markersize=3,
+                        linewidth=1.2)
+            _mib_axis(memory, [m for _, m in rss])
+        else:
+            memory.text(0.5, 0.5, "RSS not measured (install psutil: pip install 'graphguard[runtime]')",
+                        ha="center", va="center", transform=memory.transAxes)
+        memory.set(ylabel="RSS (MiB)", xlabel="guarded step (Session.run calls)")
+        _integer_axis(memory.xaxis)
+        if steps[-1] - steps[0] < 4:  # a run stopped in its first steps: whole steps on the axis
+            memory.set_xlim(max(0, steps[0] - 2), steps[-1] + 2)
+        counts = [sample.ops for sample in series]
+        if max(counts) - min(counts) < 4:
+            ops.set_ylim(min(counts) - 2, max(counts) + 2)
+        for index, growth in enumerate(report.growth):
+            origin = str(growth.groups[0].lines[0]) if growth.groups and growth.groups[0].lines else growth.kind
+            shown = index < GROWTH_LINES
+            for axes in (times, ops, memory):
+                axes.axvline(growth.first_step, color=_GROWTH_COLORS[index] if shown else "gray",
+                             linestyle="--" if shown else ":", linewidth=1 if shown else 0.6,
+                             label=f"growth from step {growth.first_step}: {origin}" if shown and axes is times else None)
+        hidden = len(report.growth) - GROWTH_LINES
+        if hidden > 0:
+            times.plot([], [], color="gray", linestyle=":", linewidth=0.6,
+                       label=f"{hidden} more growth pattern{'s' if hidden != 1 else ''} (see the report's text)")
         for axes in (times, ops, memory):
-            axes.axvline(growth.first_step, color="black", linestyle="--", linewidth=1,
-                         label=f"growth from step {growth.first_step}: {origin}" if axes is times else None)
-    for axes in (times, ops, memory):
-        axes.grid(True, alpha=0.3)
-    grew = f"{len(report.growth)} growth pattern{'s' if len(report.growth) != 1 else ''}" if report.growth else "no growth"
-    figure.suptitle(f"graphguard: {report.stats.steps} guarded steps in {report.mode} mode, {grew}"
-                    + (f", stopped by {report.stopped}" if report.stopped else ""))
-    if report.growth:
-        figure.legend(loc="outside lower center", ncols=1, frameon=False)
-    return _save(figure, path)
+            axes.grid(True, alpha=0.3)
+        count = report.stats.steps
+        grew = (f"{len(report.growth)} growth pattern{'s' if len(report.growth) != 1 else ''}" if report.growth
+                else "no growth")
+        figure.suptitle(f"graphguard: {count} guarded step{'s' if count != 1 else ''} in {report.mode} mode, {grew}"
+                        + (f", stopped by {report.stopped}" if report.stopped else ""))
+        if report.growth:
+            figure.legend(loc="outside lower center", ncols=1 if len(report.growth) <= 3 else 2, frameon=False)
+        return _save(figure, path)
 
 
 def plot_sweep_report(report, path: str) -> str:
-    """One sweep as a picture: seconds and RSS retained (MiB) per trial, bars of trials judged to leak
-    in red and marked ``LEAK``, from ``report.as_dict()`` (a
-    :class:`~graphguard.runtime.sweep_report.SweepReport`). Writes a 1000 x 640 PNG to ``path`` and
-    returns it. Raises :class:`PlotUnavailable`, ``ValueError`` when there is no trial, ``OSError``."""
+    """One sweep as a picture: seconds and RSS retained (MiB) per trial, from ``report.as_dict()`` (a
+    :class:`~graphguard.runtime.sweep_report.SweepReport`): trials judged to leak in red (``LEAK``
+    written in the bar when it is tall enough, else a cross above it), the others blue, warm-up trials
+    hatched (their RSS is not judged), ``max_retained_bytes`` dashed. Past 20 trials only every n-th
+    name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
+    :class:`PlotUnavailable`, ``ValueError`` when there is no trial or ``path`` is not a ``.png`` name,
+    ``OSError``."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    _png_name(path)
     data = report.as_dict()
     trials = data.get("trials", [])
     if not trials:
         raise ValueError("no trial was measured: nothing to draw")
-    figure = _figure(10, 6.4)
-    seconds, memory = figure.subplots(2, 1, sharex=True)
-    numbers = list(range(1, len(trials) + 1))
-    colors = [INCORRECT_COLOR if trial["leaked"] else CORRECT_COLOR for trial in trials]
-    seconds.bar(numbers, [trial["seconds"] for trial in trials], color=colors)
-    seconds.set(ylabel="trial time (s)")
-    retained = [_mib(trial.get("retained_bytes")) or 0.0 for trial in trials]
-    memory.bar(numbers, retained, color=colors)
-    memory.axhline(0, color="black", linewidth=0.8)
-    limit = data.get("max_retained_bytes")
-    if limit is not None:
-        memory.axhline(limit / 2**20, color="black", linestyle="--", linewidth=1,
-                       label=f"max_retained_bytes: {limit / 2**20:.0f} MiB retained per trial")
-        figure.legend(loc="outside lower center", frameon=False)
-        memory.set_ylim(top=max([*retained, limit / 2**20]) * 1.12)  # the threshold line inside the axes
-    memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
-    for number, trial, value in zip(numbers, trials, retained):
-        if trial["leaked"]:  # inside the bar, where no threshold line or neighbour can cover it
-            memory.text(number, value / 2, "LEAK", ha="center", va="center", fontsize=9, color="white",
-                        fontweight="bold")
-    names = [trial["name"] if len(trial["name"]) <= 18 else trial["name"][:17] + "…" for trial in trials]
-    memory.set_xticks(numbers, names, rotation=30 if len(trials) > 6 or max(map(len, names)) > 8 else 0, ha="right"
-                      if len(trials) > 6 or max(map(len, names)) > 8 else "center")
-    for axes in (seconds, memory):
-        axes.grid(True, axis="y", alpha=0.3)
-    leaked = sum(1 for trial in trials if trial["leaked"])
-    figure.suptitle(f"graphguard: {len(trials)} trials, {leaked} judged to leak (red)")
-    return _save(figure, path)
+    with _drawing():
+        figure = _figure(10, 6.4)
+        seconds, memory = figure.subplots(2, 1, sharex=True)
+        numbers = list(range(1, len(trials) + 1))
+        colors = [INCORRECT_COLOR if trial["leaked"] else CORRECT_COLOR for trial in trials]
+        hatches = ["//" if trial.get("warmup") else None for trial in trials]
+        retained = [_mib(trial.get("retained_bytes")) or 0.0 for trial in trials]
+        for axes, values in ((seconds, [trial["seconds"] for trial in trials]), (memory, retained)):
+            bars = axes.bar(numbers, values, color=colors, edgecolor="white")
+            for bar, hatch in zip(bars, hatches):
+                bar.set_hatch(hatch)
+        seconds.set(ylabel="trial time (s)")
+        memory.axhline(0, color="black", linewidth=0.8)
+        handles = [Patch(color=INCORRECT_COLOR, label="judged to leak"), Patch(color=CORRECT_COLOR, label="not judged to leak"),
+                   Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
+        limit = data.get("max_retained_bytes")
+        top = max([*retained, 0.0])
+        if limit is not None:
+            memory.axhline(limit / 2**20, color="black", linestyle="--", linewidth=1)
+            handles.append(Line2D([], [], color="black", linestyle="--",
+                                  label=f"max_retained_bytes: {limit / 2**20:.0f} MiB per trial"))
+            top = max(top, limit / 2**20)
+        memory.set_ylim(top=(top or 1.0) * 1.15)
+        memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
+        tall = memory.get_ylim()[1] * 0.12
+        for number, trial, value in zip(numbers, trials, retained):
+            if not trial["leaked"]:
+                continue
+            if value >= tall and len(trials) <= 30:  # inside the bar, where no threshold line can cover it
+                memory.text(number, value / 2, "LEAK", ha="center", va="center", fontsize=9, color="white",
+                            fontweight="bold")
+            else:
+                memory.plot([number], [max(value, 0.0) + tall / 3], marker="x", color=INCORRECT_COLOR, markersize=7)
+        every = max(1, -(-len(trials) // 20))
+        names = [_label(trial["name"], number) if (number - 1) % every == 0 else ""
+                 for number, trial in zip(numbers, trials)]
+        slanted = len(trials) > 6 or max(map(len, names)) > 8
+        memory.set_xticks(numbers, names, rotation=30 if slanted else 0, ha="right" if slanted else "center")
+        for axes in (seconds, memory):
+            axes.grid(True, axis="y", alpha=0.3)
+        leaked = sum(1 for trial in trials if trial["leaked"])
+        figure.suptitle(f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {leaked} judged to leak")
+        figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+        return _save(figure, path)

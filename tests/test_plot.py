@@ -189,3 +189,58 @@ def test_graphguard_run_sweep_draws_the_sweep(tmp_path):
     assert result.returncode == 1, result.stderr  # every net kept: objects alive
     assert "graphguard run: picture of the sweep: trials.png" in result.stderr
     assert _png_size(tmp_path / "trials.png") == (1000, 640)
+
+
+def test_awkward_reports_still_draw(tmp_path):
+    # From a new user's trial: names with $ (mathtext), unicode, tabs and empty names; 60 trials; leaking
+    # trials that retain nothing; 60 growth patterns; a run of one step.
+    class Report:
+        def __init__(self, trials):
+            self.trials = trials
+
+        def as_dict(self):
+            return {"max_retained_bytes": 32 * 2**20, "trials": self.trials}
+
+    odd = ["x=$^$", "a=$\\frac$", "学习率=0.1", "tab\there", "", "line\nbreak"]
+    trials = [{"name": odd[i % len(odd)] + str(i), "seconds": 0.1, "leaked": i % 3 == 0, "warmup": i == 0,
+               "retained_bytes": (i % 5) * 2**20 if i % 2 else 0, "alive": []} for i in range(60)]
+    assert _png_size(Path(plot.plot_sweep_report(Report(trials), str(tmp_path / "many.png")))) == (1000, 640)
+    line = SourceLine("/work/train.py", 10, "", "tf.add")
+    growth = tuple(Growth(i + 3, 300, 4, 1, (OpGroup((("Add", 1),), (SourceLine("/work/t.py", i + 1, "", "tf.add"),)),))
+                   for i in range(60))
+    many = GuardReport("count", 2, guard_report().stats, growth, 0, 0, (), series=guard_report().series)
+    assert _png_size(Path(many.plot(str(tmp_path / "growth.png")))) == (1000, 780)
+    one = GuardReport("finalize", 2, GuardStats(1, 9, 0.0, None, 700 * 2**20, None), (), 0, 0, (),
+                      stopped="GraphGrowthError at step 1", series=(StepSample(1, 0.02, 9, 700 * 2**20),))
+    assert _png_size(Path(one.plot(str(tmp_path / "one.png")))) == (1000, 780)
+    assert line.call == "tf.add"
+
+
+def test_a_picture_is_a_png_written_where_asked_or_an_error_naming_that_path(tmp_path):
+    for name in ("r.pdf", "r.svg", "r"):
+        with pytest.raises(ValueError, match="not a .png"):
+            guard_report().plot(str(tmp_path / name))
+    with pytest.raises(OSError, match=f"cannot write {tmp_path / 'nope' / 'r.png'}"):
+        guard_report().plot(str(tmp_path / "nope" / "r.png"))
+    (tmp_path / "dir.png").mkdir()
+    with pytest.raises(ValueError, match="it is a folder"):
+        plot.check_target(str(tmp_path / "dir.png"))
+    with pytest.raises(OSError, match="cannot write"):
+        guard_report().plot(str(tmp_path / "dir.png"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.png"]  # no temporary file left
+
+
+def test_the_guards_series_stays_bounded_and_keeps_its_rss_samples():
+    from types import SimpleNamespace
+
+    from graphguard.runtime.guard import _SERIES_POINTS, _Monitor
+
+    monitor = SimpleNamespace(_series=[], _series_every=1, _series_skipped=0, _seconds=[0.001],
+                              _graph=SimpleNamespace(version=5))
+    for step in range(1, 200_001):
+        _Monitor._sample(monitor, step, 2**20 * step if step % 1000 == 0 or step == 1 else None)
+    series = monitor._series
+    assert len(series) < _SERIES_POINTS and series[0].step == 1
+    assert [p.step for p in series] == sorted(p.step for p in series)
+    rss_steps = [p.step for p in series if p.rss_bytes is not None]
+    assert rss_steps[:2] == [1, 1000] and len(rss_steps) == 201  # every RSS sample kept

@@ -333,14 +333,19 @@ class _Monitor(GrowthAccounting):
 
     def _sample(self, steps: int, rss: Optional[int]) -> None:
         """One point of :attr:`GuardReport.series` (under the lock). Bounded: when the list is full,
-        every other point is dropped and one periodic point in twice as many is kept from then on."""
+        every other point without an RSS sample is dropped (the first point and the RSS samples, at
+        most one a second, are kept) and one periodic point in twice as many is kept from then on."""
         self._series_skipped += 1
-        if self._series_skipped < self._series_every or not self._seconds:
+        if (self._series_skipped < self._series_every and rss is None) or not self._seconds:
             return
         self._series_skipped = 0
         self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss))
         if len(self._series) >= _SERIES_POINTS:
-            del self._series[1::2]
+            series = self._series
+            self._series = [point for index, point in enumerate(series)
+                            if index == 0 or point.rss_bytes is not None or index % 2 == 0]
+            if len(self._series) >= _SERIES_POINTS * 3 // 4:  # mostly RSS samples: a long run, thin those too
+                self._series = self._series[:1] + self._series[1::2]
             self._series_every *= 2
 
     def _read_rss(self, now: float) -> int:
@@ -538,6 +543,9 @@ class _Monitor(GrowthAccounting):
         series = tuple(self._series)
         if stats.steps and self._seconds and (not series or series[-1].step < stats.steps):
             series += (StepSample(stats.steps, self._seconds[-1], stats.ops, stats.rss_bytes),)
+        elif series and series[-1].rss_bytes is None and stats.rss_bytes is not None:
+            last = series[-1]  # the report's own RSS sample belongs to the last step
+            series = series[:-1] + (StepSample(last.step, last.seconds, last.ops, stats.rss_bytes),)
         return series
 
     def _freeze(self) -> None:

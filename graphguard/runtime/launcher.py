@@ -499,8 +499,9 @@ def _plot(path: str, reports: list[tuple[int, str, GuardReport]], sweep_report) 
             drawn, what = report.plot(path), f"session {number}"
         else:
             raise ValueError("no session was guarded")
-    except (OSError, ValueError) as error:
-        print(f"graphguard run: --plot: no picture: {error}", file=sys.stderr)
+    except Exception as error:  # noqa: BLE001 - matplotlib's own errors too: one line, never a traceback
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"graphguard run: --plot: no picture: {text}", file=sys.stderr)
     else:
         print(f"graphguard run: picture of {what}: {drawn}", file=sys.stderr)
 

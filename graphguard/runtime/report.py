@@ -315,7 +315,8 @@ class GuardReport:
             growth comes again on enough steps, these events move into ``growth``.
         min_growth_steps: the guard's ``min_growth_steps`` (steps; 1 in finalize mode).
         series: step time, ops and RSS over the run (:class:`StepSample`, in step order; at most
-            2,048 points: when more are taken, every other one is dropped), what :meth:`plot` draws.
+            2,048 points: when more are taken, every other point without an RSS sample is dropped,
+            the first point and the RSS samples kept), what :meth:`plot` draws.
     """
 
     mode: str
@@ -338,8 +339,8 @@ class GuardReport:
 
         Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when the
-        report has no step to draw (a finalize-mode guard that stopped the first step), ``OSError`` when
-        ``path`` cannot be written."""
+        guard measured no step (a finalize-mode guard that stopped the first run before it completed)
+        or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
         from graphguard.plot import plot_guard_report
 
         return plot_guard_report(self, path)

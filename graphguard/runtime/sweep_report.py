@@ -244,7 +244,7 @@ class SweepReport:
 
         Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when no
-        trial was measured, ``OSError`` when ``path`` cannot be written."""
+        trial was measured or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
         from graphguard.plot import plot_sweep_report
 
         return plot_sweep_report(self, path)
