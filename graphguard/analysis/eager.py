@@ -33,7 +33,15 @@ from graphguard.analysis import catalog
 from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
-from graphguard.analysis.syntax import ARRAY_FUNCTIONS, ONE_SAMPLE_FUNCTIONS, callee_text, dotted_name, one_sample, short
+from graphguard.analysis.syntax import (
+    ARRAY_FUNCTIONS,
+    ONE_SAMPLE_FUNCTIONS,
+    callee_text,
+    dotted_name,
+    loaded_names,
+    one_sample,
+    short,
+)
 
 #: Builtins whose result is a Python number when their argument is one.
 _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
@@ -228,11 +236,10 @@ class EagerReader:
         if kind is ast.Constant:
             return frozenset()
         names = set()
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(getattr(sub, "ctx", None), ast.Load):
-                dotted = dotted_name(sub)
-                if dotted is not None and (not numbers_only or self._holds_number(dotted, sub)):
-                    names.add(dotted)
+        for sub in loaded_names(node):
+            dotted = dotted_name(sub)
+            if dotted is not None and (not numbers_only or self._holds_number(dotted, sub)):
+                names.add(dotted)
         return frozenset(names)
 
     def _varying_index(self, names: frozenset, loops: tuple) -> int | None:

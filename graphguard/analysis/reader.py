@@ -178,6 +178,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         module = FunctionFacts("<module>")
         self.facts.functions["<module>"] = module
         self._frames: list[_Frame] = [_Frame(module, {})]
+        self._frame = self._frames[0]
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
         self._attribute_names: set[str] = set()  # the last part of each of those ("sess")
         self._nested_depth = 0  # > 0 inside a recorded construction: nested generic ones are not recorded
@@ -264,9 +265,16 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ bindings
 
-    @property
-    def _frame(self) -> _Frame:
-        return self._frames[-1]
+    def _push(self, frame: _Frame) -> None:
+        """Enter a body: ``self._frame`` is the innermost frame (an attribute, not a property: it is read
+        two million times on the public corpus)."""
+        self._frames.append(frame)
+        self._frame = frame
+
+    def _pop(self) -> _Frame:
+        frame = self._frames.pop()
+        self._frame = self._frames[-1]
+        return frame
 
     def _lookup(self, name: str):
         innermost = self._frames[-1].scope
@@ -497,7 +505,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         if enclosing.is_class and params.args:
             frame.scope[params.args[0].arg] = Instance(Ref("", enclosing.facts.name))
         saved_depth, self._nested_depth = self._nested_depth, 0
-        self._frames.append(frame)
+        self._push(frame)
         per_step = self._per_step.get(frame.class_name) if enclosing.is_class else None
         if per_step is not None and node.name in _PER_STEP_METHODS[per_step]:
             # ``SessionRunHook.after_run``, ``Callback.on_batch_end``: the framework calls the body on
@@ -509,7 +517,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             self._visit_body(body)
         else:
             self.visit(body)
-        self._frames.pop()
+        self._pop()
         self._settle_eager(frame)
         self._close_frame(frame)
         self._nested_depth = saved_depth
@@ -570,11 +578,11 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
-        self._frames.append(_Frame(facts, {}, is_class=True, class_name=qualname))
+        self._push(_Frame(facts, {}, is_class=True, class_name=qualname))
         for statement in node.body:
             self.visit(statement)
         self._settle_eager(self._frames[-1])
-        self._close_frame(self._frames.pop())
+        self._close_frame(self._pop())
         if keras_base is not None:
             # A subclass of tf.keras.Model: making an instance makes a Keras model (GG201).
             init = self.facts.functions.get(f"{qualname}.__init__")
@@ -912,7 +920,6 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                     self._use_as_trial(arg)
         self._eager_call(node, func_value)
         effect = Effect.NONE
-        callee = callee_text(node.func)
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         if name in SEARCH_DRIVERS and (name in KERAS_WRAPPERS or not (
                 isinstance(func_value, (TFName, TFObject))
@@ -930,17 +937,17 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             effect = Effect.OP  # ``layer(x)``, ``tf.keras.layers.Dense(2)(x)``: the layer's ops
             self._note_tensor_params(node)
         elif isinstance(func_value, Instance):
-            self._project_call(func_value.cls.member("__call__"), node, callee, bound=True)  # ``head(x)``
+            self._project_call(func_value.cls.member("__call__"), node, callee_text(node.func), bound=True)  # ``head(x)``
         elif isinstance(func_value, (Param, CallResult, MethodResult)):
             # ``score(sess, x)``: a closure or a callable argument; ``self.optimizer([...])`` after
             # ``self.optimizer = self.optimizer()`` calls what the method returned, not the method.
-            self._deferred_use(func_value, None, node, callee)
+            self._deferred_use(func_value, None, node, callee_text(node.func))
         elif isinstance(func_value, ProjectRef):
             ref = func_value.ref
             bound = project_class(func_value)
             if bound:
                 ref = ref.member("__init__")
-            self._project_call(ref, node, callee, bound)
+            self._project_call(ref, node, callee_text(node.func), bound)
         elif isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = self.resolve(node.func.value)
@@ -987,20 +994,20 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                 elif method in catalog.SESSION_METHODS.get(receiver.kind, ()):
                     effect = Effect.SESSION
             elif isinstance(receiver, Instance):
-                self._project_call(receiver.cls.member(method), node, callee, bound=True)
+                self._project_call(receiver.cls.member(method), node, callee_text(node.func), bound=True)
             elif isinstance(receiver, Choice):
                 for value in receiver.values:  # ``for head in [ClsHead(), BoxHead()]: head.update(sess)``
                     if isinstance(value, Instance):
-                        self._project_call(value.cls.member(method), node, callee, bound=True)
+                        self._project_call(value.cls.member(method), node, callee_text(node.func), bound=True)
             elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
-                self._deferred_use(receiver, method, node, callee)  # ``model.save(...)``, ``it.get_next()``
+                self._deferred_use(receiver, method, node, callee_text(node.func))  # ``model.save(...)``, ``it.get_next()``
             elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
                   and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
                 # ``super().__init__(...)``: the base class's method (a tf.keras.Model subclass of a
                 # project model class is a model too).
                 bases = self.facts.classes[frame.class_name].bases
                 if bases:
-                    self._project_call(bases[0].member(method), node, callee, bound=True)
+                    self._project_call(bases[0].member(method), node, callee_text(node.func), bound=True)
 
         if effect is Effect.RESET:
             if frame.loops:
@@ -1009,18 +1016,19 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             else:
                 frame.facts.resets_graph = True
         elif effect is Effect.MODEL:
-            self._construction(effect, node, callee)  # any loop repeats it (GG201), nested or not
-        elif effect is Effect.SESSION and callee.rsplit(".", 1)[-1] == "get_session":
+            self._construction(effect, node, callee_text(node.func))  # any loop repeats it (GG201), nested or not
+        elif effect is Effect.SESSION and callee_text(node.func).rsplit(".", 1)[-1] == "get_session":
             pass  # ``K.get_session()`` returns the one global session: it opens nothing new
         elif effect is Effect.SESSION:
             own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
             if frame.loops and not own_graph:
-                frame.facts.session_opens.append(SessionOpen(self._site(node), callee, tuple(l.index for l in frame.loops)))
+                frame.facts.session_opens.append(SessionOpen(self._site(node), callee_text(node.func),
+                                                             tuple(l.index for l in frame.loops)))
             frame.facts.opens_session = True
         elif effect.builds:
             generic = effect is Effect.OP
             if not generic or self._nested_depth == 0:
-                self._construction(effect, node, callee)
+                self._construction(effect, node, callee_text(node.func))
             self._nested_depth += 1
             self.generic_visit(node)
             self._nested_depth -= 1
