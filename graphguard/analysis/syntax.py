@@ -29,6 +29,31 @@ def dotted_name(node: ast.AST) -> str | None:
 _NODE_FIELDS: dict = {}  # node class -> its fields but contexts (the walk below reads no context node)
 
 
+_ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _nodes_of(roots: list, classes: tuple) -> list:
+    """Every node of one of ``classes`` in the trees ``roots``, as ``ast.walk`` over each would find
+    them, in no particular order (without its generators: an early-return guard asks this of the rest
+    of its body)."""
+    stack, found = list(roots), []
+    while stack:
+        current = stack.pop()
+        cls = current.__class__
+        if cls in classes:
+            found.append(current)
+        fields = _NODE_FIELDS.get(cls)
+        if fields is None:
+            fields = _NODE_FIELDS[cls] = tuple(name for name in cls._fields if name != "ctx")
+        for name in fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return found
+
+
 def loaded_names(node: ast.AST) -> list:
     """The ``Name`` and ``Attribute`` nodes in ``node`` (itself included) read in ``Load`` context, every
     one that ``ast.walk`` would give, in no particular order; without ``ast.walk``'s generators (it
@@ -106,26 +131,25 @@ def present_target(test: ast.AST) -> str | None:
 def assigned_targets(body: list) -> set[str]:
     """Dotted names assigned (``X = ...``, ``X[k] = ...``, ``setattr``) anywhere in ``body``."""
     names = set()
-    for statement in body:
-        for node in ast.walk(statement):
-            targets = ()
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                targets = (node.target,)
-            stack = list(targets)
-            while stack:
-                target = stack.pop()
-                if isinstance(target, (ast.Tuple, ast.List)):
-                    stack.extend(target.elts)
-                    continue
-                if isinstance(target, ast.Starred):
-                    target = target.value
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                dotted = dotted_name(target)
-                if dotted is not None:
-                    names.add(dotted)
+    for node in _nodes_of(body, _ASSIGNMENTS):
+        targets = ()
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = (node.target,)
+        stack = list(targets)
+        while stack:
+            target = stack.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                stack.extend(target.elts)
+                continue
+            if isinstance(target, ast.Starred):
+                target = target.value
+            if isinstance(target, ast.Subscript):
+                target = target.value
+            dotted = dotted_name(target)
+            if dotted is not None:
+                names.add(dotted)
     return names
 
 
