@@ -27,7 +27,8 @@ import tempfile
 import warnings
 from typing import Any, Iterable, Mapping, Optional
 
-__all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "plot_demo", "plot_sweeps", "plot_guard_report", "plot_sweep_report"]
+__all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "plot_demo", "plot_sweeps", "plot_guard_report",
+           "plot_sweep_report"]
 
 #: What to run when matplotlib is missing.
 INSTALL = "drawing a plot needs matplotlib: pip install 'graphguard[plot]'"
@@ -308,7 +309,8 @@ def plot_guard_report(report, path: str) -> str:
             for axes in (times, ops, memory):
                 axes.axvline(growth.first_step, color=_GROWTH_COLORS[index] if shown else "gray",
                              linestyle="--" if shown else ":", linewidth=1 if shown else 0.6,
-                             label=f"growth from step {growth.first_step}: {origin}" if shown and axes is times else None)
+                             label=(f"{'refused at' if growth.refused else 'growth from'} step {growth.first_step}: "
+                                    f"{origin}" if shown and axes is times else None))
         hidden = len(report.growth) - GROWTH_LINES
         if hidden > 0:
             times.plot([], [], color="gray", linestyle=":", linewidth=0.6,
@@ -318,6 +320,8 @@ def plot_guard_report(report, path: str) -> str:
         count = report.stats.steps
         grew = (f"{len(report.growth)} growth pattern{'s' if len(report.growth) != 1 else ''}" if report.growth
                 else "no growth")
+        if report.other_growth_ops:  # the guard itemizes at most 50 patterns
+            grew += f" and {report.other_growth_ops} more ops in others (not itemized)"
         figure.suptitle(f"graphguard: {count} guarded step{'s' if count != 1 else ''} in {report.mode} mode, {grew}"
                         + (f", stopped by {report.stopped}" if report.stopped else ""))
         if report.growth:
@@ -354,7 +358,8 @@ def plot_sweep_report(report, path: str) -> str:
                 bar.set_hatch(hatch)
         seconds.set(ylabel="trial time (s)")
         memory.axhline(0, color="black", linewidth=0.8)
-        handles = [Patch(color=INCORRECT_COLOR, label="judged to leak"), Patch(color=CORRECT_COLOR, label="not judged to leak"),
+        handles = [Patch(color=INCORRECT_COLOR, label="judged to leak"),
+                   Patch(color=CORRECT_COLOR, label="not judged to leak"),
                    Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
         limit = data.get("max_retained_bytes")
         top = max([*retained, 0.0])
