@@ -30,6 +30,7 @@ _NODE_FIELDS: dict = {}  # node class -> its fields but contexts (the walk below
 
 
 _ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_NAMES = (ast.Name, ast.Attribute)
 
 
 def _nodes_of(roots: list, classes: tuple) -> list:
@@ -58,22 +59,7 @@ def loaded_names(node: ast.AST) -> list:
     """The ``Name`` and ``Attribute`` nodes in ``node`` (itself included) read in ``Load`` context, every
     one that ``ast.walk`` would give, in no particular order; without ``ast.walk``'s generators (it
     was a tenth of reading a file with many calls in loops)."""
-    stack, found = [node], []
-    while stack:
-        current = stack.pop()
-        cls = current.__class__
-        if (cls is ast.Name or cls is ast.Attribute) and current.ctx.__class__ is ast.Load:
-            found.append(current)
-        fields = _NODE_FIELDS.get(cls)
-        if fields is None:
-            fields = _NODE_FIELDS[cls] = tuple(name for name in cls._fields if name != "ctx")
-        for name in fields:
-            value = getattr(current, name, None)
-            if value.__class__ is list:
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
-    return found
+    return [found for found in _nodes_of([node], _NAMES) if found.ctx.__class__ is ast.Load]
 
 
 def callee_text(func: ast.AST) -> str:
