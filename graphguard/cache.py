@@ -194,22 +194,23 @@ class FactsCache:
     def _last(self):
         if self._stored_run is None:
             stored = self._load(self.run_path)
-            self._stored_run = stored if isinstance(stored, tuple) and len(stored) == 3 else (None, None, None)
+            self._stored_run = stored if isinstance(stored, tuple) and len(stored) == 2 else (None, None)
         return self._stored_run
 
     def run_result(self, run_key: str):
-        """What the last run with exactly ``run_key`` (every file's key, the selection) reported, or None."""
+        """What the checker kept of the last run if its key was exactly ``run_key`` (every file's key,
+        the selection), or None."""
         stored = self._last()
         return stored[1] if stored[0] == run_key else None
 
     def last_run(self):
-        """What the checker kept of the last run, whatever its key (:meth:`put_run_result`), or None."""
-        return self._last()[2]
+        """What the checker kept of the last run, whatever its key (an edit that only moves lines is
+        answered from it: :mod:`graphguard.incremental`), or None."""
+        return self._last()[1]
 
-    def put_run_result(self, run_key: str, value, last=None) -> None:
-        """Keep ``value``, the report of the run with ``run_key``, and ``last``, what the next run may
-        need of this one (:mod:`graphguard.incremental`)."""
-        self._run = (run_key, value, last)
+    def put_run_result(self, run_key: str, value) -> None:
+        """Keep ``value``, what the checker needs of the run with ``run_key``."""
+        self._run = (run_key, value)
 
     def save(self) -> None:
         """Write the cache atomically; a cache that cannot be written is skipped silently (it is only a cache)."""
@@ -367,7 +368,7 @@ class MemoryCache:
     def last_run(self):
         return None
 
-    def put_run_result(self, run_key: str, value, last=None) -> None:
+    def put_run_result(self, run_key: str, value) -> None:
         pass
 
     def save(self) -> None:

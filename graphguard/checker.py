@@ -365,11 +365,9 @@ class Checker:
             if not sources:
                 run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
                                                sorted(explicit))).encode("utf-8", "surrogateescape")).hexdigest()
-            stored = cache.run_result(run_key) if run_key is not None else None
-            if _valid_run(stored):  # nothing changed since the last run with these settings
-                report.diagnostics, report.errors, report.skipped, with_suppressions = stored
-                report.sources = {path: _read_bytes(path) for path in with_suppressions}
-                return report
+            last = cache.run_result(run_key) if run_key is not None else None
+            if _valid_last(last):  # nothing changed since the last run with these settings
+                return self._replay(paths, last, {}, {})
         results: dict[str, FileResult] = {}
         todo = []
         cached = []
@@ -394,10 +392,11 @@ class Checker:
                 cache.put(path, keys[path], result, pickled)
         signature = (sorted(self.codes), prefilter, sorted(explicit))
         if run_key is not None:
-            moved = self._moved_only(paths, keys, todo, results, before, cache.last_run(), signature)
+            last = cache.last_run()
+            moved = self._moved_only(paths, keys, todo, results, before, last, signature)
             if moved is not None:
-                moved.files, moved.read = len(paths), len(todo)
-                checker = {**cache.last_run()[2], **{path: results[path].diagnostics for path in todo}}
+                moved.read = len(todo)
+                checker = {**last[2], **{path: results[path].diagnostics for path in todo}}
                 self._store(cache, run_key, signature, keys, moved, {path: d for path, d in checker.items() if d})
                 return moved
         for path in cached:
@@ -431,13 +430,35 @@ class Checker:
         return report
 
     def _store(self, cache, run_key: str, signature: tuple, keys: dict, report: Report, checker: dict) -> None:
-        """Keep the run's findings in the cache (when it had no internal error and read every file), and
-        what the next run needs to answer an edit that only moves lines (:meth:`_moved_only`): the
-        selection, every file's key, the ``GG001`` findings by file (``checker``) and the rule findings."""
+        """Keep the run in the cache (when it had no internal error and read every file): the selection,
+        every file's key, the ``GG001`` findings by file (``checker``), the rule findings, the files the
+        prefilter skipped and those with suppression comments. The next run replays it when nothing
+        changed, or when an edit only moved lines (:meth:`_replay`)."""
         if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
-            cache.put_run_result(run_key, (report.diagnostics, report.errors, report.skipped, sorted(report.sources)),
-                                 (signature, keys, checker, report.findings, report.skipped, sorted(report.sources)))
+            cache.put_run_result(run_key, (signature, keys, checker, report.findings, report.skipped,
+                                           sorted(report.sources)))
         cache.save()
+
+    def _replay(self, paths: list[str], last: tuple, maps: dict, suppressions: dict) -> Report:
+        """The report of a stored run (:meth:`_store`), the rows of the files in ``maps`` (path -> old
+        row -> new row) moved; ``suppressions``: path -> whether a file read again has suppression
+        comments now. Raises KeyError when a row to move is not in its file's map."""
+        from graphguard.incremental import move_finding
+
+        _, _, checker, findings, skipped, with_suppressions = last
+        findings = [move_finding(finding, maps) for finding in findings] if maps else findings
+        suppressed = {path for path in with_suppressions if path not in suppressions}
+        suppressed.update(path for path, has in suppressions.items() if has)
+        report = Report(files=len(paths), skipped=skipped, findings=findings)
+        for path in paths:
+            for code, message, row, column in checker.get(path, ()):
+                report.diagnostics += self._checker_diagnostic(path, code, message, row, column)
+            if path in suppressed:
+                report.sources[path] = _read_bytes(path)
+        for finding in findings:
+            report.diagnostics.append(self._diagnostic(self._by_effect[finding.effect], finding))
+        report.diagnostics = _unique(report.diagnostics)
+        return report
 
     def _moved_only(self, paths: list[str], keys: dict, changed: list[str], results: dict, before: dict, last,
                     signature: tuple) -> Report | None:
@@ -445,16 +466,15 @@ class Checker:
         (:func:`graphguard.incremental.moved_rows`): the last run's findings with their rows moved. None
         when that cannot be said (another selection, files added or removed, a file whose facts changed,
         anything read or kept differently), and the run is computed in full."""
-        from graphguard.incremental import move_finding, moved_rows
+        from graphguard.cache import loads
+        from graphguard.incremental import moved_rows
 
         if not _valid_last(last) or not changed:
             return None
-        last_signature, last_keys, checker, findings, skipped, with_suppressions = last
+        last_signature, last_keys, checker = last[:3]
         if last_signature != signature or set(last_keys) != set(paths) or any(
-                (path in results) != (path in changed) or keys.get(path) is None
-                or (path not in results and keys[path] != last_keys[path]) for path in paths):
-            return None  # another selection or file list, stdin, a file read for another reason than a change
-        from graphguard.cache import loads
+                keys.get(path) is None or (path not in results and keys[path] != last_keys[path]) for path in paths):
+            return None  # another selection or file list, a file that cannot be read, one read for another reason
 
         maps = {}
         for path in changed:
@@ -470,20 +490,9 @@ class Checker:
                 return None
             maps[path] = rows
         try:
-            findings = [move_finding(finding, maps) for finding in findings]
+            return self._replay(paths, last, maps, {path: results[path].suppressions for path in changed})
         except KeyError:
             return None
-        suppressed = (set(with_suppressions) - set(changed)) | {path for path in changed if results[path].suppressions}
-        report = Report(skipped=skipped, findings=findings)
-        for path in paths:
-            for code, message, row, column in checker.get(path, ()):
-                report.diagnostics += self._checker_diagnostic(path, code, message, row, column)
-            if path in suppressed:
-                report.sources[path] = _read_bytes(path)
-        for finding in findings:
-            report.diagnostics.append(self._diagnostic(self._by_effect[finding.effect], finding))
-        report.diagnostics = _unique(report.diagnostics)
-        return report
 
     def check_source(self, source: bytes, filename: str) -> list[Diagnostic]:
         """Findings for one file's ``source`` bytes (its encoding cookie is honoured), checked alone and
@@ -593,17 +602,10 @@ def _checker_finding(value) -> bool:
 
 
 def _valid_last(value) -> bool:
-    """Whether what the cache kept of the last run has the shape :meth:`Checker._store` writes."""
+    """Whether a run the cache kept has the shape :meth:`Checker._store` writes."""
     return (isinstance(value, tuple) and len(value) == 6 and isinstance(value[1], dict) and isinstance(value[2], dict)
             and isinstance(value[3], list) and all(isinstance(f, Finding) for f in value[3])
             and isinstance(value[4], int) and isinstance(value[5], list))
-
-
-def _valid_run(value) -> bool:
-    """Whether a cached run result has the shape this version writes."""
-    return (isinstance(value, tuple) and len(value) == 4 and isinstance(value[0], list)
-            and all(isinstance(d, Diagnostic) for d in value[0]) and isinstance(value[1], list)
-            and isinstance(value[3], (list, tuple, set, frozenset)))
 
 
 def project_digest(project: frozenset) -> str:
