@@ -15,14 +15,13 @@ third-party code and are ignored.
 
 from __future__ import annotations
 
-import heapq
 import os
 from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Param, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
-from graphguard.analysis.values import SESSION_VALUE, ValueFlow, source_order
+from graphguard.analysis.values import SESSION_VALUE, StaleEdges, ValueFlow, source_order
 
 
 @dataclass(frozen=True)
@@ -325,88 +324,71 @@ class Project:
                               for module, summary, calls, *_ in edges]
         edges_with_samples = [(summary, calls) for summary, calls in edges_with_samples if calls]
         # Rounds as a pass over every edge in order would make them, but a pass runs only the edges
-        # whose inputs (their callees' summaries, or their own) changed since they last ran: an edge
-        # changed by one earlier in the pass runs again in this pass, by one later (or itself) in the
-        # next, so every round ends in the same state as a full pass.
-        readers: dict[int, set] = {}  # id(summary) -> indices of the edges that read it
-        owner = {id(edge[1]): index for index, edge in enumerate(edges)}
+        # whose inputs (their callees' summaries, or their own) changed since they last ran
+        # (StaleEdges), so every round ends in the same state as a full pass.
+        passes = StaleEdges()
         for index, (module, summary, calls, returns, model_returns, trials) in enumerate(edges):
-            for callee in (*(c[1] for c in calls), *returns, *(m[1] for m in model_returns), *trials):
-                if isinstance(callee, Summary):
-                    readers.setdefault(id(callee), set()).add(index)
-        stale = set(range(len(edges)))
+            passes.reads(index, {id(summary), *(id(callee) for callee in (*(c[1] for c in calls), *returns,
+                                                                          *(m[1] for m in model_returns), *trials)
+                                                if isinstance(callee, Summary))})
+
+        def update(index: int) -> tuple:
+            """One edge: its summary from its callees'; ``(id(summary),)`` when it changed."""
+            module, summary, calls, returns, model_returns, trials = edges[index]
+            changed = False
+            for call, callee, repeats, repeats_model in calls:
+                if callee is summary:
+                    continue
+                if callee.runs_step and not summary.runs_step:
+                    summary.runs_step = changed = True
+                if callee.opens_session and not summary.opens_session:
+                    summary.opens_session = changed = True
+                if callee.resets_graph and not call.loops and not summary.resets_graph:
+                    summary.resets_graph = changed = True
+                if repeats_model and callee.trains_model is not None and summary.trains_model is None \
+                        and not summary.resets_graph:
+                    summary.trains_model = callee.trains_model
+                    changed = True
+                if repeats_model and callee.retains is not None and summary.retains is None:
+                    summary.retains = callee.retains
+                    changed = True
+                if repeats and not summary.resets_graph:
+                    for effect, origin in callee.builds.items():
+                        if (effect is Effect.MODEL or effect in EAGER_EFFECTS) and call.loops:
+                            continue  # made in a loop of this function: reported at that loop
+                        if effect not in summary.builds:
+                            summary.builds[effect] = origin
+                            changed = True
+            for callee in returns:
+                if callee.returns_session and not summary.returns_session:
+                    summary.returns_session = changed = True
+            if summary.trains_model is None and not summary.resets_graph:
+                for callee in trials:  # ``model = build(); model.fit(...)`` at function level
+                    if Effect.MODEL in callee.builds:
+                        summary.trains_model = callee.builds[Effect.MODEL]
+                        changed = True
+                        break
+            for position, callee, kind in model_returns:
+                if position not in summary.model_positions and _is_model(callee, kind):
+                    summary.model_positions = summary.model_positions | {position}
+                    changed = True
+            if summary.resets_graph and (summary.builds or summary.trains_model):
+                summary.builds.clear()
+                summary.trains_model = None
+                changed = True
+            return (id(summary),) if changed else ()
+
+        new = range(len(edges))
         changed = True
         rounds = 0
         while changed and rounds < 50:
-            any_change = False
             rounds += 1
             decided: list = []
-            if predicts and self._decide_predicts(predicts, edges_with_samples, decided):
-                any_change = True
-                for summary in decided:
-                    stale.update(readers.get(id(summary), ()))
-                    if id(summary) in owner:
-                        stale.add(owner[id(summary)])
-            todo = sorted(stale)
-            stale = set()
-            queued = set(todo)
-            heapq.heapify(todo)
-            while todo:
-                index = heapq.heappop(todo)
-                queued.discard(index)
-                module, summary, calls, returns, model_returns, trials = edges[index]
-                changed = False
-                for call, callee, repeats, repeats_model in calls:
-                    if callee is summary:
-                        continue
-                    if callee.runs_step and not summary.runs_step:
-                        summary.runs_step = changed = True
-                    if callee.opens_session and not summary.opens_session:
-                        summary.opens_session = changed = True
-                    if callee.resets_graph and not call.loops and not summary.resets_graph:
-                        summary.resets_graph = changed = True
-                    if repeats_model and callee.trains_model is not None and summary.trains_model is None \
-                            and not summary.resets_graph:
-                        summary.trains_model = callee.trains_model
-                        changed = True
-                    if repeats_model and callee.retains is not None and summary.retains is None:
-                        summary.retains = callee.retains
-                        changed = True
-                    if repeats and not summary.resets_graph:
-                        for effect, origin in callee.builds.items():
-                            if (effect is Effect.MODEL or effect in EAGER_EFFECTS) and call.loops:
-                                continue  # made in a loop of this function: reported at that loop
-                            if effect not in summary.builds:
-                                summary.builds[effect] = origin
-                                changed = True
-                for callee in returns:
-                    if callee.returns_session and not summary.returns_session:
-                        summary.returns_session = changed = True
-                if summary.trains_model is None and not summary.resets_graph:
-                    for callee in trials:  # ``model = build(); model.fit(...)`` at function level
-                        if Effect.MODEL in callee.builds:
-                            summary.trains_model = callee.builds[Effect.MODEL]
-                            changed = True
-                            break
-                for position, callee, kind in model_returns:
-                    if position not in summary.model_positions and _is_model(callee, kind):
-                        summary.model_positions = summary.model_positions | {position}
-                        changed = True
-                if summary.resets_graph and (summary.builds or summary.trains_model):
-                    summary.builds.clear()
-                    summary.trains_model = None
-                    changed = True
-                if changed:
-                    any_change = True
-                    stale.add(index)
-                    for reader in readers.get(id(summary), ()):
-                        if reader > index:
-                            if reader not in queued:
-                                heapq.heappush(todo, reader)
-                                queued.add(reader)
-                        else:
-                            stale.add(reader)
-            changed = any_change
+            changed = bool(predicts) and self._decide_predicts(predicts, edges_with_samples, decided)
+            for summary in decided:
+                passes.grew(id(summary))
+            changed = passes.run(new, update) or changed
+            new = ()
         for module, summary, retention in late_retains:
             if summary.retains is None and any(self.is_model(module, ref, kind) for ref, kind in retention.refs):
                 summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")

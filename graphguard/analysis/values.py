@@ -66,6 +66,51 @@ def source_order(value) -> tuple:
                  else (0, repr(part)) for part in value)
 
 
+class StaleEdges:
+    """Passes over numbered edges in order, as a naive fixpoint makes them, that skip every edge whose
+    inputs have not grown since it last ran (it would add nothing). An edge reads *cells* (value sets,
+    summaries: any hashable name) and may grow some; when it grows a cell, the edges that read it run
+    again: later in this pass if they come after it, in the next pass if they come before it (or are
+    itself), as in a pass over every edge. So each pass ends in the state a full pass would, with the
+    same order of first runs. Used by the value flow here and by the summaries
+    (:meth:`graphguard.analysis.fixpoint.Project._summarise`); edges are any ordered values."""
+
+    def __init__(self) -> None:
+        self._readers: dict = {}  # cell -> edges that read it
+        self._stale: set = set()  # edges to run in the next pass
+
+    def reads(self, edge, cells) -> None:
+        """``edge`` reads ``cells``: it runs again when one of them grows."""
+        for cell in cells:
+            self._readers.setdefault(cell, set()).add(edge)
+
+    def grew(self, cell) -> None:
+        """``cell`` grew outside a pass: its readers run in the next pass."""
+        self._stale.update(self._readers.get(cell, ()))
+
+    def run(self, new, evaluate) -> bool:
+        """One pass over the stale edges and the ``new`` ones (never run), in order; ``evaluate(edge)``
+        runs one and returns the cells it grew. True when any grew."""
+        todo = [*self._stale, *new]
+        self._stale = set()
+        heapq.heapify(todo)
+        queued = set(todo)
+        changed = False
+        while todo:
+            edge = heapq.heappop(todo)
+            queued.discard(edge)
+            for cell in evaluate(edge):
+                changed = True
+                for reader in self._readers.get(cell, ()):
+                    if reader > edge:
+                        if reader not in queued:
+                            heapq.heappush(todo, reader)
+                            queued.add(reader)
+                    else:
+                        self._stale.add(reader)
+        return changed
+
+
 def absolute_ref(path: str, qualname: str) -> Ref:
     """A :class:`Ref` that names ``qualname`` in the file ``path`` itself, whatever module reads it
     (phase 2 only: a value followed from another module keeps the module that defined it)."""
@@ -100,8 +145,7 @@ class ValueFlow:
         # key)), recorded as each edge is evaluated, so a pass re-evaluates only the edges whose inputs
         # grew since they last ran (the others would add nothing).
         self._reads: set | None = None
-        self._readers: dict[tuple, set] = {}  # cell -> edges that read it
-        self._stale: set = set()  # edges whose inputs grew since they last ran, for the next pass
+        self._stale_edges = StaleEdges()
         self._known = (0, 0)  # how many pass and return edges have been seen (the rest have not run)
 
     # ------------------------------------------------------------------ values
@@ -249,22 +293,16 @@ class ValueFlow:
         return module, key, self.params.setdefault(callee, {}), flows, callee
 
     def _flow(self, passes: list, returns: list) -> bool:
-        """One pass over the edges in order (passes, then returns), as a naive pass would make it, but
-        only over the edges that have not run yet or whose inputs grew since they last ran (the others
-        would add nothing): an edge made stale by one later in the pass runs in the next pass, one made
-        stale by one earlier runs in this pass, as in a pass over every edge. Every edge runs in the
-        first pass, so resolutions are made, and cached, in the same order. True when a value set grew."""
-        changed = False
-        todo = [*self._stale, *(("p", index) for index in range(self._known[0], len(passes))),
-                *(("r", index) for index in range(self._known[1], len(returns)))]
+        """One pass over the edges (passes, then returns) by :class:`StaleEdges`: the edges that have not
+        run yet and those whose inputs grew since they last ran. Every edge runs in the first pass, so
+        resolutions are made, and cached, in the same order as in a pass over every edge. True when a
+        value set grew."""
+        new = [*(("p", index) for index in range(self._known[0], len(passes))),
+               *(("r", index) for index in range(self._known[1], len(returns)))]
         self._known = (len(passes), len(returns))
-        self._stale = set()
-        heapq.heapify(todo)
-        queued = set(todo)
-        grown: list = []
-        while todo:
-            edge = heapq.heappop(todo)
-            queued.discard(edge)
+
+        def evaluate(edge: tuple) -> list:
+            grown = []
             self._reads = set()
             if edge[0] == "p":
                 module, key, params, flows, callee = passes[edge[1]]
@@ -285,21 +323,11 @@ class ValueFlow:
                     if not found <= known:
                         known |= found
                         grown.append(("r", key))
-            for cell in self._reads:
-                self._readers.setdefault(cell, set()).add(edge)
+            self._stale_edges.reads(edge, self._reads)
             self._reads = None
-            if grown:
-                changed = True
-                for cell in grown:
-                    for reader in self._readers.get(cell, ()):
-                        if reader > edge:
-                            if reader not in queued:
-                                heapq.heappush(todo, reader)
-                                queued.add(reader)
-                        else:
-                            self._stale.add(reader)
-                grown.clear()
-        return changed
+            return grown
+
+        return self._stale_edges.run(new, evaluate)
 
     def _materialise(self) -> list:
         """Turn deferred uses whose receivers now have values into calls and constructions; the new
