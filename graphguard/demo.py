@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, TextIO
 
+from graphguard.runtime.sweep_report import judged_leak
+
 __all__ = ["run_demo", "run_sweep_demo", "format_sweep_table", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
@@ -501,7 +503,9 @@ def _draw(say: Callable[[str], None], draw: Callable[[], str]) -> list[str]:
         say(f"picture: {draw()}")
         return []
     except Exception as error:  # noqa: BLE001 - matplotlib's own errors too: one line, never a traceback
-        say(f"picture: not drawn ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
+        from graphguard.plot import error_line
+
+        say(f"picture: not drawn ({error_line(error)})")
         return ["plot"]
 
 
@@ -577,17 +581,11 @@ def format_sweep_table(leaking: dict, fixed: dict) -> list[str]:
         bad, good = cells
         seconds = [f"{t['seconds']:.2f}" if t else "-" for t in (bad, good)]
         retained = [_signed_mib(t.get("retained_bytes")) if t else "-" for t in (bad, good)]
-        alive = [str(sum(1 for obj in t["alive"] if _judged_leak(obj))) if t else "-" for t in (bad, good)]
+        alive = [str(sum(1 for obj in t["alive"] if judged_leak(obj))) if t else "-" for t in (bad, good)]
         note = "  warm-up" if (bad or good or {}).get("warmup") else ""
         lines.append(f"{name:<{width}}  {seconds[0]:>8} {seconds[1]:>8}  {retained[0]:>9} {retained[1]:>9}  "
                      f"{alive[0]:>7} {alive[1]:>7}{note}")
     return lines
-
-
-def _judged_leak(obj: dict) -> bool:
-    """An ``AliveObject`` of ``SweepReport.as_dict()`` judged a leak (not excused as held only by a loop
-    variable or a one-at-a-time holder); data without ``leaked`` counts unless a loop variable held it."""
-    return bool(obj.get("leaked", obj.get("loop_variable") is None))
 
 
 def _sweep_totals(report: dict) -> str:
@@ -678,7 +676,7 @@ def run_sweep_demo(out: Optional[TextIO] = None, plot: Optional[str] = None) -> 
                 continue
             leaked = [t for t in report["trials"] if t["leaked"]]
             chained = [obj for t in leaked for obj in t["alive"]
-                       if _judged_leak(obj) and obj.get("chain") and obj["chain"]["root_kind"] != "unknown"]
+                       if judged_leak(obj) and obj.get("chain") and obj["chain"]["root_kind"] != "unknown"]
             if not leaked:
                 say(f"{name}: no trial leaked")
             else:
@@ -686,7 +684,7 @@ def run_sweep_demo(out: Optional[TextIO] = None, plot: Optional[str] = None) -> 
                 for trial in leaked:
                     say(f"  trial {trial['name']!r}: {'; '.join(trial['reasons'])}")
                     for obj in trial["alive"]:
-                        if _judged_leak(obj):
+                        if judged_leak(obj):
                             say(f"    {obj['chain_text'] or obj['name'] + ': alive'}")
             if expect_leak and not chained:
                 say(f"  expected {name} to report objects alive with their reference chains")

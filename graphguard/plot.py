@@ -27,7 +27,7 @@ import tempfile
 import warnings
 from typing import Any, Iterable, Mapping, Optional
 
-__all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "plot_demo", "plot_sweeps", "plot_guard_report",
+__all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "error_line", "plot_demo", "plot_sweeps", "plot_guard_report",
            "plot_sweep_report"]
 
 #: What to run when matplotlib is missing.
@@ -72,6 +72,13 @@ def check_target(path: str, option: str = "--plot") -> str:
 def _png_name(path: str, option: str = "path") -> None:
     if not str(path).lower().endswith(".png"):
         raise ValueError(f"{option}: {str(path)!r} is not a .png file name (the pictures are PNG files)")
+
+
+def error_line(error: BaseException) -> str:
+    """One line for a drawing that failed: the first line of the error's message (matplotlib's parser
+    errors run over several), or its type's name."""
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _figure_class():
@@ -203,13 +210,15 @@ def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: st
 def _trial_series(report: Mapping[str, Any]) -> tuple[list[int], list[float], list[int], list[bool]]:
     """(trial numbers, RSS retained summed over the trials so far in MiB, objects judged leaked, leaked)
     of one ``SweepReport.as_dict()``."""
+    from graphguard.runtime.sweep_report import judged_leak
+
     numbers, total, alive, leaked = [], [], [], []
     running = 0.0
     for index, trial in enumerate(report.get("trials", []), start=1):
         numbers.append(index)
         running += _mib(trial.get("retained_bytes")) or 0.0
         total.append(running)
-        alive.append(sum(1 for obj in trial.get("alive", []) if obj.get("leaked", obj.get("loop_variable") is None)))
+        alive.append(sum(1 for obj in trial.get("alive", []) if judged_leak(obj)))
         leaked.append(bool(trial.get("leaked")))
     return numbers, total, alive, leaked
 

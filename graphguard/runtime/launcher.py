@@ -482,7 +482,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
     _print_reports(reports, args, grew, traces)
     if args.plot is not None:
-        _plot(args.plot, reports, sweep_report if args.sweep else None)
+        _plot(args.plot, reports, sweep_report)
     if status == EXIT_CLEAN and (grew or retraced or leaked):
         return EXIT_GROWTH
     return status
@@ -500,8 +500,9 @@ def _plot(path: str, reports: list[tuple[int, str, GuardReport]], sweep_report) 
         else:
             raise ValueError("no session was guarded")
     except Exception as error:  # noqa: BLE001 - matplotlib's own errors too: one line, never a traceback
-        text = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"graphguard run: --plot: no picture: {text}", file=sys.stderr)
+        from graphguard.plot import error_line
+
+        print(f"graphguard run: --plot: no picture: {error_line(error)}", file=sys.stderr)
     else:
         print(f"graphguard run: picture of {what}: {drawn}", file=sys.stderr)
 
