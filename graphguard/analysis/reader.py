@@ -1085,6 +1085,13 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     else are third-party code and are not followed; None: follow every import)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader._rebound = rebound_definitions(tree.body)
+    # A function body runs after the module has run: it sees the module's imports wherever they stand
+    # (``def reset(): tf.reset_default_graph()`` above ``import tensorflow as tf``, as a notebook's first
+    # cells often are). Module-level code before an import could not run at all, so binding the imports
+    # first changes nothing for it; they are read again in order below.
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) and all(alias.name != "*" for alias in statement.names):
+            reader.visit(statement)
     for statement in tree.body:
         reader.visit(statement)
     reader._settle_eager(reader._frames[0])
