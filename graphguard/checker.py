@@ -516,23 +516,31 @@ class Checker:
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))
         initargs = (self._settings, project, prefilter)
+        # Largest files first, so the run does not end with one worker reading a large file while the
+        # other waits (on the public corpus the workers' last chunks held lingvo's largest modules);
+        # the results go back to the order of ``paths``.
+        order = sorted(range(len(paths)), key=lambda index: -_size(paths[index]))
+        ordered = [paths[index] for index in order]
         results: list[FileResult] = []
         try:
             # concurrent.futures, not multiprocessing.Pool: a worker that dies (the OOM killer on a huge
             # file, ``kill -9``) breaks the pool with an error instead of hanging the run forever.
             with _workers(jobs, context, initargs) as pool:
-                for pickled in pool.map(_worker_read, paths, chunksize=chunk):
+                for pickled in pool.map(_worker_read, ordered, chunksize=chunk):
                     results.append((pickle.loads(pickled), pickled))
         except BrokenProcessPool:
             # Read what is left one file per process, to name the file whose reader dies.
-            for path in paths[len(results):]:
+            for path in ordered[len(results):]:
                 try:
                     with _workers(1, context, initargs) as pool:
                         pickled = pool.submit(_worker_read, path).result()
                         results.append((pickle.loads(pickled), pickled))
                 except BrokenProcessPool:
                     results.append((FileResult(error=f"{path}: the process reading it died (killed, or out of memory)"), None))
-        return results
+        in_order: list = [None] * len(paths)
+        for index, result in zip(order, results):
+            in_order[index] = result
+        return in_order
 
     def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
         if not self._by_effect or not modules:
@@ -621,6 +629,14 @@ def _project_names(paths: list[str]) -> frozenset:
             parts = name.split(".")
             names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return frozenset(names)
+
+
+def _size(path: str) -> int:
+    """``path``'s size in bytes, 0 when it cannot be read (the reader reports that)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
 
 
 def _read_bytes(path: str) -> bytes:

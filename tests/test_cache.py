@@ -384,3 +384,17 @@ def test_a_second_ctrl_c_neither_hangs_nor_prints_worker_tracebacks(tmp_path):
             pass
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130 and b"Traceback" not in err, err.decode()[-500:]
+
+
+def test_workers_read_largest_files_first_and_answer_in_path_order(tmp_path):
+    # The parallel reader hands the largest files out first (load balance on 2 cores); what it returns
+    # must still line up with the paths it was given, or facts would be filed under another module.
+    paths = []
+    for number in range(12):
+        path = tmp_path / f"m{number}.py"
+        path.write_text("import tensorflow as tf\n" + "x = tf.constant(1)\n" * ((number * 7) % 12 + 1))
+        paths.append(str(path))
+    from graphguard.checker import _project_names
+
+    results = Checker()._read_all(paths, _project_names(paths), jobs=2)
+    assert [result.facts.path for result, _ in results] == paths
