@@ -516,9 +516,8 @@ class Checker:
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))
         initargs = (self._settings, project, prefilter)
-        # Largest files first, so the run does not end with one worker reading a large file while the
-        # other waits (on the public corpus the workers' last chunks held lingvo's largest modules);
-        # the results go back to the order of ``paths``.
+        # Largest files first, so the last chunks handed out are small ones and neither worker is left
+        # reading a large file while the other waits; the results go back to the order of ``paths``.
         order = sorted(range(len(paths)), key=lambda index: -_size(paths[index]))
         ordered = [paths[index] for index in order]
         results: list[FileResult] = []

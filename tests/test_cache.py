@@ -394,7 +394,5 @@ def test_workers_read_largest_files_first_and_answer_in_path_order(tmp_path):
         path = tmp_path / f"m{number}.py"
         path.write_text("import tensorflow as tf\n" + "x = tf.constant(1)\n" * ((number * 7) % 12 + 1))
         paths.append(str(path))
-    from graphguard.checker import _project_names
-
     results = Checker()._read_all(paths, _project_names(paths), jobs=2)
     assert [result.facts.path for result, _ in results] == paths
