@@ -113,7 +113,7 @@ class _Frame:
     exempt: list = field(default_factory=list)  # frozensets of loop indices, one per active exemption
     tensor_params: set = field(default_factory=set)
     params: set = field(default_factory=set)
-    pending_param_operators: list = field(default_factory=list)
+    pending_param_operators: list = field(default_factory=list)  # (construction, node it names, parameters)
     bound: dict = field(default_factory=dict)  # dotted name -> loop indices active at its last binding
     made: dict = field(default_factory=dict)  # dotted name -> Made, for names bound to model-like values
     trial_sites: set = field(default_factory=set)  # sites of the trials recorded
@@ -423,7 +423,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             synthetic = ast.BinOp(node.target, node.op, node.value)
             ast.copy_location(synthetic, node)
             self._synthetic.append(synthetic)  # kept alive: the memo is keyed by id()
-            if self._operator(synthetic, short(ast.unparse(node)), visit_children=False):
+            if self._operator(synthetic, node, visit_children=False):
                 self._nested_depth += 1
                 self.visit(node.value)
                 self._nested_depth -= 1
@@ -521,9 +521,10 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         self._settle_eager(frame)
         self._close_frame(frame)
         self._nested_depth = saved_depth
-        for construction, names in frame.pending_param_operators:
+        for construction, written, names in frame.pending_param_operators:
             if names & frame.tensor_params:
-                facts.constructions.append(construction)
+                facts.constructions.append(construction._replace(callee=written if not construction.loops
+                                                                 else short(ast.unparse(written))))
 
     def _visit_body(self, body: list) -> None:
         """A function body, watching for an early-return cache guard: ``if key in self._ops: return``
@@ -829,24 +830,28 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             return self._tensor_operands_of((node.value,))
         return False, [], set()
 
-    def _operator(self, node: ast.AST, text: str | None, visit_children: bool = True) -> bool:
+    def _operator(self, node: ast.AST, written: ast.AST | None = None, visit_children: bool = True) -> bool:
         """Record ``node`` (an operator, a subscript, an augmented assignment) when it acts on a tensor.
-        ``text`` is how the finding names it (default: the expression's own source, shortened)."""
+        The finding names it by the source of ``written`` (default: ``node``), shortened; written out
+        only for a construction that is kept (``ast.unparse`` of every operator on a parameter was a
+        twentieth of reading a file)."""
         frame = self._frame
         recorded = False
         if self._nested_depth == 0:
             tensor, refs, params = self._tensor_operands(node)
-            if (tensor or refs or params) and text is None:
-                text = short(ast.unparse(node))
             if tensor:
-                self._construction(Effect.OPERATOR, node, text)
+                # Outside loops only a function's first construction of each kind is named (its
+                # ``builds``): the node stands for its text until read_module() knows which.
+                self._construction(Effect.OPERATOR, node,
+                                   written or node if not frame.loops else short(ast.unparse(written or node)))
                 recorded = True
             elif refs:
-                self._construction(Effect.OPERATOR, node, text, deferred=refs)
+                self._construction(Effect.OPERATOR, node, short(ast.unparse(written or node)), deferred=refs)
                 recorded = True
             elif params:
                 # Decided when the function ends: a parameter is a tensor if the function passes it to TF.
-                frame.pending_param_operators.append((self._new_construction(Effect.OPERATOR, node, text), params))
+                frame.pending_param_operators.append((self._new_construction(Effect.OPERATOR, node, ""),
+                                                      written or node, params))
                 recorded = True
         if not visit_children:
             return recorded
@@ -859,17 +864,17 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         return recorded
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        self._operator(node, None)
+        self._operator(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
-        self._operator(node, None)
+        self._operator(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        self._operator(node, None)
+        self._operator(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load):
-            self._operator(node, None)
+            self._operator(node)
         else:
             self.generic_visit(node)
 
@@ -1110,8 +1115,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         for construction in facts.constructions:
             if construction.loops:
                 kept.append(construction)
-            elif CALLER not in construction.exempt:
-                facts.builds.setdefault(construction.effect, (construction.site.row, subject_of(construction)))
+            elif CALLER not in construction.exempt and construction.effect not in facts.builds:
+                if construction.callee.__class__ is not str:  # an operator named by its node (_operator)
+                    construction = construction._replace(callee=short(ast.unparse(construction.callee)))
+                facts.builds[construction.effect] = (construction.site.row, subject_of(construction))
         facts.constructions = kept
     return reader.facts
 
