@@ -54,7 +54,7 @@ from graphguard.diagnostics import Diagnostic
 from graphguard.notebook import NotebookError, is_notebook, python_source, read_notebook
 from graphguard.reading import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
 from graphguard.rules import CHECKER_CODES, RULES, Rule
-from graphguard.suppressions import MARKER
+from graphguard.suppressions import has_marker
 
 #: Byte patterns that keep a file (see the module docstring).
 #: GG001 (cannot parse) is reported only for files that mention TensorFlow or Keras: a Python 2 script
@@ -125,7 +125,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     """Phase 1 for one file: prefilter, parse, read facts. ``settings`` is (session names, session
     factories); ``project`` the dotted module names of the run (None: every import may be project
     code, and no prefilter)."""
-    result = FileResult(suppressions=MARKER.search(source) is not None)
+    result = FileResult(suppressions=has_marker(source))
     if is_notebook(path):
         # The prefilter reads the notebook's JSON as it is (the patterns survive JSON's escaping); only
         # a notebook that may hold a finding, or imports something, is decoded into one module.

@@ -31,6 +31,7 @@ def findings(tmp_path: Path, body: str, *extra: str) -> list[tuple[str, int]]:
         "    x = tf.reduce_sum(y)  # noqa: GG102, GG101\n",
         "    x = tf.reduce_sum(y)  # NOQA:GG101\n",
         "    x = tf.reduce_sum(y)  # graphguard: ignore[GG101]\n",
+        "    x = tf.reduce_sum(y)  # GraphGuard: ignore[GG101]\n",  # the marker is found in any case
         "    # graphguard: ignore[GG101]\n    x = tf.reduce_sum(y)\n",
         "    # noqa: GG101\n    x = tf.reduce_sum(y)\n",
         "    x = tf.reduce_sum(\n        y)  # noqa: GG101\n",
