@@ -275,8 +275,19 @@ def effect_of(name: str) -> Effect:
     Looked up in :data:`OVERRIDES`, then in the data generated from TensorFlow's public API
     (:mod:`graphguard.analysis.tf_api`), then for names that TF 2.21 no longer has (``tf.contrib.*``,
     TF 0.x spellings) in the TF 1.x tables and the fallbacks of :func:`_layout_effect`; a name known
-    nowhere is ``Effect.NONE``.
+    nowhere is ``Effect.NONE``. Remembered per name (the tables do not change during a run; a file
+    calls the same few hundred names thousands of times).
     """
+    effect = _EFFECTS.get(name)
+    if effect is None:
+        effect = _EFFECTS[name] = _effect_of(name)
+    return effect
+
+
+_EFFECTS: dict[str, Effect] = {}
+
+
+def _effect_of(name: str) -> Effect:
     override = OVERRIDES.get(name)
     if override is not None:
         return override
@@ -429,7 +440,17 @@ LISTS_RESULTS = frozenset({"model_with_buckets", "static_rnn", "static_bidirecti
 
 def result_kind(name: str, effect: Effect) -> str:
     """The kind of object calling ``name`` returns (``"optimizer"`` for ``tf.train.AdamOptimizer``,
-    ``"sequence"`` for ``tf.gradients``)."""
+    ``"sequence"`` for ``tf.gradients``). Remembered per (name, effect), as :func:`effect_of` is."""
+    kind = _KINDS.get((name, effect))
+    if kind is None:
+        kind = _KINDS[(name, effect)] = _result_kind(name, effect)
+    return kind
+
+
+_KINDS: dict[tuple, str] = {}
+
+
+def _result_kind(name: str, effect: Effect) -> str:
     if effect is Effect.MODEL:
         return "model"  # calling it builds its layers' ops, like a layer (``model(x)``)
     if name.rsplit(".", 1)[-1] in SEQUENCE_RESULTS:

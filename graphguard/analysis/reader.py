@@ -220,7 +220,17 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             fields = _child_fields(node.__class__)
         for name in fields:
             value = getattr(node, name, None)
-            for item in value if value.__class__ is list else (value,):
+            if value.__class__ is not list:  # one child (or None): no loop set up for it
+                cls = value.__class__
+                if cls not in _SKIP:
+                    method = _DISPATCH.get(cls)
+                    if method is None:
+                        if not isinstance(value, ast.AST):
+                            continue
+                        method = _dispatch(cls)
+                    method(self, value)
+                continue
+            for item in value:
                 cls = item.__class__
                 if cls not in _SKIP:
                     method = _DISPATCH.get(cls)

@@ -89,10 +89,14 @@ class SweepReader:
         """Whether ``node`` evaluates to a model-like object, made where: a Keras model, a ``tf.Graph``
         or session, an object of a class named like a model (``TwoLayerNet``, ``Solver``), what a
         project function returns or a project class makes (decided in phase 2), or a name bound to one."""
-        if isinstance(node, (ast.Name, ast.Attribute)):
+        cls = node.__class__
+        if cls is ast.Name or cls is ast.Attribute:
+            made = self._frame.made
+            if not made:
+                return None
             dotted = dotted_name(node)
-            return None if dotted is None else self._frame.made.get(dotted)
-        if not isinstance(node, ast.Call):
+            return None if dotted is None else made.get(dotted)
+        if cls is not ast.Call:
             return None
         if isinstance(node.func, ast.Attribute) and node.func.attr == "track" and len(node.args) == 1:
             return self._model_value(node.args[0])  # SweepGuard's ``trial.track(obj)`` returns ``obj``
