@@ -242,7 +242,7 @@ def _breakdown(files: list[str]) -> dict[str, float]:
     import pickle
 
     from graphguard.analysis.reader import read_module
-    from graphguard.checker import RELEVANT, Report, _imports_project, _project_names
+    from graphguard.checker import Report, _imports_project, _project_names, relevant
 
     files = [path for path in files if path.endswith((".py", ".pyi"))]
     project = _project_names(files)
@@ -254,7 +254,7 @@ def _breakdown(files: list[str]) -> dict[str, float]:
             sources.append((path, handle.read()))
     times["read"] = time.perf_counter() - start
     start = time.perf_counter()
-    kept = [(path, source) for path, source in sources if RELEVANT.search(source) or _imports_project(source, project)]
+    kept = [(path, source) for path, source in sources if relevant(source) or _imports_project(source, project)]
     times["prefilter"] = time.perf_counter() - start
     # File by file, the tree dropped once its facts are read, with gc off: as the checker's workers do
     # (keeping every tree alive makes the collector's passes, not the parser, the cost).

@@ -62,7 +62,18 @@ from graphguard.suppressions import has_marker
 MENTIONS_TF = re.compile(rb"tensorflow|keras")
 #: A file that matches none of these cannot take part in a finding (``.predict(``: a helper that runs
 #: Keras' predict on a model it is handed, GG303, imports nothing).
-RELEVANT = re.compile(rb"tensorflow|keras|\.run\(|\.eval\(|\.predict\(|partial_run|make_callable|sess|(?:Net|Network|Model|Solver)\(")
+RELEVANT = (b"tensorflow", b"keras", b".run(", b".eval(", b".predict(", b"partial_run", b"make_callable", b"sess",
+            b"Net(", b"Network(", b"Model(", b"Solver(")
+
+
+def relevant(source: bytes) -> bool:
+    """Whether ``source`` holds one of :data:`RELEVANT`: a substring search each (a regular expression
+    of the same alternatives scanned 52 MB four times slower, byte by byte)."""
+    for word in RELEVANT:
+        if word in source:
+            return True
+    return False
+
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -129,7 +140,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
     if is_notebook(path):
         # The prefilter reads the notebook's JSON as it is (the patterns survive JSON's escaping); only
         # a notebook that may hold a finding, or imports something, is decoded into one module.
-        if prefilter and project is not None and not RELEVANT.search(source) and b"import" not in source:
+        if prefilter and project is not None and not relevant(source) and b"import" not in source:
             return result
         try:
             notebook = read_notebook(source)
@@ -141,7 +152,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
             result.diagnostics.extend(("GG001", f"cannot parse cell: {message}", row, column)
                                       for row, column, message in notebook.errors)
         source = notebook.python
-    if (prefilter and project is not None and not RELEVANT.search(source)
+    if (prefilter and project is not None and not relevant(source)
             and not _imports_project(source, project)):
         return result
     limit = sys.getrecursionlimit()
