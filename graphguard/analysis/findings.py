@@ -40,15 +40,13 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
     """Every finding in ``module``, in source order."""
     loops = module.loops
     for name, facts in module.functions.items():
-        own = project.summaries[(module.path, name)]
-        for param, step_loops in facts.param_steps:
-            if param in own.session_params:
-                for index in step_loops:
-                    loops[index].runs_step = True
-        for call in project.flow.calls(module, name, facts):
-            callee = project.summary(module, call.ref)
-            if callee is None:
-                continue
+        if facts.param_steps:
+            own = project.summaries[(module.path, name)]
+            for param, step_loops in facts.param_steps:
+                if param in own.session_params:
+                    for index in step_loops:
+                        loops[index].runs_step = True
+        for call, callee in project.resolved_calls(module, name):
             for index in call.loops:
                 if callee.runs_step:
                     loops[index].runs_step = True
@@ -98,16 +96,16 @@ def _session_loop(module: ModuleFacts, item, bound: int):
 def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
     found: list[Finding] = []
     key = (module.path, facts.name)
-    constructions = [*facts.constructions, *(c for c in project.flow.extra_constructions.get(key, ()) if c.loops)]
+    extra = project.flow.extra_constructions.get(key)
+    constructions = [*facts.constructions, *(c for c in extra if c.loops)] if extra else list(facts.constructions)
     for deferred in facts.deferred_operators:
         if any(project.flow.returns_tensor(module, ref) for ref in deferred.refs):
             constructions.append(deferred.construction)
 
-    calls = []
-    for call in project.flow.calls(module, facts.name, facts):
-        callee = project.summary(module, call.ref)
-        if callee is not None:
-            calls.append((call, callee))
+    calls = project.resolved_calls(module, facts.name)
+    if not (constructions or calls or facts.session_opens or facts.trials or facts.retentions
+            or facts.eager_checks):
+        return found  # nothing below can report anything (most functions of a project)
 
     suppressed: set[int] = set()
     opens = [(o.site, o.callee, o.loops) for o in facts.session_opens]
@@ -207,12 +205,6 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
     traces of a ``tf.function``. A loop that makes a model (a sweep) may compile it and make its
     optimizer and functions anew: that is GG201's business."""
     found: list[Finding] = []
-    model_loops = {c.loops[-1] for c in constructions if c.effect is Effect.MODEL and c.loops}
-    model_loops.update(trial.loops[-1] for trial in facts.trials if trial.loops and (not trial.refs or any(
-        Effect.MODEL in summary.builds for summary in (project.summary(module, ref) for ref, _ in trial.refs)
-        if summary is not None)))
-    model_loops.update(call.loops[-1] for call, callee in calls
-                       if call.loops and (Effect.MODEL in callee.builds or callee.trains_model is not None))
     candidates = [c for c in constructions if c.effect in EAGER_EFFECTS]
     per_trial = set()  # predicts on the iteration's data: one evaluation per trial in a loop that makes a model
     for construction, kind, refs in facts.eager_checks:
@@ -222,6 +214,14 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                 per_trial.add(id(construction))
         elif kind is None or _eager_check(project, module, kind, refs):
             candidates.append(construction)
+    if not candidates and not calls:
+        return found  # nothing to report (most functions): skip finding the loops that make models
+    model_loops = {c.loops[-1] for c in constructions if c.effect is Effect.MODEL and c.loops}
+    model_loops.update(trial.loops[-1] for trial in facts.trials if trial.loops and (not trial.refs or any(
+        Effect.MODEL in summary.builds for summary in (project.summary(module, ref) for ref, _ in trial.refs)
+        if summary is not None)))
+    model_loops.update(call.loops[-1] for call, callee in calls
+                       if call.loops and (Effect.MODEL in callee.builds or callee.trains_model is not None))
     for construction in candidates:
         if construction.effect is Effect.TRACED_VARIABLE:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),

@@ -115,6 +115,9 @@ def module_names(path: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
+_UNKNOWN = object()  # a cache miss, where None is a cached answer
+
+
 class Project:
     """All modules of one check run, their summaries, and the findings they lead to."""
 
@@ -134,6 +137,11 @@ class Project:
         self._modules: dict[tuple[str, str], ModuleFacts | None] = {}
         self._resolved: dict[tuple, tuple[ModuleFacts, str] | None] = {}
         self._abs_parts: dict[str, tuple] = {}
+        self._imported: dict[tuple, tuple[ModuleFacts, str] | None] = {}  # (folder, ref, classes) -> _resolve()
+        self._calls: dict[tuple[str, str], list] = {}  # (path, function) -> resolved_calls()
+        #: whether some summary has ``predict_params`` (only _decide_predicts adds them, and only calls
+        #: of such a function can pass them on)
+        self._predicts_on_params = False
         self.flow = ValueFlow(self)
         self.flow.run()
         self.flow.refine_loops()
@@ -141,10 +149,14 @@ class Project:
 
     # ------------------------------------------------------------------ resolution
 
-    def _module(self, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
+    def _folder(self, importer: ModuleFacts) -> str:
         folder = self._folders.get(importer.path)
         if folder is None:
             folder = self._folders[importer.path] = os.path.dirname(os.path.normpath(importer.path))
+        return folder
+
+    def _module(self, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
+        folder = self._folder(importer)
         key = (folder, dotted)
         if key not in self._modules:
             self._modules[key] = self._find_module(folder, importer, dotted)
@@ -182,10 +194,12 @@ class Project:
     def resolve(self, importer: ModuleFacts, ref: Ref) -> tuple[ModuleFacts, str] | None:
         """The module and qualified function name that ``ref``, read in ``importer``, calls."""
         key = (importer.path, ref)
-        if key not in self._resolved:
+        # One lookup on the hot path (hundreds of thousands of calls, a few tens of thousands of keys).
+        found = self._resolved.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
             self._resolved[key] = None  # guards against import cycles
-            self._resolved[key] = self._resolve(importer, ref)
-        return self._resolved[key]
+            found = self._resolved[key] = self._resolve(importer, ref)
+        return found
 
     def resolve_class(self, importer: ModuleFacts, ref: Ref) -> tuple[ModuleFacts, str] | None:
         """The module and qualified class name that ``ref``, read in ``importer``, names."""
@@ -212,6 +226,15 @@ class Project:
             return None if module is None else self._member(module, ref.name, classes=classes)
         if ref.module == "":
             return self._member(importer, ref.name, classes=classes)
+        # An imported name: the answer depends on the importer only through its folder (``_module``
+        # answers per folder, ``_member`` not at all), so the modules of one folder share it.
+        key = (self._folder(importer), ref, classes)
+        found = self._imported.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._imported[key] = self._resolve_import(importer, ref, parts, classes)
+        return found
+
+    def _resolve_import(self, importer: ModuleFacts, ref: Ref, parts: list, classes: bool):
         # ``from pkg import module`` then ``module.f()``: the name may start with submodules. Try the
         # longest module path first; a package's own ``__init__`` need not have been read (the
         # prefilter skips an empty one; namespace packages have none).
@@ -246,8 +269,17 @@ class Project:
         return None
 
     def summary(self, importer: ModuleFacts, ref: Ref) -> Summary | None:
+        """The summary of the function that ``ref``, read in ``importer``, calls (None when it names
+        no function of the checked tree)."""
         target = self.resolve(importer, ref)
         return None if target is None else self.summaries.get((target[0].path, target[1]))
+
+    def resolved_calls(self, module: ModuleFacts, name: str) -> list | tuple:
+        """``(call, callee summary)`` for the project calls of function ``name`` in ``module`` (as
+        :meth:`ValueFlow.calls` lists them, in that order) that name a function of the checked tree:
+        what :meth:`summary` answers for each, resolved once by :meth:`_summarise` (phase 3 reads
+        them; not to be changed)."""
+        return self._calls.get((module.path, name), ())
 
     # ------------------------------------------------------------------ phase 2
 
@@ -269,11 +301,13 @@ class Project:
                     predicts.append((module, summary, [(param, Origin(module.path, c.site.row, subject_of(c)), model)
                                                        for param, c, model in facts.predicts]))
                 key = (module.path, name)
-                for param, values in self.flow.params.get(key, {}).items():
-                    if SESSION_VALUE in values:
-                        summary.session_params.add(param)
-                if any(p in summary.session_params for p, _ in facts.param_steps):
-                    summary.runs_step = True
+                params = self.flow.params.get(key)
+                if params:
+                    for param, values in params.items():
+                        if SESSION_VALUE in values:
+                            summary.session_params.add(param)
+                    if any(p in summary.session_params for p, _ in facts.param_steps):
+                        summary.runs_step = True
                 for retention in facts.retentions:
                     if retention.loop == CALLER and summary.retains is None:
                         if not retention.refs or any(self.is_model(module, ref, kind) for ref, kind in retention.refs
@@ -287,7 +321,8 @@ class Project:
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
-                    for construction in (*facts.constructions, *self.flow.extra_constructions.get(key, ())):
+                    extra = self.flow.extra_constructions.get(key)
+                    for construction in (*facts.constructions, *extra) if extra else facts.constructions:
                         if not construction.loops and CALLER not in construction.exempt:
                             summary.builds.setdefault(construction.effect, Origin(module.path, construction.site.row,
                                                                                   subject_of(construction)))
@@ -299,24 +334,32 @@ class Project:
                                 construction.effect,
                                 Origin(module.path, construction.site.row, subject_of(construction)),
                             )
-                self.summaries[(module.path, name)] = summary
+                self.summaries[key] = summary
                 work.append((module, facts, summary))
-        # Resolve every call once; the fixpoint then only follows these edges.
+        # Resolve every call once; the fixpoint then only follows these edges, and phase 3 reads the
+        # resolved calls (resolved_calls) instead of resolving them again.
         edges = []
         for module, facts, summary in work:
             calls = []
+            resolved = []
             for call in self.flow.calls(module, facts.name, facts):
                 callee = self.summary(module, call.ref)
                 if callee is not None:
+                    resolved.append((call, callee))
                     repeats = self._repeats_for_caller(module, call)
                     calls.append((call, callee, repeats, repeats and not call.loops))
-            returns = [c for c in (self.summary(module, ref) for ref in facts.returns) if c is not None]
+            if resolved:
+                self._calls[(module.path, facts.name)] = resolved
+            # (Most functions have none of these: no empty lists built for them.)
+            returns = [c for c in (self.summary(module, ref) for ref in facts.returns)
+                       if c is not None] if facts.returns else ()
             model_returns = [(position, c, kind) for position, c, kind in
                              ((position, self._model_source(module, ref, kind), kind)
                               for position, ref, kind in facts.model_returns)
-                             if c is not None]
+                             if c is not None] if facts.model_returns else ()
             trials = [c for trial in facts.trials if not trial.loops and CALLER not in trial.exempt
-                      for c in (self.summary(module, ref) for ref, _ in trial.refs) if c is not None]
+                      for c in (self.summary(module, ref) for ref, _ in trial.refs)
+                      if c is not None] if facts.trials else ()
             if calls or returns or model_returns or trials:
                 edges.append((module, summary, calls, returns, model_returns, trials))
         edges_with_samples = [(summary, [(call, callee, repeats) for call, callee, repeats, _ in calls
@@ -328,9 +371,11 @@ class Project:
         # (StaleEdges), so every round ends in the same state as a full pass.
         passes = StaleEdges()
         for index, (module, summary, calls, returns, model_returns, trials) in enumerate(edges):
-            passes.reads(index, {id(summary), *(id(callee) for callee in (*(c[1] for c in calls), *returns,
-                                                                          *(m[1] for m in model_returns), *trials)
-                                                if isinstance(callee, Summary))})
+            cells = {id(summary), *(id(c[1]) for c in calls)}
+            if returns or model_returns or trials:
+                cells.update(id(callee) for callee in (*returns, *(m[1] for m in model_returns), *trials)
+                             if isinstance(callee, Summary))  # (a model class's answer is a bool)
+            passes.reads(index, cells)
 
         def update(index: int) -> tuple:
             """One edge: its summary from its callees'; ``(id(summary),)`` when it changed."""
@@ -413,8 +458,11 @@ class Project:
                         decided.append(summary)
                 elif param not in summary.predict_params:
                     summary.predict_params[param] = origin
+                    self._predicts_on_params = True
                     changed = True
                     decided.append(summary)
+        if not self._predicts_on_params:
+            return changed  # no function predicts on a parameter (yet): no call below passes one
         for summary, calls in edges:
             for call, callee, repeats in calls:
                 if not callee.predict_params or call.loops or not repeats:

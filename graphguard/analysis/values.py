@@ -81,8 +81,13 @@ class StaleEdges:
 
     def reads(self, edge, cells) -> None:
         """``edge`` reads ``cells``: it runs again when one of them grows."""
+        readers = self._readers
         for cell in cells:
-            self._readers.setdefault(cell, set()).add(edge)
+            edges = readers.get(cell)
+            if edges is None:  # (not setdefault: it would make a set per call)
+                readers[cell] = {edge}
+            else:
+                edges.add(edge)
 
     def grew(self, cell) -> None:
         """``cell`` grew outside a pass: its readers run in the next pass."""
@@ -143,10 +148,15 @@ class ValueFlow:
                       for name, facts in module.functions.items() if facts.deferred_uses]
         # Which edges read which value sets (cells: ("p", function key, parameter), ("r", function
         # key)), recorded as each edge is evaluated, so a pass re-evaluates only the edges whose inputs
-        # grew since they last ran (the others would add nothing).
+        # grew since they last ran (the others would add nothing). ``concrete`` adds to it when not None.
         self._reads: set | None = None
         self._stale_edges = StaleEdges()
         self._known = (0, 0)  # how many pass and return edges have been seen (the rest have not run)
+        # For _materialise: the cells each deferred use read when it last ran ((index in _uses, index
+        # of the use) -> cells), and the cells that grew since then. A use none of whose cells grew
+        # finds the same values again, all made already: it is skipped.
+        self._use_reads: dict[tuple[int, int], set] = {}
+        self._grown: set = set()
 
     # ------------------------------------------------------------------ values
 
@@ -313,6 +323,7 @@ class ValueFlow:
                         if not found <= known:
                             known |= found
                             grown.append(("p", callee, where))
+                            self._grown.add(("p", callee, where))
             else:
                 module, key, values = returns[edge[1]]
                 found = set()
@@ -323,6 +334,7 @@ class ValueFlow:
                     if not found <= known:
                         known |= found
                         grown.append(("r", key))
+                        self._grown.add(("r", key))
             self._stale_edges.reads(edge, self._reads)
             self._reads = None
             return grown
@@ -333,10 +345,18 @@ class ValueFlow:
         """Turn deferred uses whose receivers now have values into calls and constructions; the new
         calls, as ``(module, key, call)``."""
         made = []
-        for module, key, uses in self._uses:
+        grown, self._grown = self._grown, set()
+        for position, (module, key, uses) in enumerate(self._uses):
             for index, use in enumerate(uses):
+                reads = self._use_reads.get((position, index))
+                if reads is not None and reads.isdisjoint(grown):
+                    continue  # the same values as when it last ran: all made then
+                self._reads = set()
+                values = self.concrete(module, key, use.receiver)
+                self._use_reads[(position, index)] = self._reads
+                self._reads = None
                 # In a fixed order: the calls and constructions made here are "the first" in summaries.
-                for value in sorted(self.concrete(module, key, use.receiver), key=source_order):
+                for value in sorted(values, key=source_order):
                     marker = (key, index, value)
                     if marker in self._made:
                         continue
