@@ -266,6 +266,9 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
 
     def _site(self, node: ast.AST) -> Site:
         end_row = node.end_lineno or node.lineno
+        if self._lines is None:  # ASCII source: columns are byte offsets
+            end_column = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+            return Site(node.lineno, node.col_offset + 1, end_row, end_column + 1)
         return Site(
             node.lineno,
             self._column(node.lineno, node.col_offset),

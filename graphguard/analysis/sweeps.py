@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import NamedTuple
 
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import OTHER, GraphValue, Instance, Param, ProjectRef, TFName
@@ -67,19 +66,44 @@ _TUNER_KEYWORDS = frozenset({"hypermodel", "objective", "max_trials"})
 KEEPING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "extend": 0}
 
 
-class Made(NamedTuple):
-    """A model-like value bound to a name: how to name it, the loops active when it was made, the
-    project calls that decide whether it is a model (see :class:`Retention`), and the :class:`Trial`
-    to record when the iteration uses it (None when it cannot be a Keras model)."""
+class Made:
+    """A model-like value bound to a name: how to name it (``subject``), the loops active when it was
+    made, the project calls that decide whether it is a model (see :class:`Retention`), and the
+    :class:`Trial` to record when the iteration uses it (None when it cannot be a Keras model).
 
-    subject: str
-    loops: tuple
-    refs: tuple
-    trial: Trial | None = None
-    #: Kept whether or not the iteration uses it: a graph or session, what a project function returns
-    #: (it may have trained it), the result of ``fit``. Otherwise a store counts only if the iteration
-    #: trains, evaluates or hands on the model (sub-blocks collected for one model are not trials).
-    always: bool = False
+    ``always``: kept whether or not the iteration uses it (a graph or session, what a project function
+    returns (it may have trained it), the result of ``fit``); otherwise a store counts only if the
+    iteration trains, evaluates or hands on the model (sub-blocks collected for one model are not
+    trials). Made for a call (``written``: the call node, its site, its loops' exemptions, the refs
+    that decide a Keras model or None), the subject and trial are written on first use: most values
+    bound from project calls are never used as models (a tenth of the reader's assignments' cost)."""
+
+    __slots__ = ("loops", "refs", "always", "_subject", "_trial", "_written")
+
+    def __init__(self, subject: str | None, loops: tuple, refs: tuple, trial: Trial | None = None,
+                 always: bool = False, written: tuple | None = None) -> None:
+        self.loops, self.refs, self.always = loops, refs, always
+        self._subject, self._trial, self._written = subject, trial, written
+
+    def _write(self) -> None:
+        node, site, exempt, keras = self._written
+        text = callee_text(node.func)
+        self._subject = f"`{text}(...)` from line {node.lineno}"
+        if keras is not None:
+            self._trial = Trial(site, f"`{text}(...)`", self.loops, exempt, keras)
+        self._written = None
+
+    @property
+    def subject(self) -> str:
+        if self._written is not None:
+            self._write()
+        return self._subject
+
+    @property
+    def trial(self) -> Trial | None:
+        if self._written is not None:
+            self._write()
+        return self._trial
 
 
 class SweepReader:
@@ -159,14 +183,11 @@ class SweepReader:
             always = False
         else:
             return None
-        text = callee_text(node.func)
-        loops = tuple(loop.index for loop in self._frame.loops)
-        trial = None
-        if keras is not None:
-            frame = self._frame
-            exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-            trial = Trial(self._site(node), f"`{text}(...)`", loops, exempt, keras)
-        return Made(f"`{text}(...)` from line {node.lineno}", loops, refs, trial, always)
+        frame = self._frame
+        loops = tuple(loop.index for loop in frame.loops)
+        exempt = (frozenset().union(*frame.exempt) if frame.exempt else frozenset()) if keras is not None else None
+        return Made(None, loops, refs, always=always,
+                    written=(node, self._site(node) if keras is not None else None, exempt, keras))
 
     def _use_as_trial(self, node: ast.AST) -> None:
         """``node`` (a name, or a call that makes a model) is trained, evaluated, saved or handed to
