@@ -269,7 +269,10 @@ class EagerReader:
 
     def _one_sample(self, node: ast.AST) -> bool:
         """Whether ``node`` is a batch of one (:func:`syntax.one_sample`), or a name bound to one here."""
-        return one_sample(node, self._frame.samples.__contains__)
+        samples = self._frame.samples
+        if not samples and (node.__class__ is ast.Name or node.__class__ is ast.Attribute):
+            return False  # a name holds one sample only when this body bound it to one
+        return one_sample(node, samples.__contains__)
 
     # ------------------------------------------------------------------ calls
 

@@ -196,7 +196,10 @@ def rebound_definitions(body: list) -> frozenset:
             continue
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                if target.__class__ is ast.Name:  # the common case, without ast.walk's generators
+                    names.add(target.id)
+                else:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
         elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and isinstance(statement.target, ast.Name):
             names.add(statement.target.id)
         for field_name in ("body", "orelse", "finalbody", "handlers"):
