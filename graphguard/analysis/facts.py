@@ -106,7 +106,8 @@ class DeferredStep(NamedTuple):
 
 
 class DeferredOperator(NamedTuple):
-    """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``)."""
+    """An operator whose operands may be tensors once project functions are known (``model.logits() * 2``),
+    in a loop (outside loops it could not be reported, so it is not recorded)."""
 
     construction: Construction
     refs: tuple

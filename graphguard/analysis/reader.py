@@ -859,7 +859,8 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                                    written or node if not frame.loops else short(ast.unparse(written or node)))
                 recorded = True
             elif refs:
-                self._construction(Effect.OPERATOR, node, short(ast.unparse(written or node)), deferred=refs)
+                if frame.loops:  # outside loops it is never reported (phase 3) nor summarised (phase 2)
+                    self._construction(Effect.OPERATOR, node, short(ast.unparse(written or node)), deferred=refs)
                 recorded = True
             elif params:
                 # Decided when the function ends: a parameter is a tensor if the function passes it to TF.
