@@ -317,7 +317,7 @@ def _most_imported(files: list[str]) -> tuple[str, int]:
     """The ``.py`` file that the most other files of the run import (by its dotted names, as the
     checker's prefilter reads imports), and how many import it."""
     from graphguard.analysis.fixpoint import module_names
-    from graphguard.checker import _IMPORTS
+    from graphguard.checker import imported_names
 
     by_name: dict[str, set] = {}
     for path in files:
@@ -328,12 +328,10 @@ def _most_imported(files: list[str]) -> tuple[str, int]:
     for path in files:
         with open(path, "rb") as handle:
             source = handle.read()
-        for match in _IMPORTS.finditer(source):
-            names = [match[1]] if match[1] is not None else [part.split()[0] for part in match[2].split(b",") if part.split()]
-            for name in names:
-                for target in by_name.get(name.decode("ascii", "replace"), ()):
-                    if target != path and os.path.basename(target) != "__init__.py":
-                        importers.setdefault(target, set()).add(path)
+        for name in imported_names(source):
+            for target in by_name.get(name, ()):
+                if target != path and os.path.basename(target) != "__init__.py":
+                    importers.setdefault(target, set()).add(path)
     if not importers:
         return files[len(files) // 2], 0
     edited = max(sorted(importers), key=lambda target: len(importers[target]))

@@ -60,21 +60,50 @@ from graphguard.suppressions import has_marker
 #: GG001 (cannot parse) is reported only for files that mention TensorFlow or Keras: a Python 2 script
 #: or a template named on the command line is not graphguard's to judge.
 MENTIONS_TF = re.compile(rb"tensorflow|keras")
-#: A file that matches none of these cannot take part in a finding (``.predict(``: a helper that runs
-#: Keras' predict on a model it is handed, GG303, imports nothing).
+#: A file that holds none of these cannot take part in a finding (``.predict(``: a helper that runs
+#: Keras' predict on a model it is handed, GG303, imports nothing), unless it imports a module of the
+#: checked tree (:func:`imported_names`).
 RELEVANT = (b"tensorflow", b"keras", b".run(", b".eval(", b".predict(", b"partial_run", b"make_callable", b"sess",
             b"Net(", b"Network(", b"Model(", b"Solver(")
+#: Blanks or a line continuation between the tokens of a call (``s.run (x)``, ``model.\\`` then
+#: ``predict(x)``, ``TwoLayerNet (...)``): the same calls as RELEVANT's, however spaced.
+_BLANK = rb"(?:\s|\\)*"
+_SPACED_CALLS = re.compile(rb"\." + _BLANK + rb"(?:run|eval|predict)" + _BLANK + rb"\(|(?:Net|Network|Model|Solver)"
+                           + _BLANK + rb"\(")
+_SPACED_WORDS = (b"run", b"eval", b"predict", b"Net", b"Model", b"Solver")
 
 
 def relevant(source: bytes) -> bool:
-    """Whether ``source`` holds one of :data:`RELEVANT`: a substring search each (a regular expression
-    of the same alternatives scanned 52 MB four times slower, byte by byte)."""
+    """Whether ``source`` holds one of :data:`RELEVANT`, as written or with blanks or a line
+    continuation between its tokens. A substring search each first (a regular expression of the same
+    alternatives scanned 52 MB four times slower, byte by byte); the spaced forms are looked for only
+    in a file that holds none of them."""
     for word in RELEVANT:
         if word in source:
             return True
-    return False
+    return any(word in source for word in _SPACED_WORDS) and _SPACED_CALLS.search(source) is not None
 
-_IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.M)
+
+#: ``import a.b, c as d`` and ``from .a import b`` anywhere in a line (after ``;``, ``if x:``, a form
+#: feed, a byte-order mark), with blanks and line continuations between their words: a superset is
+#: harmless (a file kept is only parsed), a miss loses findings.
+_SEPARATOR = rb"(?:[ \t\f]|\\\r?\n|\\\r)"
+_IMPORTS = re.compile(rb"(?<![\w.])(?:from" + _SEPARATOR + rb"*(\.(?:[.\w]|" + _SEPARATOR + rb")*|[\w.]+)" + _SEPARATOR
+                      + rb"*import(?!\w)|import" + _SEPARATOR + rb"+((?:[\w., \t\f]|\\\r?\n|\\\r)+))")
+_SEPARATORS = re.compile(_SEPARATOR)
+
+
+def imported_names(source: bytes):
+    """The dotted module names that ``source``'s import statements name, as the prefilter finds them
+    (``".a"`` for ``from .a import b``; words of other text that looks like an import too)."""
+    for match in _IMPORTS.finditer(source):
+        if match[1] is not None:
+            yield _SEPARATORS.sub(b"", match[1]).decode("ascii", "replace")
+        else:
+            for part in _SEPARATORS.sub(b" ", match[2]).decode("ascii", "replace").split(","):
+                words = part.split()
+                if words:
+                    yield words[0]
 
 
 @dataclass
@@ -118,17 +147,9 @@ def _utf8_lines(source: bytes) -> list[bytes]:
 
 
 def _imports_project(source: bytes, project: frozenset) -> bool:
-    for match in _IMPORTS.finditer(source):
-        if match[1] is not None:
-            name = match[1].decode("ascii", "replace")
-            if name.startswith(".") or name in project:
-                return True
-        else:
-            for part in match[2].decode("ascii", "replace").split(","):
-                name = part.split()[0] if part.split() else ""
-                if name in project:
-                    return True
-    return False
+    """Whether ``source`` imports a module of the run (``project``: dotted names) or makes a relative
+    import."""
+    return any(name.startswith(".") or name in project for name in imported_names(source))
 
 
 def read_source(source: bytes, path: str, settings: tuple, project: frozenset | None,
@@ -174,12 +195,12 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
             result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
             return result
-        except RecursionError:
+        except (RecursionError, MemoryError):
             # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.
-            result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
-            return result
-        except MemoryError:
-            result.error = f"{path}: out of memory while parsing it"
+            # (Its parser raises MemoryError, not RecursionError, for thousands of nested unary
+            # operators; files are at most max-file-bytes long, 16 MiB by default.)
+            if MENTIONS_TF.search(source):
+                result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
             return result
         lines = None if source.isascii() else _utf8_lines(source)
         result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
@@ -384,8 +405,11 @@ class Checker:
         cached = []
         for path in paths:
             if sources and path in sources:
-                if len(sources[path]) > self._settings[2]:
-                    results[path] = FileResult(diagnostics=[("GG002", too_large(len(sources[path]), self._settings[2]), 1, 1)])
+                size, limit = len(sources[path]), self._settings[2]
+                if size > limit:
+                    # ``check -`` reads stdin up to one byte over the limit: how much more there was is unknown.
+                    message = too_large(None if size == limit + 1 else size, limit)
+                    results[path] = FileResult(diagnostics=[("GG002", message, 1, 1)])
                 else:
                     results[path] = read_source(sources[path], path, self._settings, project, prefilter)
             elif cache is not None and keys[path] is not None and cache.has(path, keys[path]):

@@ -23,9 +23,11 @@ def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count:,} bytes"
 
 
-def too_large(size: int, limit: int, setting: str | None = "max-file-bytes") -> str:
-    """The message for a file of ``size`` bytes over the ``limit``, naming the ``setting`` that sets it."""
-    return f"file too large ({_size(size)}; graphguard reads up to {_size(limit)}{': ' + setting if setting else ''})"
+def too_large(size: int | None, limit: int, setting: str | None = "max-file-bytes") -> str:
+    """The message for a file of ``size`` bytes over the ``limit`` (None: its size is not known, stdin
+    being read only up to one byte over it), naming the ``setting`` that sets it."""
+    known = f"{_size(size)}; " if size is not None else ""
+    return f"file too large ({known}graphguard reads up to {_size(limit)}{': ' + setting if setting else ''})"
 
 
 def read_regular(path: str, limit: int = MAX_FILE_BYTES, setting: str | None = "max-file-bytes") -> bytes:

@@ -239,6 +239,16 @@ def test_code_too_deep_to_analyse_is_gg001_not_an_internal_error(tmp_path):
     assert "deep.py:1:1: GG001 syntax-error: cannot analyse file: too deeply nested" in result.stdout
 
 
+def test_code_too_deep_for_cpythons_parser_is_gg001_not_an_internal_error(tmp_path):
+    # New-user trial (issue 18): 100,000 unary minus signs make CPython's parser raise MemoryError (not
+    # RecursionError); it was "internal error: out of memory while parsing it", exit 2, for one file.
+    (tmp_path / "deep.py").write_text(f"import tensorflow as tf\nx = {'-' * 100_000}1\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "deep.py"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "internal error" not in result.stderr, result.stderr
+    assert "deep.py:1:1: GG001 syntax-error: cannot parse file: too deeply nested" in result.stdout
+
+
 def test_augmented_assignment_on_a_tensor_is_one_finding():
     # Regression: `total += tf.reduce_sum(t) * 2` gave two GG106 (the statement and its right-hand side).
     source = b"""\
