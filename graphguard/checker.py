@@ -174,7 +174,8 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                                       for row, column, message in notebook.errors)
         source = notebook.python
     if (prefilter and project is not None and not relevant(source)
-            and not _imports_project(source, project)):
+            and not _imports_project(source, project)
+            and not (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b"")))):  # UTF-16: GG001 below
         return result
     limit = sys.getrecursionlimit()
     try:

@@ -471,3 +471,12 @@ def test_the_prefilter_sees_every_import_of_a_module_of_the_tree(tmp_path, impor
     runner.write_bytes(imports.encode("utf-8") + b"def build(y):\n    return y\n")
     project = _project_names([str(package / "ops.py"), str(runner)])
     assert _imports_project(runner.read_bytes(), project)
+
+
+def test_a_utf16_file_that_mentions_tensorflow_is_gg001_not_skipped(tmp_path):
+    # Regression (new-user trial, issue 18): the prefilter's words are ASCII, so a UTF-16 file importing
+    # TensorFlow was skipped unparsed and "All checks passed"; CPython cannot run it: GG001, as for a
+    # UTF-16 file that does reach the parser.
+    (tmp_path / "u16.py").write_bytes("import tensorflow as tf\nsess = tf.Session()\n".encode("utf-16"))
+    result = graphguard("check", "--no-cache", "u16.py", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout.startswith("u16.py:1:1: GG001 syntax-error:"), result.stdout
