@@ -27,6 +27,7 @@ the key.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -85,12 +86,11 @@ class Config:
 
     @staticmethod
     def _matches(relative: str, patterns) -> bool:
-        parts = relative.split("/")
-        for pattern in patterns:
-            pattern = pattern.rstrip("/")
-            if fnmatch.fnmatch(relative, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
-                return True
-        return False
+        """Whether one of the glob ``patterns`` matches ``relative`` (a ``/``-separated path) or one of
+        its parts, as ``fnmatch.fnmatch`` does (case-insensitively where the file system is)."""
+        match = _pattern(tuple(patterns)).match
+        normcase = os.path.normcase
+        return bool(match(normcase(relative))) or any(match(normcase(part)) for part in relative.split("/"))
 
     def is_excluded(self, path: str) -> bool:
         """Whether ``path`` (a file or folder found by walking) is excluded by ``exclude``/``extend-exclude``."""
@@ -239,3 +239,12 @@ def gitignored(paths: list[str]) -> set[str]:
     if result.returncode not in (0, 1):  # 128: not a git repository
         return set()
     return {absolute[p] for p in map(os.fsdecode, result.stdout.split(b"\0")) if p in absolute}
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(patterns: tuple) -> re.Pattern:
+    """``patterns`` (globs, a trailing ``/`` ignored) as one compiled expression: walking a large tree
+    tested each file's path and parts against each pattern with ``fnmatch``, about 0.4 s for 3,300
+    files and the default ``exclude``."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(pattern.rstrip('/')))})"
+                               for pattern in patterns) or "(?!)")

@@ -480,3 +480,21 @@ def test_a_utf16_file_that_mentions_tensorflow_is_gg001_not_skipped(tmp_path):
     (tmp_path / "u16.py").write_bytes("import tensorflow as tf\nsess = tf.Session()\n".encode("utf-16"))
     result = graphguard("check", "--no-cache", "u16.py", cwd=tmp_path)
     assert result.returncode == 1 and result.stdout.startswith("u16.py:1:1: GG001 syntax-error:"), result.stdout
+
+
+def test_the_command_leaves_by_os_exit_with_every_line_out_and_the_cache_written(tmp_path):
+    # Issue 18: `graphguard check` as a command ends with os._exit (its facts are never freed one by
+    # one). Output far larger than any buffer must still all get out, to a pipe and to -o, with the
+    # exit status of the findings, and the cache it wrote must serve the next run.
+    body = "".join(f"    sess.run(tf.argmax(y{n}, 1))\n" for n in range(1500))
+    (tmp_path / "many.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(10**6):\n" + body)
+    cache = tmp_path / "cache"
+    first = graphguard("check", "--cache-dir", str(cache), str(tmp_path / "many.py"))
+    assert first.returncode == 1
+    assert len(first.stdout.splitlines()) == 1500
+    assert first.stderr.strip().endswith("Found 1500 findings in 1 of 1 file checked.")
+    out = tmp_path / "out.txt"
+    second = graphguard("check", "--cache-dir", str(cache), "-o", str(out), str(tmp_path / "many.py"))
+    assert second.returncode == 1
+    assert out.read_text() == first.stdout
+    assert any(cache.rglob("*")), "the cache was written"
