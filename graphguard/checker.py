@@ -32,7 +32,6 @@ import ast
 import contextlib
 import gc
 import hashlib
-import multiprocessing
 import os
 import pickle
 import re
@@ -41,15 +40,12 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
 from graphguard.analysis.findings import Finding
 from graphguard.analysis.fixpoint import Project, module_names
-from graphguard.analysis.reader import read_module
 from graphguard.diagnostics import Diagnostic
 from graphguard.notebook import NotebookError, is_notebook, python_source, read_notebook
 from graphguard.reading import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
@@ -204,6 +200,8 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                 result.diagnostics.append(("GG001", "cannot parse file: too deeply nested", 1, 1))
             return result
         lines = None if source.isascii() else _utf8_lines(source)
+        from graphguard.analysis.reader import read_module  # (phase 1: not imported by a run that reads nothing)
+
         result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
     except RecursionError:
         # Parsed, but nested deeper than the analysis can follow (thousands of chained operators, which
@@ -246,6 +244,8 @@ def _workers(jobs: int, context, initargs: tuple):
     interrupted (KeyboardInterrupt, SystemExit) or terminated (SIGTERM to the main process), the workers
     are killed at once instead of being waited for: a second Ctrl-C used to hang the run in the pool's
     shutdown, and a worker deep in a large file kept a Ctrl-C waiting for 25 s."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=initargs)
 
     def kill_workers() -> None:
@@ -561,6 +561,13 @@ class Checker:
         """(:class:`FileResult`, its pickle or None) for each of ``paths``, in order."""
         if jobs <= 1 or len(paths) < 2 * jobs:
             return [(_read_file(path, self._settings, project, prefilter), None) for path in paths]
+        # Imported here, not with the module: a run answered from the cache needs neither the pool nor
+        # phase 1 (about 0.1 s of a 0.6 s warm start). The reader before the fork: not once per worker.
+        import multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
+
+        import graphguard.analysis.reader  # noqa: F401
+
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         context = multiprocessing.get_context(method)
         chunk = max(1, min(64, len(paths) // (jobs * 8)))

@@ -81,7 +81,13 @@ class Config:
     # ------------------------------------------------------------------ paths
 
     def _relative(self, path: str) -> str:
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        root = _absolute(self.root)
+        absolute = os.path.abspath(path)
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        if absolute.startswith(prefix):  # below the root (every file a walk finds): no relpath needed
+            relative = absolute[len(prefix):]
+        else:
+            relative = os.path.relpath(absolute, root)
         return relative.replace(os.sep, "/")
 
     @staticmethod
@@ -248,3 +254,15 @@ def _pattern(patterns: tuple) -> re.Pattern:
     files and the default ``exclude``."""
     return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(pattern.rstrip('/')))})"
                                for pattern in patterns) or "(?!)")
+
+
+def _absolute(root: str) -> str:
+    """``os.path.abspath(root)``, once per walk rather than once per file (the working folder does not
+    change during a run)."""
+    cached = _ROOTS.get(root)
+    if cached is None or cached[0] != os.getcwd():
+        cached = _ROOTS[root] = (os.getcwd(), os.path.abspath(root))
+    return cached[1]
+
+
+_ROOTS: dict = {}

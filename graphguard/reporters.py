@@ -12,8 +12,6 @@ import json
 import os
 import re
 from typing import TextIO
-from urllib.parse import quote
-from xml.etree import ElementTree
 
 from graphguard import __version__
 from graphguard.diagnostics import Diagnostic
@@ -186,6 +184,8 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """JUnit XML: a ``testsuite`` per file, a failing ``testcase`` per finding."""
+    from xml.etree import ElementTree  # (here: most runs write no XML, and the import costs a warm run 10 ms)
+
     root = ElementTree.Element("testsuites", name="graphguard", tests=str(len(diagnostics)),
                                failures=str(len(diagnostics)))
     by_file: dict[str, list[Diagnostic]] = {}
@@ -230,6 +230,8 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
         index[code] = len(rules)
         rules.append({"id": code, "name": name, "shortDescription": {"text": summary},
                       "defaultConfiguration": {"level": "error"}})
+    from urllib.parse import quote
+
     root = os.path.abspath(os.getcwd())
     results = []
     for d in diagnostics:
