@@ -120,7 +120,10 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     files: int = 0
-    sources: dict = field(default_factory=dict)  #: path -> bytes, for files with suppression comments
+    #: path -> bytes, for files with suppression comments that hold a finding (every such file when
+    #: GG900, unused suppressions, is selected: a file without findings has nothing else to suppress)
+    sources: dict = field(default_factory=dict)
+    marked: list = field(default_factory=list)  #: every file with suppression comments, in path order
     read: int = 0  #: files read in this run (not taken from the cache)
     skipped: int = 0  #: files the prefilter skipped unparsed
     #: the rule findings behind ``diagnostics``, in the order phase 3 made them (kept by the cache, so an
@@ -468,11 +471,12 @@ class Checker:
             elif not result.diagnostics and result.error is None:
                 report.skipped += 1
             if result.suppressions:
-                report.sources[path] = python_source(path, sources[path]) if sources and path in sources else _read_bytes(path)
+                report.marked.append(path)
         self._report(modules, report)
         if self._keep_facts:
             self._kept += (results, modules)
         report.diagnostics = _unique(report.diagnostics)
+        self._read_marked(report, sources)
         if run_key is not None:
             self._store(cache, run_key, signature, keys, report,
                         {path: result.diagnostics for path, result in results.items() if result.diagnostics})
@@ -485,7 +489,7 @@ class Checker:
         changed, or when an edit only moved lines (:meth:`_replay`)."""
         if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
             cache.put_run_result(run_key, (signature, keys, checker, report.findings, report.skipped,
-                                           sorted(report.sources)))
+                                           sorted(report.marked)))
         cache.save()
 
     def _replay(self, paths: list[str], last: tuple, maps: dict, suppressions: dict) -> Report:
@@ -503,11 +507,21 @@ class Checker:
             for code, message, row, column in checker.get(path, ()):
                 report.diagnostics += self._checker_diagnostic(path, code, message, row, column)
             if path in suppressed:
-                report.sources[path] = _read_bytes(path)
+                report.marked.append(path)
         for finding in findings:
             report.diagnostics.append(self._diagnostic(self._by_effect[finding.effect], finding))
         report.diagnostics = _unique(report.diagnostics)
+        self._read_marked(report, None)
         return report
+
+    def _read_marked(self, report: Report, sources: dict | None) -> None:
+        """Fill ``report.sources`` (see :class:`Report`): the files with suppression comments that hold a
+        finding, or all of them when GG900 is selected. Reading every marked file (73 on the public
+        corpus, notebooks decoded) was about 0.05 s of a 0.4 s warm run, for files with nothing to suppress."""
+        wanted = None if "GG900" in self.codes else {d.filename for d in report.diagnostics}
+        for path in report.marked:
+            if wanted is None or path in wanted:
+                report.sources[path] = python_source(path, sources[path]) if sources and path in sources else _read_bytes(path)
 
     def _moved_only(self, paths: list[str], keys: dict, changed: list[str], results: dict, before: dict, last,
                     signature: tuple) -> Report | None:
