@@ -233,7 +233,7 @@ def _run_check(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    hold = getattr(args, "hold", False)
+    hold = args.hold
     checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories,
                       max_bounded_iterations=config.max_bounded_iterations,
                       max_file_bytes=config.max_file_bytes, keep_facts=hold)

@@ -81,7 +81,7 @@ class Config:
     # ------------------------------------------------------------------ paths
 
     def _relative(self, path: str) -> str:
-        root = _absolute(self.root)
+        root = os.path.abspath(self.root)
         absolute = os.path.abspath(path)
         prefix = root if root.endswith(os.sep) else root + os.sep
         if absolute.startswith(prefix):  # below the root (every file a walk finds): no relpath needed
@@ -254,15 +254,3 @@ def _pattern(patterns: tuple) -> re.Pattern:
     files and the default ``exclude``."""
     return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(pattern.rstrip('/')))})"
                                for pattern in patterns) or "(?!)")
-
-
-def _absolute(root: str) -> str:
-    """``os.path.abspath(root)``, once per walk rather than once per file (the working folder does not
-    change during a run)."""
-    cached = _ROOTS.get(root)
-    if cached is None or cached[0] != os.getcwd():
-        cached = _ROOTS[root] = (os.getcwd(), os.path.abspath(root))
-    return cached[1]
-
-
-_ROOTS: dict = {}
