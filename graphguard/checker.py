@@ -693,12 +693,18 @@ def project_digest(project: frozenset) -> str:
 
 
 def _project_names(paths: list[str]) -> frozenset:
-    """Every dotted module or package name the files of the run answer to, with their prefixes."""
+    """Every dotted module or package name the files of the run answer to, with their prefixes.
+
+    Only names an ``import`` statement can write: a script ``numpy/lab-05.py`` (a hyphen) or a folder
+    ``01 - Basic`` answers to no name, so ``numpy`` stays a third-party module for every file of the
+    run (as one tutorial repository's ``numpy/`` folder made every ``np.*`` call in the run a project
+    call, and every file importing numpy pass the prefilter)."""
     names = set()
     for path in paths:
         for name in module_names(path):
             parts = name.split(".")
-            names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            if all(part.isidentifier() for part in parts):
+                names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return frozenset(names)
 
 

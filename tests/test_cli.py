@@ -473,6 +473,35 @@ def test_the_prefilter_sees_every_import_of_a_module_of_the_tree(tmp_path, impor
     assert _imports_project(runner.read_bytes(), project)
 
 
+def test_a_folder_of_scripts_named_like_a_library_does_not_make_it_project_code(tmp_path):
+    # Regression (issue 18, found on the benchmark corpus): one repository's ``numpy/`` folder of
+    # tutorial scripts (``lab-05.py``: no module name an import can write) made ``numpy`` a module of
+    # the run for every file: every ``np.*`` call became a project call, files that import numpy
+    # passed the prefilter, and a loop over ``np.load(...)`` (saved weights, one-shot setup) lost its
+    # bound, so another repository's weight loading got GG104 findings it has on its own.
+    from graphguard.checker import Checker, _project_names
+
+    scripts = tmp_path / "numpy"
+    scripts.mkdir()
+    (scripts / "lab-05-logistic.py").write_text("import tensorflow as tf\nx = tf.constant(1)\n")
+    (tmp_path / "01 - Basic").mkdir()
+    (tmp_path / "01 - Basic" / "utils.py").write_text("def add(a, b):\n    return a + b\n")
+    model = tmp_path / "model.py"
+    model.write_text("import numpy as np\nimport tensorflow as tf\n\n\ndef load_weights(sess, path):\n"
+                     "    weights = np.load(path).item()\n    for name in weights:\n"
+                     "        for data in weights[name]:\n            var = tf.get_variable(name)\n"
+                     "            sess.run(var.assign(data))\n")
+    plain = tmp_path / "stats.py"
+    plain.write_text("import numpy as np\n\n\ndef mean(xs):\n    return np.mean(xs)\n")
+    paths = [str(scripts / "lab-05-logistic.py"), str(tmp_path / "01 - Basic" / "utils.py"), str(model), str(plain)]
+    project = _project_names(paths)
+    assert "numpy" not in project and "01 - Basic" not in project and {"utils", "model", "stats"} <= project
+    alone = Checker().check_paths([str(model)])
+    together = Checker().check_paths(paths)
+    assert [d.code for d in together.diagnostics] == [d.code for d in alone.diagnostics] == []
+    assert together.skipped == 2  # stats.py (imports numpy, nothing else) and utils.py, unparsed
+
+
 def test_a_utf16_file_that_mentions_tensorflow_is_gg001_not_skipped(tmp_path):
     # Regression (new-user trial, issue 18): the prefilter's words are ASCII, so a UTF-16 file importing
     # TensorFlow was skipped unparsed and "All checks passed"; CPython cannot run it: GG001, as for a
