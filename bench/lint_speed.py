@@ -213,12 +213,18 @@ def _lines(files: list[str]) -> int:
     return total
 
 
+#: CPU seconds (user + system) of each floor and of each command timed with a label, its worker
+#: processes included: on a machine whose speed drifts, the CPU each run needs is the steadier figure,
+#: and the cold run's CPU over 2 cores says how close to the floor its wall time can come.
+_CPU: dict[str, list] = {}
+
+
 def _floor(files: list[str]) -> float:
     sources = []
     for path in files:
         with open(path, "rb") as handle:
             sources.append(handle.read())
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for source in sources:
@@ -226,7 +232,9 @@ def _floor(files: list[str]) -> float:
                 ast.parse(source)
             except (SyntaxError, ValueError):
                 pass
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    _CPU.setdefault("floor", []).append(time.process_time() - cpu)
+    return elapsed
 
 
 #: Runs the command line (``graphguard check ...``) as the console script does, and writes the main
@@ -248,9 +256,11 @@ sys.exit(main())
 """
 
 
-def _run(targets: list[str], jobs: int, cache_dir: str | None, scratch: str) -> tuple[float, str, int]:
+def _run(targets: list[str], jobs: int, cache_dir: str | None, scratch: str,
+         label: str | None = None) -> tuple[float, str, int]:
     """``graphguard check`` on ``targets`` (folders, or every file named) in a process of its own:
-    (seconds from start to exit, its concise output, its main process's peak RSS in bytes)."""
+    (seconds from start to exit, its concise output, its main process's peak RSS in bytes). With a
+    ``label``, its CPU seconds (its workers' included) go to ``_CPU[label]``."""
     where = os.path.join(scratch, "rss")
     cache = ["--no-cache"] if cache_dir is None else ["--cache-dir", cache_dir]
     argv = [sys.executable, "-c", _COMMAND, where, "check", "--output-format", "concise", "--quiet",
@@ -259,9 +269,13 @@ def _run(targets: list[str], jobs: int, cache_dir: str | None, scratch: str) -> 
     # Bytecode cached as a normal install has it: with PYTHONDONTWRITEBYTECODE set (as on the project's
     # machine) every start compiled graphguard's modules again, about 0.05 s of a 0.3 s warm run.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if label is not None:
+        _CPU.setdefault(label, []).append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if done.returncode not in (0, 1):
         raise SystemExit(f"graphguard check failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     with open(where) as handle:
@@ -427,10 +441,10 @@ def main(argv: list[str] | None = None) -> int:
         floors, colds, nameds, cold_ratios, named_ratios = [_floor(files)], [], [], [], []
         for repeat in range(max(1, args.repeat)):
             cache_dir = os.path.join(scratch, f"cache-{repeat}")  # empty: a cold run writes it
-            colds.append(_run(paths, args.jobs, cache_dir, scratch))
+            colds.append(_run(paths, args.jobs, cache_dir, scratch, "cold"))
             floors.append(_floor(files))
             cold_ratios.append(colds[-1][0] / ((floors[-2] + floors[-1]) / 2))
-            nameds.append(_run(files, args.jobs, None, scratch))  # what pre-commit does: every file named
+            nameds.append(_run(files, args.jobs, None, scratch, "named"))  # what pre-commit does: every file named
             floors.append(_floor(files))
             named_ratios.append(nameds[-1][0] / ((floors[-2] + floors[-1]) / 2))
         floor = min(floors)
@@ -487,6 +501,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fastest against fastest: cold / floor: {cold / floor:.2f}x   warm / cold: {warm / cold:.3f}x   "
               f"serial / floor: {serial / floor:.2f}x"
               + (f"   fixit / cold: {fixit / cold:.1f}x" if fixit is not None else ""))
+        floor_cpu = statistics.median(_CPU["floor"])
+        print("CPU seconds, workers included (median): " + ", ".join(
+            f"{label} {statistics.median(_CPU[label]):.2f} s ({statistics.median(_CPU[label]) / floor_cpu:.2f}x the floor's)"
+            for label in ("floor", "cold", "named"))
+              + f"; on {args.jobs} cores the cold run needs at least {statistics.median(_CPU['cold']) / args.jobs / floor_cpu:.2f}x "
+              "the floor's time")
         print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
         print(f"edited: {edited} (imported by {importers} files): {touched / cold:.3f}x cold; "
               f"output identical to a cold run of the edited files: {'yes' if touched_out == edited_cold_out else 'NO'}")
