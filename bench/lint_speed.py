@@ -502,10 +502,11 @@ def main(argv: list[str] | None = None) -> int:
               f"serial / floor: {serial / floor:.2f}x"
               + (f"   fixit / cold: {fixit / cold:.1f}x" if fixit is not None else ""))
         floor_cpu = statistics.median(_CPU["floor"])
+        cores = max(1, min(args.jobs, os.cpu_count() or 1))  # what the workers can run on at once
         print("CPU seconds, workers included (median): " + ", ".join(
             f"{label} {statistics.median(_CPU[label]):.2f} s ({statistics.median(_CPU[label]) / floor_cpu:.2f}x the floor's)"
             for label in ("floor", "cold", "named"))
-              + f"; on {args.jobs} cores the cold run needs at least {statistics.median(_CPU['cold']) / args.jobs / floor_cpu:.2f}x "
+              + f"; on {cores} cores the cold run needs at least {statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x "
               "the floor's time")
         print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
         print(f"edited: {edited} (imported by {importers} files): {touched / cold:.3f}x cold; "
