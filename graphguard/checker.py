@@ -693,19 +693,50 @@ def project_digest(project: frozenset) -> str:
 
 
 def _project_names(paths: list[str]) -> frozenset:
-    """Every dotted module or package name the files of the run answer to, with their prefixes.
+    """Every dotted module or package name the files of the run answer to, with their prefixes: the
+    names :func:`~graphguard.analysis.fixpoint.module_names` gives and their prefixes.
 
     Only names an ``import`` statement can write: a script ``numpy/lab-05.py`` (a hyphen) or a folder
     ``01 - Basic`` answers to no name, so ``numpy`` stays a third-party module for every file of the
     run (as one tutorial repository's ``numpy/`` folder made every ``np.*`` call in the run a project
-    call, and every file importing numpy pass the prefilter)."""
-    names = set()
+    call, and every file importing numpy pass the prefilter). The names within a folder's path are
+    made once per folder, then each file adds the few that end in its module."""
+    names: set = set()
+    folders: dict = {}  # folder -> its importable parts (after the last that is not a name), or None
+    tails: dict = {}  # folder -> "a.b.", "b.": the runs of those parts that end in it, once a module reached it
     for path in paths:
-        for name in module_names(path):
-            parts = name.split(".")
-            if all(part.isidentifier() for part in parts):
-                names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        if path.endswith(".ipynb"):
+            continue  # nothing can import a notebook
+        folder, _, last = os.path.normpath(path).rpartition(os.sep)
+        if last.endswith((".py", ".pyi")):
+            last = last.rsplit(".", 1)[0]
+        package = last == "__init__" or last in ("", ".", "..")  # the module is the folder itself
+        if folder not in folders:
+            parts = [part for part in folder.split(os.sep) if part not in ("", ".", "..")]
+            first = next((index + 1 for index in range(len(parts) - 1, -1, -1) if not parts[index].isidentifier()), 0)
+            folders[folder] = None if any("." in part for part in parts) else parts[first:]
+        parts = folders[folder]
+        if parts is None or (not package and "." in last):
+            _dotted_names(path, names)  # a part with a dot in it (``v1.2/``, a named ``run.sh``): as written
+            continue
+        if not package and not last.isidentifier():
+            continue  # ``lab-05.py``: no import can name it, nor the folders through it
+        if folder not in tails:  # the folder's own names, once, when a module makes them reachable
+            names.update(".".join(parts[start:end]) for start in range(len(parts)) for end in range(start + 1, len(parts) + 1))
+            tails[folder] = [".".join(parts[start:]) + "." for start in range(len(parts))]
+        if not package:
+            names.add(last)
+            names.update(tail + last for tail in tails[folder])
     return frozenset(names)
+
+
+def _dotted_names(path: str, names: set) -> None:
+    """Add to ``names`` the project names of ``path`` one at a time (the general case of
+    :func:`_project_names`, for paths with dots inside their parts)."""
+    for name in module_names(path):
+        parts = name.split(".")
+        if all(part.isidentifier() for part in parts):
+            names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
 
 
 def _size(path: str) -> int:

@@ -150,9 +150,12 @@ def _language(data: dict) -> str:
     return "python"
 
 
-def read_notebook(raw: bytes) -> Notebook:
+def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
     """The notebook in ``raw`` (the file's bytes) as one module. Raises :class:`NotebookError` for
-    invalid JSON or UTF-8, or a document that is not nbformat 4 (``nbformat`` not 4, no ``cells``)."""
+    invalid JSON or UTF-8, or a document that is not nbformat 4 (``nbformat`` not 4, no ``cells``).
+
+    ``cells_only``: only :attr:`Notebook.cells` (``python`` empty, no ``errors``), which do not depend
+    on whether a cell parses: what locating findings by cell needs, without parsing every cell."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
@@ -178,6 +181,10 @@ def read_notebook(raw: bytes) -> Notebook:
         lines = _ROWS.split(text)
         if len(lines) > 1 and not lines[-1]:  # a final line ending starts no row of its own
             lines.pop()
+        if cells_only:
+            cells.append(Cell(index, len(rows) + 1, len(lines), tuple(lines)))
+            rows.extend(lines)  # one row per line, whatever they hold in the module
+            continue
         error = None
         if _parses(text):
             python = lines
@@ -192,6 +199,8 @@ def read_notebook(raw: bytes) -> Notebook:
             python = [""] * len(lines)
         cells.append(Cell(index, len(rows) + 1, len(lines), tuple(lines)))
         rows.extend(python)
+    if cells_only:
+        return Notebook(b"", tuple(cells))
     return Notebook(("\n".join(rows) + "\n").encode("utf-8", "surrogatepass") if rows else b"", tuple(cells),
                     tuple(errors))
 
@@ -211,8 +220,8 @@ def _syntax_error(text: str) -> Optional[tuple[int, int, str]]:
 
 
 @lru_cache(maxsize=64)
-def _cached(raw: bytes) -> Notebook:
-    return read_notebook(raw)
+def _cached(raw: bytes, cells_only: bool = False) -> Notebook:
+    return read_notebook(raw, cells_only)
 
 
 def python_source(path: str, raw: bytes) -> bytes:
@@ -224,19 +233,20 @@ def python_source(path: str, raw: bytes) -> bytes:
     return notebook.python if notebook is not None else b""
 
 
-def notebook_of(path: str, raw: bytes) -> Notebook | None:
-    """The :class:`Notebook` in ``raw`` if ``path`` is a notebook that can be read, else None."""
+def notebook_of(path: str, raw: bytes, cells_only: bool = False) -> Notebook | None:
+    """The :class:`Notebook` in ``raw`` if ``path`` is a notebook that can be read, else None
+    (``cells_only``: see :func:`read_notebook`)."""
     if not is_notebook(path):
         return None
     try:
-        return _cached(raw)
+        return _cached(raw, cells_only)
     except NotebookError:
         return None
 
 
-def load(path: str, sources: dict | None = None) -> Notebook | None:
+def load(path: str, sources: dict | None = None, cells_only: bool = False) -> Notebook | None:
     """The notebook ``path`` as checked: from ``sources`` (stdin) or read again from disk; None if it
-    is not a notebook or cannot be read now."""
+    is not a notebook or cannot be read now (``cells_only``: see :func:`read_notebook`)."""
     from graphguard.reading import read_regular
 
     if not is_notebook(path):
@@ -245,7 +255,7 @@ def load(path: str, sources: dict | None = None) -> Notebook | None:
         raw = sources[path] if sources and path in sources else read_regular(path, limit=1 << 31)
     except OSError:
         return None
-    return notebook_of(path, raw)
+    return notebook_of(path, raw, cells_only)
 
 
 def in_cells(diagnostics: list, sources: dict | None = None) -> list:
@@ -257,13 +267,15 @@ def in_cells(diagnostics: list, sources: dict | None = None) -> list:
     import dataclasses
 
     notebooks: dict = {}
+    # The cells alone locate rows; a fix's edits are checked against the module's rows as well.
+    fixed = {d.filename for d in diagnostics if d.fix is not None}
     out = []
     for d in diagnostics:
         if not is_notebook(d.filename) or d.cell is not None:
             out.append(d)
             continue
         if d.filename not in notebooks:
-            notebooks[d.filename] = load(d.filename, sources)
+            notebooks[d.filename] = load(d.filename, sources, cells_only=d.filename not in fixed)
         notebook = notebooks[d.filename]
         if notebook is None or d.code == "GG002" or not notebook.cells:  # the file, not a cell: path:1:1
             out.append(d)

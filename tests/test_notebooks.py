@@ -360,3 +360,17 @@ def test_json_and_sarif_carry_a_notebook_findings_fix_located_by_cell(tmp_path):
     jsonschema.validate(log, schema)
     replacement = log["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert replacement["deletedRegion"]["properties"] == {"cell": 4}
+
+
+def test_cells_read_alone_are_the_cells_of_the_whole_reading(tmp_path):
+    # Issue 18: locating findings by cell reads only the cells (no cell parsed): the same cells, rows and
+    # starts as the whole reading, with magics, a cell that does not parse, a future import, a markdown
+    # and a raw cell, an empty cell and a trailing line ending.
+    cells = [*CELLS, new_code_cell("def f(:\n    pass\n"), new_raw_cell("raw"), new_code_cell(""),
+             new_code_cell("from __future__ import division\nx = 1\n")]
+    raw = _write(tmp_path / "sweep.ipynb", cells).read_bytes()
+    whole, alone = read_notebook(raw), read_notebook(raw, cells_only=True)
+    assert alone.cells == whole.cells and len(whole.cells) == 8 and whole.errors
+    assert alone.python == b"" and alone.errors == ()
+    for row in range(1, whole.python.count(b"\n") + 2):
+        assert alone.locate(row) == whole.locate(row)
