@@ -181,12 +181,8 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
         lines = _ROWS.split(text)
         if len(lines) > 1 and not lines[-1]:  # a final line ending starts no row of its own
             lines.pop()
-        if cells_only:
-            cells.append(Cell(index, len(rows) + 1, len(lines), tuple(lines)))
-            rows.extend(lines)  # one row per line, whatever they hold in the module
-            continue
         error = None
-        if _parses(text):
+        if cells_only or _parses(text):  # cells alone: one row per line, whatever it holds in the module
             python = lines
         else:
             python = _neutralise(lines)
