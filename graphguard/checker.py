@@ -472,7 +472,7 @@ class Checker:
                 report.skipped += 1
             if result.suppressions:
                 report.marked.append(path)
-        self._report(modules, report)
+        self._report(modules, report, paths=paths)
         if self._keep_facts:
             self._kept += (results, modules)
         report.diagnostics = _unique(report.diagnostics)
@@ -611,7 +611,8 @@ class Checker:
             in_order[index] = result
         return in_order
 
-    def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False) -> None:
+    def _report(self, modules: list[ModuleFacts], report: Report, reraise: bool = False,
+                paths: list[str] | None = None) -> None:
         if not self._by_effect or not modules:
             return
         # Phases 2 and 3 mark loops (session loops through calls, trip counts through values) from
@@ -619,13 +620,14 @@ class Checker:
         # run (a stale mark made a loop a session loop after its helper stopped running steps).
         marks = [(loop, loop.runs_step, loop.resets_graph, loop.trips) for module in modules for loop in module.loops]
         try:
-            self._report_modules(modules, report, reraise)
+            self._report_modules(modules, report, reraise, paths)
         finally:
             for loop, runs_step, resets_graph, trips in marks:
                 loop.runs_step, loop.resets_graph, loop.trips = runs_step, resets_graph, trips
 
-    def _report_modules(self, modules: list[ModuleFacts], report: Report, reraise: bool) -> None:
-        project = Project(modules, bound=self._bound)
+    def _report_modules(self, modules: list[ModuleFacts], report: Report, reraise: bool,
+                        paths: list[str] | None = None) -> None:
+        project = Project(modules, bound=self._bound, paths=paths)
         if self._keep_facts:
             self._kept.append(project)
         for module in modules:

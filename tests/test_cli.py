@@ -502,6 +502,51 @@ def test_a_folder_of_scripts_named_like_a_library_does_not_make_it_project_code(
     assert together.skipped == 2  # stats.py (imports numpy, nothing else) and utils.py, unparsed
 
 
+_SCALE_PLAIN = "def scale(x):\n    return [v * 2 for v in x]\n"
+_SCALE_TF = "import tensorflow as tf\n\n\ndef scale(x):\n    return tf.constant(x) * 2\n"
+_TRAIN_WITH = ("import tensorflow as tf\nimport {0}\nfrom {0} import scale\n\nx = tf.placeholder(tf.float32)\n"
+               "y = x * 3\nwith tf.Session() as sess:\n    for step in range(100000):\n"
+               "        sess.run(y, feed_dict={{x: {0}.scale([1.0]) + scale([2.0])}})\n")
+
+
+def test_an_import_of_a_module_the_prefilter_skipped_does_not_resolve_to_another_folders(tmp_path):
+    # Regression (issue 18, a new user's trial): a module the prefilter skipped had no facts, so the
+    # import lookup did not know it existed and ``import helpers`` in ``a/`` resolved to ``b/helpers.py``
+    # (which builds ops): false GG105/GG106 findings, only when ``a`` and ``b`` were checked together.
+    from graphguard.checker import Checker
+    from graphguard.discovery import find_python_files
+
+    for folder, text in (("a", _SCALE_PLAIN), ("b", _SCALE_TF)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helpers.py").write_text(text)
+    (tmp_path / "a" / "train.py").write_text(_TRAIN_WITH.format("helpers"))
+    files = find_python_files([str(tmp_path / "a"), str(tmp_path / "b")])
+    report = Checker().check_paths(files)
+    assert report.diagnostics == [] and report.skipped == 1
+    # the control: the same helper building ops next to the script is found through both imports
+    (tmp_path / "a" / "helpers.py").write_text(_SCALE_TF)
+    report = Checker().check_paths(files)
+    assert sorted(d.code for d in report.diagnostics) == ["GG105", "GG105", "GG106", "GG106"]
+
+
+def test_a_package_shadows_a_module_of_the_same_name_beside_it(tmp_path):
+    # Regression (issue 18, a new user's trial): with ``utils.py`` and ``utils/__init__.py`` side by
+    # side, ``import utils`` took ``utils.py``; Python takes the package (importlib's FileFinder looks
+    # for ``utils/__init__.py`` first).
+    from graphguard.checker import Checker
+    from graphguard.discovery import find_python_files
+
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "train.py").write_text(_TRAIN_WITH.format("utils"))
+    for package, module, codes in ((_SCALE_PLAIN, _SCALE_TF, []),
+                                   (_SCALE_TF, _SCALE_PLAIN, ["GG105", "GG105", "GG106", "GG106"])):
+        (tmp_path / "utils" / "__init__.py").write_text(package)
+        (tmp_path / "utils.py").write_text(module)
+        for paths in ([tmp_path], [tmp_path / "train.py", tmp_path / "utils.py", tmp_path / "utils"]):
+            report = Checker().check_paths(find_python_files([str(p) for p in paths]))
+            assert sorted(d.code for d in report.diagnostics) == codes, (package, paths)
+
+
 def test_project_names_made_per_folder_are_those_of_each_module_name():
     # _project_names makes a folder's names once and each file's few (issue 18: 35 -> 10 ms on the
     # corpus's 3,319 paths, in every run's start); the same set as every prefix of every importable

@@ -118,19 +118,44 @@ def module_names(path: str) -> list[str]:
 _UNKNOWN = object()  # a cache miss, where None is a cached answer
 
 
+@dataclass(frozen=True)
+class _Unread:
+    """A file of the run that has no facts (the prefilter skipped it, or it does not parse)."""
+
+    path: str
+
+
 class Project:
     """All modules of one check run, their summaries, and the findings they lead to."""
 
-    def __init__(self, modules: list[ModuleFacts], bound: int = 5) -> None:
+    def __init__(self, modules: list[ModuleFacts], bound: int = 5, paths: list[str] | None = None) -> None:
         """``modules``: every file's facts; ``bound``: constructions whose loops run at most this many
         times in all (:func:`bounded`) are not GG101-GG110 findings (configuration key
-        ``max-bounded-iterations``)."""
+        ``max-bounded-iterations``); ``paths``: every file of the run in order, those without facts
+        too (skipped by the prefilter, unparsable; default: the modules' paths).
+
+        An import resolves among all of ``paths``, as Python would find them: ``import helpers``
+        next to a ``helpers.py`` the prefilter skipped names that file (which builds nothing), not
+        another folder's ``helpers.py``; a package ``utils/__init__.py`` shadows a module
+        ``utils.py`` beside it (``importlib``'s ``FileFinder`` looks for the package first)."""
         self.modules = modules
         self.bound = bound
         self._by_path = {os.path.normpath(m.path): m for m in modules}
-        self._by_name: dict[str, list[ModuleFacts]] = {}
-        for module in modules:
-            for name in module_names(module.path):
+        #: files of the run without facts: an import that finds one of them calls nothing known
+        self._unread: frozenset = frozenset()
+        if paths is not None:
+            self._unread = frozenset(os.path.normpath(p) for p in paths) - self._by_path.keys()
+        packages = {os.path.dirname(path) + ".py" for path in (*self._by_path, *self._unread)
+                    if os.path.basename(path) == "__init__.py"}
+        self._by_name: dict[str, list[ModuleFacts | _Unread]] = {}
+        for path in (modules if paths is None else paths):
+            path = os.path.normpath(path if paths is not None else path.path)
+            if path in packages:
+                continue  # ``utils.py`` beside a ``utils/`` package: no import reaches it
+            module = self._by_path.get(path)
+            if module is None:
+                module = _Unread(path)
+            for name in module_names(path):
                 self._by_name.setdefault(name, []).append(module)
         self.summaries: dict[tuple[str, str], Summary] = {}
         self._folders: dict[str, str] = {}
@@ -171,19 +196,24 @@ class Project:
             if not dotted:
                 return self._by_path.get(os.path.join(folder, "__init__.py"))
         relative = os.path.join(folder, *dotted.split("."))
-        for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
-            found = self._by_path.get(os.path.normpath(candidate))
+        for candidate in (os.path.join(relative, "__init__.py"), relative + ".py"):  # a package first
+            candidate = os.path.normpath(candidate)
+            found = self._by_path.get(candidate)
             if found is not None:
                 return found
+            if candidate in self._unread:
+                return None
         matches = self._by_name.get(dotted)
         if not matches:
             return None
         if len(matches) == 1:
-            return matches[0]
-        # Several files answer to the name: take the one closest to the importer (the longest common
-        # run of leading folders; ties go to the first, as ``max`` does).
-        here = self._parts(importer)
-        return max(matches, key=lambda m: _common_prefix(self._parts(m), here))
+            found = matches[0]
+        else:
+            # Several files answer to the name: take the one closest to the importer (the longest
+            # common run of leading folders; ties go to the first, as ``max`` does).
+            here = self._parts(importer)
+            found = max(matches, key=lambda m: _common_prefix(self._parts(m), here))
+        return None if found.__class__ is _Unread else found
 
     def _parts(self, module: ModuleFacts) -> tuple:
         parts = self._abs_parts.get(module.path)
