@@ -40,11 +40,22 @@ class TFName:
     def attribute(self, attr: str) -> "TFName":
         """The canonical path of ``self.attr``; ``tf.compat.v1`` and ``tf.compat.v2`` fold into ``tf``, and
         ``tensorflow.python.keras`` (the private package TF1-era code imported Keras from) into ``tf.keras``."""
-        if self.path == "tf.compat" and attr in ("v1", "v2"):
-            return TFName("tf")
-        if self.path == "tf.python" and attr == "keras":
-            return TFName("tf.keras")
-        return TFName(f"{self.path}.{attr}")
+        key = (self.path, attr)
+        found = _ATTRIBUTES.get(key)
+        if found is None:
+            if self.path == "tf.compat" and attr in ("v1", "v2"):
+                found = TFName("tf")
+            elif self.path == "tf.python" and attr == "keras":
+                found = TFName("tf.keras")
+            else:
+                found = TFName(f"{self.path}.{attr}")
+            _ATTRIBUTES[key] = found
+        return found
+
+
+#: (path, attribute) -> :meth:`TFName.attribute`'s answer, made once per process (names are values:
+#: a few thousand distinct ones, read hundreds of thousands of times on a large repository)
+_ATTRIBUTES: dict = {}
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,15 @@ class TFObject:
 
 
 TENSOR = TFObject("tensor")
+_OBJECTS: dict = {"tensor": TENSOR}
+
+
+def tf_object(kind: str) -> TFObject:
+    """``TFObject(kind)``, one per kind and process (a value: equal to any other of its kind)."""
+    found = _OBJECTS.get(kind)
+    if found is None:
+        found = _OBJECTS[kind] = TFObject(kind)
+    return found
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,9 @@ class GraphValue:
     """A ``tf.Graph()``; ``loops`` are the indices of the loops that enclose its creation."""
 
     loops: frozenset
+
+
+_new_tuple = tuple.__new__  # a named tuple made without its own ``__new__``, a Python function
 
 
 class Ref(NamedTuple):
@@ -73,7 +96,7 @@ class Ref(NamedTuple):
     name: str
 
     def member(self, attr: str) -> "Ref":
-        return Ref(self.module, f"{self.name}.{attr}" if self.name else attr)
+        return _new_tuple(Ref, (self.module, f"{self.name}.{attr}" if self.name else attr))
 
 
 @dataclass(frozen=True)

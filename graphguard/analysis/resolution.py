@@ -34,6 +34,7 @@ from graphguard.analysis.bindings import (
     Ref,
     TFName,
     TFObject,
+    tf_object,
 )
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import Loop
@@ -170,7 +171,7 @@ class Resolver:
                 return TFObject("sequence")  # ``tf.get_collection(...)``: a Python list of one model's tensors
             if effect is Effect.NONE and last[:1].islower():
                 return None  # tf.get_default_graph(), tf.gfile.Glob(): not TF objects
-            return TFObject(catalog.result_kind(func.path, effect))
+            return tf_object(catalog.result_kind(func.path, effect))
         if isinstance(func, GraphValue):  # g.as_default()
             return func
         if isinstance(func, ProjectRef):
@@ -191,7 +192,7 @@ class Resolver:
                     return TENSOR
                 kind = catalog.METHOD_RESULT_KINDS.get((receiver.kind, method))
                 if kind is not None:
-                    return TFObject(kind)
+                    return tf_object(kind)
                 effect = catalog.method_effect(receiver.kind, method)
                 if effect is Effect.DATASET:
                     return TFObject("dataset")

@@ -29,7 +29,7 @@ def dotted_name(node: ast.AST) -> str | None:
 _NODE_FIELDS: dict = {}  # node class -> its fields but contexts (the walk below reads no context node)
 
 
-_ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 _NAMES = (ast.Name, ast.Attribute)
 
 
@@ -114,10 +114,31 @@ def present_target(test: ast.AST) -> str | None:
     return dotted_name(test)
 
 
+#: The fields through which statements hold statements (an ``except`` clause's and a ``case``'s too).
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements_of(body: list, classes: tuple) -> list:
+    """Every statement of one of ``classes`` in ``body`` and the statements nested in it (``def`` and
+    ``class`` bodies included), in no particular order. The same as :func:`_nodes_of` for classes of
+    statements, without walking a single expression (no statement is inside one)."""
+    stack, found = list(body), []
+    while stack:
+        statement = stack.pop()
+        if statement.__class__ in classes:
+            found.append(statement)
+            continue  # an assignment holds no statement
+        for name in _STATEMENT_FIELDS:
+            inner = getattr(statement, name, None)
+            if inner:
+                stack.extend(inner)
+    return found
+
+
 def assigned_targets(body: list) -> set[str]:
-    """Dotted names assigned (``X = ...``, ``X[k] = ...``, ``setattr``) anywhere in ``body``."""
+    """Dotted names assigned (``X = ...``, ``X[k] = ...``) anywhere in ``body``."""
     names = set()
-    for node in _nodes_of(body, _ASSIGNMENTS):
+    for node in _statements_of(body, _ASSIGNMENTS):
         targets = ()
         if isinstance(node, ast.Assign):
             targets = node.targets
