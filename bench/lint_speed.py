@@ -38,6 +38,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -405,7 +406,37 @@ def _fixit(files: list[str]) -> float | None:
     return time.perf_counter() - start
 
 
+class _Terminated(BaseException):
+    """Raised by :func:`_stop` for SIGTERM, as KeyboardInterrupt is for SIGINT."""
+
+
+def _stop(signum: int, frame) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM (``kill``, ``timeout``): the run stops where it is, by an exception, so
+    that ``subprocess.run`` kills the ``graphguard check`` it waits for (its workers die with it) and the
+    temporary folder is removed. Any later signal is ignored: nothing cuts that cleanup short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns the exit status: 130 after Ctrl-C, 143 (128 + SIGTERM) after SIGTERM,
+    each with one line on stderr instead of a traceback, the temporary folder removed."""
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _bench(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except _Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _bench(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", help="folders to check")
     parser.add_argument("--generate", type=int, metavar="LINES", help="generate a synthetic corpus of about LINES lines")
@@ -485,10 +516,11 @@ def main(argv: list[str] | None = None) -> int:
               f"jobs: {args.jobs}")
         print()
         print(f"{'run':<42}{'seconds':>9}{'lines/s':>12}{'x floor':>9}")
-        rows = [("ast.parse floor (1 process)", floor), (f"graphguard cold ({args.jobs} jobs, empty cache)", cold),
-                (f"graphguard warm ({args.jobs} jobs, cache)", warm),
+        jobs = f"{args.jobs} job{'s' if args.jobs != 1 else ''}"
+        rows = [("ast.parse floor (1 process)", floor), (f"graphguard cold ({jobs}, empty cache)", cold),
+                (f"graphguard warm ({jobs}, cache)", warm),
                 ("graphguard warm, 1 module edited", touched), ("graphguard serial (1 job, no cache)", serial),
-                (f"graphguard, every file named ({args.jobs} jobs)", named)]
+                (f"graphguard, every file named ({jobs})", named)]
         if fixit is not None:
             rows.append(("fixit lint (default rules)", fixit))
         for name, seconds in rows:
@@ -503,15 +535,16 @@ def main(argv: list[str] | None = None) -> int:
               + (f"   fixit / cold: {fixit / cold:.1f}x" if fixit is not None else ""))
         floor_cpu = statistics.median(_CPU["floor"])
         cores = max(1, min(args.jobs, os.cpu_count() or 1))  # what the workers can run on at once
-        print("CPU seconds, workers included (median): " + ", ".join(
+        print(f"CPU seconds{', workers included' if args.jobs > 1 else ''} (median): " + ", ".join(
             f"{label} {statistics.median(_CPU[label]):.2f} s ({statistics.median(_CPU[label]) / floor_cpu:.2f}x the floor's)"
             for label in ("floor", "cold", "named"))
-              + f"; on {cores} cores the cold run needs at least {statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x "
+              + f"; on {cores} core{'s' if cores != 1 else ''} the cold run needs at least {statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x "
               "the floor's time")
         print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
         print(f"edited: {edited} (imported by {importers} files): {touched / cold:.3f}x cold; "
               f"output identical to a cold run of the edited files: {'yes' if touched_out == edited_cold_out else 'NO'}")
-        print(f"parallel output byte-identical to serial: {'yes' if cold_out == serial_out else 'NO'}; "
+        print(f"{'parallel' if args.jobs > 1 else 'cold (1 job, cache written)'} output byte-identical to serial "
+              f"(no cache): {'yes' if cold_out == serial_out else 'NO'}; "
               f"named identical to found: {'yes' if named_out == cold_out else 'NO'}; "
               f"every repeat identical: {'yes' if outputs_agree and all(out == touched_out for _, out, _ in touches) else 'NO'}; "
               f"warm run identical to cold: {'yes' if warm_out == cold_out else 'NO'}")
@@ -519,11 +552,14 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(stages.values())
         print("cold serial run by stage (.py files; seconds, share, x floor): " + "; ".join(
             f"{name} {seconds:.2f} s {seconds / total:.0%} {seconds / floor:.2f}x" for name, seconds in stages.items()))
-        print(f"facts sent back by workers: {facts_bytes / 2**20:.1f} MiB pickled ({facts_bytes / max(lines, 1):.0f} bytes per line)")
+        print(f"facts {'sent back by workers' if args.jobs > 1 else 'a worker would send back (none with 1 job)'}: {facts_bytes / 2**20:.1f} MiB pickled ({facts_bytes / max(lines, 1):.0f} bytes per line)")
         print(f"peak RSS: the command's main process {main_rss / 2**20:.0f} MiB (cold, serial or named, the "
               f"largest); the largest process of any run {child_rss / 2**20:.0f} MiB")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            shutil.rmtree(scratch, ignore_errors=True)
+        finally:  # again if a signal cut that short: _stop ignores any signal after the first
+            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -215,6 +215,12 @@ class ModuleFacts:
     loops: list = field(default_factory=list)
     #: the module turns TF 2 behaviour off, or runs on TF1 graphs with no eager signal: GG3xx do not apply
     eager_off: bool = False
+    #: module-level names bound to code of the checked tree defined elsewhere, and where that is:
+    #: ``from .ops import pred`` -> ``{"pred": Ref(".ops", "pred")}``, ``pred = _pred`` -> ``Ref("", "_pred")``
+    #: (an importer of this module reaches them through it, as a package's ``__init__`` re-exports)
+    exports: dict = field(default_factory=dict)
+    #: modules of the checked tree star-imported at module level, the last one first
+    stars: tuple = ()
 
 
 def subject_of(construction: Construction) -> str:

@@ -285,17 +285,38 @@ class Project:
 
     def _member(self, module: ModuleFacts, name: str, depth: int = 0, classes: bool = False):
         if classes:
-            return (module, name) if name in module.classes else None
-        if name in module.functions:
+            if name in module.classes:
+                return module, name
+        elif name in module.functions:
             return module, name
-        cls, _, method = name.rpartition(".")
-        if cls in module.classes and depth < 10:
-            for base in module.classes[cls].bases:
-                target = self.resolve_class(module, base)
-                if target is not None:
-                    found = self._member(target[0], f"{target[1]}.{method}", depth + 1)
-                    if found is not None:
-                        return found
+        else:
+            cls, _, method = name.rpartition(".")
+            if cls in module.classes:
+                if depth < 10:
+                    for base in module.classes[cls].bases:
+                        target = self.resolve_class(module, base)
+                        if target is not None:
+                            found = self._member(target[0], f"{target[1]}.{method}", depth + 1)
+                            if found is not None:
+                                return found
+                return None
+        return self._reexported(module, name, classes) if module.exports or module.stars else None
+
+    def _reexported(self, module: ModuleFacts, name: str, classes: bool):
+        """What ``name`` (``f``, ``Model.__init__``), not defined in ``module``, names through it: a
+        name it imports from the checked tree (a package's ``__init__`` with ``from .ops import f``),
+        binds to another (``f = _f``) or star-imports (``from .layers import *``). Resolved where
+        ``module`` stands (relative imports from its folder); a cycle of re-exports ends in None
+        (:meth:`resolve` answers None for a question being answered)."""
+        head, _, rest = name.partition(".")
+        resolve = self.resolve_class if classes else self.resolve
+        ref = module.exports.get(head)
+        if ref is not None:
+            return resolve(module, Ref(ref.module, f"{ref.name}.{rest}" if ref.name and rest else ref.name or rest))
+        for star in module.stars:
+            found = resolve(module, Ref(star, name))
+            if found is not None:
+                return found
         return None
 
     def summary(self, importer: ModuleFacts, ref: Ref) -> Summary | None:

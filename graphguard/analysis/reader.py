@@ -1136,6 +1136,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._settle_eager(reader._frames[0])
     reader._close_frame(reader._frames[0])
     reader.facts.eager_off = reader.eager_off or (reader.graph_mode and not reader.eager)
+    for name, value in reader._frames[0].scope.items():
+        if value.__class__ is ProjectRef and (value.ref.module or value.ref.name != name):
+            reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
+    reader.facts.stars = tuple(reader._project_stars)
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
