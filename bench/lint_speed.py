@@ -407,22 +407,25 @@ def _fixit(files: list[str]) -> float | None:
 
 
 class _Terminated(BaseException):
-    """Raised by :func:`_stop` for SIGTERM, as KeyboardInterrupt is for SIGINT."""
-
-
-def _stop(signum: int, frame) -> None:
-    """SIGINT (Ctrl-C) or SIGTERM (``kill``, ``timeout``): the run stops where it is, by an exception, so
-    that ``subprocess.run`` kills the ``graphguard check`` it waits for (its workers die with it) and the
-    temporary folder is removed. Any later signal is ignored: nothing cuts that cleanup short."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+    """SIGTERM reached the bench, as KeyboardInterrupt says SIGINT did (see :func:`main`)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; returns the exit status: 130 after Ctrl-C, 143 (128 + SIGTERM) after SIGTERM,
-    each with one line on stderr instead of a traceback, the temporary folder removed."""
-    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    """Run the benchmark; returns the exit status: 130 after Ctrl-C, 143 (128 + SIGTERM) after SIGTERM
+    (``kill``, ``timeout``), each with one line on stderr instead of a traceback. The first of them stops
+    the run where it is, by an exception: ``subprocess.run`` kills the ``graphguard check`` it waits for
+    (its workers die with it) and the temporary folder is removed; any later one does nothing, so that
+    this cleanup runs to its end."""
+    stopped: list[int] = []
+
+    def stop(signum: int, frame) -> None:
+        if not stopped:
+            stopped.append(signum)
+            raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+
+    # A signal ignored as the bench started (a background job of a script) stays ignored, as Python leaves it.
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
         return _bench(argv)
     except KeyboardInterrupt:
@@ -538,13 +541,13 @@ def _bench(argv: list[str] | None) -> int:
         print(f"CPU seconds{', workers included' if args.jobs > 1 else ''} (median): " + ", ".join(
             f"{label} {statistics.median(_CPU[label]):.2f} s ({statistics.median(_CPU[label]) / floor_cpu:.2f}x the floor's)"
             for label in ("floor", "cold", "named"))
-              + f"; on {cores} core{'s' if cores != 1 else ''} the cold run needs at least {statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x "
-              "the floor's time")
+              + f"; on {cores} core{'s' if cores != 1 else ''} the cold run needs at least "
+              f"{statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x the floor's time")
         print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
         print(f"edited: {edited} (imported by {importers} files): {touched / cold:.3f}x cold; "
               f"output identical to a cold run of the edited files: {'yes' if touched_out == edited_cold_out else 'NO'}")
-        print(f"{'parallel' if args.jobs > 1 else 'cold (1 job, cache written)'} output byte-identical to serial "
-              f"(no cache): {'yes' if cold_out == serial_out else 'NO'}; "
+        print(f"{'parallel' if args.jobs > 1 else 'cold'} output byte-identical to serial"
+              f"{'' if args.jobs > 1 else ' (both 1 job)'}: {'yes' if cold_out == serial_out else 'NO'}; "
               f"named identical to found: {'yes' if named_out == cold_out else 'NO'}; "
               f"every repeat identical: {'yes' if outputs_agree and all(out == touched_out for _, out, _ in touches) else 'NO'}; "
               f"warm run identical to cold: {'yes' if warm_out == cold_out else 'NO'}")
@@ -552,13 +555,14 @@ def _bench(argv: list[str] | None) -> int:
         total = sum(stages.values())
         print("cold serial run by stage (.py files; seconds, share, x floor): " + "; ".join(
             f"{name} {seconds:.2f} s {seconds / total:.0%} {seconds / floor:.2f}x" for name, seconds in stages.items()))
-        print(f"facts {'sent back by workers' if args.jobs > 1 else 'a worker would send back (none with 1 job)'}: {facts_bytes / 2**20:.1f} MiB pickled ({facts_bytes / max(lines, 1):.0f} bytes per line)")
+        print(f"facts {'sent back by workers' if args.jobs > 1 else 'a worker would send back (none with 1 job)'}: "
+              f"{facts_bytes / 2**20:.1f} MiB pickled ({facts_bytes / max(lines, 1):.0f} bytes per line)")
         print(f"peak RSS: the command's main process {main_rss / 2**20:.0f} MiB (cold, serial or named, the "
               f"largest); the largest process of any run {child_rss / 2**20:.0f} MiB")
     finally:
         try:
             shutil.rmtree(scratch, ignore_errors=True)
-        finally:  # again if a signal cut that short: _stop ignores any signal after the first
+        finally:  # again if a signal cut that short: any later one does nothing (see main)
             shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
