@@ -34,6 +34,10 @@ from graphguard.analysis import tf_api
 class Effect(enum.Enum):
     """What calling a TensorFlow name (or evaluating an expression) does to the graph."""
 
+    # Members are singletons compared by identity: hashed by it too, in C (``Enum.__hash__`` hashes the
+    # name in Python, on every lookup in the sets and dicts keyed by effects, in phases 1 to 3).
+    __hash__ = object.__hash__
+
     NONE = "none"  #: builds nothing (configuration, I/O, protobufs, context managers)
     OP = "op"  #: adds one or more ops to the default graph
     SAVER = "saver"  #: ``tf.train.Saver``: adds save/restore ops for every variable
