@@ -437,8 +437,8 @@ class Project:
                     continue
                 if callee.runs_step and not summary.runs_step:
                     summary.runs_step = changed = True
-                if callee.opens_session and not summary.opens_session:
-                    summary.opens_session = changed = True
+                if callee.opens_session and not summary.opens_session and CALLER not in call.exempt:
+                    summary.opens_session = changed = True  # (not behind a once-guard such as ``if sess is None:``)
                 if callee.resets_graph and not call.loops and not summary.resets_graph:
                     summary.resets_graph = changed = True
                 if repeats_model and callee.trains_model is not None and summary.trains_model is None \

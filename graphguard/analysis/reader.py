@@ -1064,7 +1064,10 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
             if frame.loops and not own_graph:
                 frame.facts.session_opens.append(SessionOpen(self._site(node), callee_text(node.func),
                                                              tuple(l.index for l in frame.loops)))
-            frame.facts.opens_session = True
+            if not any(CALLER in exemption for exemption in frame.exempt):
+                # (``sess = tf.get_default_session()``, ``if sess is None: sess = tf.Session()``: a
+                # session made once, when there is none, is not one per call)
+                frame.facts.opens_session = True
         elif effect.builds:
             generic = effect is Effect.OP
             if not generic or self._nested_depth == 0:
@@ -1131,6 +1134,13 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     for statement in tree.body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)) and all(alias.name != "*" for alias in statement.names):
             reader.visit(statement)
+    # Likewise the module's functions and classes: ``train()`` calls ``save()`` defined below it (the
+    # body runs when the whole module has). Each definition binds its name again where it stands.
+    scope = reader._frames[0].scope
+    for statement in tree.body:
+        cls = statement.__class__
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.ClassDef:
+            scope[statement.name] = ProjectRef(Ref("", statement.name), is_class=cls is ast.ClassDef)
     for statement in tree.body:
         reader.visit(statement)
     reader._settle_eager(reader._frames[0])
