@@ -263,7 +263,7 @@ def _predicts_through(project: Project, module: ModuleFacts, call, callee) -> li
     for param, origin in callee.predict_params.items():
         if param not in callee.params:
             continue
-        position = callee.params.index(param) - (1 if call.bound else 0)
+        position = callee.params.index(param) - (1 if project.passes_receiver(module, call) else 0)
         index = next((i for where, i in call.samples if where in (position, param)), None)
         if index is None:
             continue

@@ -261,8 +261,25 @@ class Project:
         key = (self._folder(importer), ref, classes)
         found = self._imported.get(key, _UNKNOWN)
         if found is _UNKNOWN:
-            found = self._imported[key] = self._resolve_import(importer, ref, parts, classes)
+            found = self._resolve_import(importer, ref, parts, classes)
+            if found is None and not classes and len(parts) > 1 and parts[-1] == "__init__":
+                # ``py_utils.HasRank(x)``: phase 1 takes an imported CapWords name for a class (PEP 8)
+                # and records its ``__init__``; Google-style code names functions so too. When the name
+                # is a function, the call is that function's (unbound: see :meth:`passes_receiver`).
+                found = self._resolve_import(importer, Ref(ref.module, ref.name[:-len(".__init__")]), parts[:-1], False)
+            self._imported[key] = found
         return found
+
+    def passes_receiver(self, importer: ModuleFacts, call) -> bool:
+        """Whether ``call`` (a :class:`~graphguard.analysis.facts.ProjectCall` read in ``importer``)
+        passes its receiver as the first argument: a method's call, or a class's (its ``__init__``),
+        but not a function's that phase 1 took for a class by its name (``py_utils.HasRank(x)``)."""
+        if not call.bound:
+            return False
+        if not call.ref.name.endswith(".__init__"):
+            return True
+        target = self.resolve(importer, call.ref)
+        return target is None or target[1].endswith("__init__")
 
     def _resolve_import(self, importer: ModuleFacts, ref: Ref, parts: list, classes: bool):
         # ``from pkg import module`` then ``module.f()``: the name may start with submodules. Try the
@@ -413,8 +430,8 @@ class Project:
                       if c is not None] if facts.trials else ()
             if calls or returns or model_returns or trials:
                 edges.append((module, summary, calls, returns, model_returns, trials))
-        edges_with_samples = [(summary, [(call, callee, repeats) for call, callee, repeats, _ in calls
-                                         if call.samples or call.values])
+        edges_with_samples = [(summary, [(call, callee, repeats, self.passes_receiver(module, call))
+                                         for call, callee, repeats, _ in calls if call.samples or call.values])
                               for module, summary, calls, *_ in edges]
         edges_with_samples = [(summary, calls) for summary, calls in edges_with_samples if calls]
         # Rounds as a pass over every edge in order would make them, but a pass runs only the edges
@@ -515,13 +532,13 @@ class Project:
         if not self._predicts_on_params:
             return changed  # no function predicts on a parameter (yet): no call below passes one
         for summary, calls in edges:
-            for call, callee, repeats in calls:
+            for call, callee, repeats, bound in calls:
                 if not callee.predict_params or call.loops or not repeats:
                     continue
                 for param, origin in callee.predict_params.items():
                     if param not in callee.params:
                         continue
-                    position = callee.params.index(param) - (1 if call.bound else 0)
+                    position = callee.params.index(param) - (1 if bound else 0)
                     if any(where in (position, param) for where, _ in call.samples):
                         if Effect.PREDICT not in summary.builds:
                             summary.builds[Effect.PREDICT] = origin

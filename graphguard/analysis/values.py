@@ -292,7 +292,7 @@ class ValueFlow:
         flows = []
         for where, value in call.values:
             if isinstance(where, int):
-                index = where + (1 if call.bound else 0)
+                index = where + (1 if self.project.passes_receiver(module, call) else 0)
                 if index >= len(callee_facts.params):
                     continue
                 where = callee_facts.params[index]
