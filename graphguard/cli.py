@@ -667,6 +667,11 @@ def _main(argv: list[str] | None, hold: bool = False) -> int:
         if sys.stderr is not None:
             print("graphguard: error: standard output is closed", file=sys.stderr)
         return EXIT_ERROR
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # removed under the shell: every relative path (``.``, the cache) fails
+        print("graphguard: error: the current directory no longer exists (cd to one that does)", file=sys.stderr)
+        return EXIT_ERROR
     if argv[:1] == ["run"]:  # the script's arguments must reach it as given, so argparse stays out
         return _run_run(argv[1:])
     for stream in (sys.stdout, sys.stderr):

@@ -325,6 +325,19 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.parametrize("args", [["check", "."], ["check", "x.py"], ["run", "x.py"]])
+def test_a_removed_current_directory_is_one_line_and_exit_2(tmp_path, args):
+    # Regression (a new user's trial): ``check`` in a directory removed under the shell was a
+    # FileNotFoundError traceback (its configuration and cache paths start from the current directory).
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+              f"sys.argv = ['graphguard', *{args!r}]; from graphguard.cli import main; sys.exit(main())")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "graphguard: error: the current directory no longer exists (cd to one that does)\n"
+
+
 def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
     # Regression (issue 12, fuzz pass items 10 and 20): a script's ModuleNotFoundError traceback, "0
     # sessions guarded ... no graph growth", and the demo's child tracebacks on stdout.
