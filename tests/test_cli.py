@@ -542,6 +542,33 @@ def test_an_import_of_a_module_the_prefilter_skipped_does_not_resolve_to_another
     assert sorted(d.code for d in report.diagnostics) == ["GG105", "GG105", "GG106", "GG106"]
 
 
+def test_an_import_of_a_sibling_left_out_of_the_run_does_not_resolve_to_another_folders(tmp_path):
+    # Regression (a new user's trial): with only some files named (pre-commit's staged files),
+    # ``from .helpers import pred`` in package ``b`` (or ``import helpers`` beside b/helpers.py) took
+    # the one checked ``helpers.py``, another package's that builds ops: a false GG101. A relative
+    # import names its own package's module only; an absolute one the importer's sibling when it exists.
+    from graphguard.checker import Checker
+    from graphguard.discovery import find_python_files
+
+    for package in ("a", "b"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "a" / "helpers.py").write_text(_SCALE_TF)
+    (tmp_path / "b" / "helpers.py").write_text(_SCALE_PLAIN)
+    for form in ("from .helpers import scale as {0}", "from helpers import scale as {0}"):
+        train = tmp_path / "b" / "train.py"
+        train.write_text(_TRAIN_WITH.format("helpers").replace("import helpers\nfrom helpers import scale\n",
+                                                                form.format("scale") + "\nimport b.helpers as helpers\n"))
+        for named in ([train, tmp_path / "a" / "helpers.py"], [train, tmp_path / "a"], [tmp_path]):
+            report = Checker().check_paths(find_python_files([str(p) for p in named]))
+            assert report.diagnostics == [], (form, named)
+    # the control: with no helpers.py of its own, the only one checked is taken
+    (tmp_path / "b" / "helpers.py").unlink()
+    train.write_text(_TRAIN_WITH.format("helpers"))
+    report = Checker().check_paths(find_python_files([str(train), str(tmp_path / "a")]))
+    assert sorted(d.code for d in report.diagnostics) == ["GG105", "GG105", "GG106", "GG106"]
+
+
 def test_a_package_shadows_a_module_of_the_same_name_beside_it(tmp_path):
     # Regression (issue 18, a new user's trial): with ``utils.py`` and ``utils/__init__.py`` side by
     # side, ``import utils`` took ``utils.py``; Python takes the package (importlib's FileFinder looks

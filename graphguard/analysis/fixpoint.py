@@ -188,7 +188,8 @@ class Project:
         return self._modules[key]
 
     def _find_module(self, folder: str, importer: ModuleFacts, dotted: str) -> ModuleFacts | None:
-        if dotted.startswith("."):
+        relative_import = dotted.startswith(".")
+        if relative_import:
             level = len(dotted) - len(dotted.lstrip("."))
             for _ in range(level - 1):
                 folder = os.path.dirname(folder)
@@ -203,8 +204,15 @@ class Project:
                 return found
             if candidate in self._unread:
                 return None
+        if relative_import:
+            return None  # ``from .helpers import f`` means this package's helpers.py, read in this run or not
         matches = self._by_name.get(dotted)
         if not matches:
+            return None
+        if any(os.path.isfile(candidate) for candidate in (os.path.join(relative, "__init__.py"), relative + ".py")):
+            # The importer's own folder has it, left out of the run (pre-commit names only the files
+            # staged): Python imports that one (the script's folder comes first on sys.path), not
+            # another folder's file of the same name.
             return None
         if len(matches) == 1:
             found = matches[0]
