@@ -270,22 +270,33 @@ class Project:
         found = self._imported.get(key, _UNKNOWN)
         if found is _UNKNOWN:
             found = self._resolve_import(importer, ref, parts, classes)
-            if found is None and not classes and len(parts) > 1 and parts[-1] == "__init__":
-                # ``py_utils.HasRank(x)``: phase 1 takes an imported CapWords name for a class (PEP 8)
-                # and records its ``__init__``; Google-style code names functions so too. When the name
-                # is a function, the call is that function's (unbound: see :meth:`passes_receiver`).
-                found = self._resolve_import(importer, Ref(ref.module, ref.name[:-len(".__init__")]), parts[:-1], False)
+            if found is None and not classes:
+                # Phase 1 tells an imported class from a function by its name (PEP 8's CapWords), and
+                # records a class's call as its ``__init__``'s. Code names them otherwise too (Google
+                # style's ``py_utils.HasRank(x)``, ``LeNet(x)``; ``class resnet``): the call is what
+                # the name turns out to be (see :meth:`passes_receiver` for its arguments).
+                if len(parts) > 1 and parts[-1] == "__init__":
+                    found = self._resolve_import(importer, Ref(ref.module, ref.name[:-len(".__init__")]), parts[:-1],
+                                                 False)
+                else:
+                    cls = self._resolve_import(importer, ref, parts, True)
+                    if cls is not None:
+                        found = self._member(cls[0], f"{cls[1]}.__init__")
             self._imported[key] = found
         return found
 
     def passes_receiver(self, importer: ModuleFacts, call) -> bool:
         """Whether ``call`` (a :class:`~graphguard.analysis.facts.ProjectCall` read in ``importer``)
         passes its receiver as the first argument: a method's call, or a class's (its ``__init__``),
-        but not a function's that phase 1 took for a class by its name (``py_utils.HasRank(x)``)."""
-        if not call.bound:
-            return False
-        if not call.ref.name.endswith(".__init__"):
+        lower-case class names too, but not a function's that phase 1 took for a class by its name
+        (``py_utils.HasRank(x)``)."""
+        if not call.ref.name.endswith("__init__"):
+            if not call.bound:  # ``resnet(x)`` of a class named in lower case: its ``__init__`` takes ``self``
+                target = self.resolve(importer, call.ref) if call.ref.module else None
+                return target is not None and target[1].endswith(".__init__")
             return True
+        if not call.bound:
+            return False  # ``Base.__init__(self, x)``: the receiver is written
         target = self.resolve(importer, call.ref)
         return target is None or target[1].endswith("__init__")
 
