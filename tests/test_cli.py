@@ -651,6 +651,27 @@ def test_a_function_or_class_re_exported_by_a_package_is_followed(tmp_path, init
         ("train.py", 9, "GG101"), ("train.py", 10, "GG101"), ("train.py", 11, "GG101")]
 
 
+@pytest.mark.parametrize("fast_first, codes", [(True, ["GG101", "GG101"]), (False, [])])
+def test_the_try_body_binding_stands_over_an_import_error_fallback(tmp_path, fast_first, codes):
+    # A new user's trial: ``try: from .fast import pred`` / ``except ImportError: from .slow import
+    # pred`` took the fallback (the last binding read), in a package's __init__ and in a script alike.
+    from graphguard.checker import Checker
+    from graphguard.discovery import find_python_files
+
+    first, second = ("fast", "slow") if fast_first else ("slow", "fast")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "fast.py").write_text("import tensorflow as tf\n\n\ndef pred(y):\n    return tf.argmax(y, 1)\n")
+    (tmp_path / "p" / "slow.py").write_text("def pred(y):\n    return y\n")
+    (tmp_path / "p" / "__init__.py").write_text(f"try:\n    from .{first} import pred\nexcept ImportError:\n"
+                                                f"    from .{second} import pred\n")
+    (tmp_path / "t.py").write_text(f"import tensorflow as tf\nimport p\ntry:\n    from p.{first} import pred\n"
+                                   f"except ImportError:\n    from p.{second} import pred\n\n"
+                                   "x = tf.placeholder(tf.float32)\nwith tf.Session() as sess:\n"
+                                   "    for step in range(1000):\n        sess.run(p.pred(x))\n        sess.run(pred(x))\n")
+    report = Checker().check_paths(find_python_files([str(tmp_path)]))
+    assert [d.code for d in report.diagnostics] == codes
+
+
 def test_re_exports_in_a_cycle_end_without_a_finding_or_an_error(tmp_path):
     from graphguard.checker import Checker
     from graphguard.discovery import find_python_files

@@ -259,6 +259,27 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         self.visit(node.value)
 
+    def visit_Try(self, node: ast.Try) -> None:
+        """The ``try`` body is the normal path: a name it binds keeps that binding after handlers that
+        bind it again (``try: from .fast import pred`` / ``except ImportError: from .slow import pred``
+        calls the fast one, as it does wherever the import works)."""
+        for statement in node.body:
+            self.visit(statement)
+        scope = self._frame.scope
+        after_body = dict(scope) if node.handlers else None
+        for handler in node.handlers:
+            self.visit(handler)
+        if after_body is not None:
+            for name, value in after_body.items():
+                if scope.get(name) is not value:
+                    scope[name] = value
+        for statement in node.orelse:
+            self.visit(statement)
+        for statement in node.finalbody:
+            self.visit(statement)
+
+    visit_TryStar = visit_Try
+
     def visit_Name(self, node: ast.Name) -> None:
         return None  # a leaf: its context needs no visit
 
