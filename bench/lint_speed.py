@@ -365,6 +365,7 @@ def _copy(paths: list[str], into: Path) -> list[str]:
     for number, path in enumerate(paths):
         root = Path(path).resolve()
         target = into / str(number) / root.name
+        target.mkdir(parents=True, exist_ok=True)
         for found in find_python_files([str(root)]):
             relative = Path(found).resolve().relative_to(root) if root.is_dir() else Path(root.name)
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -439,33 +440,49 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signum, handler)
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an int >= 1 (``--jobs 0``, ``--repeat -1``, ``--generate -5`` are usage errors)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
 def _bench(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", help="folders to check")
-    parser.add_argument("--generate", type=int, metavar="LINES", help="generate a synthetic corpus of about LINES lines")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+    parser.add_argument("--generate", type=_positive, metavar="LINES", help="generate a synthetic corpus of about LINES lines")
+    parser.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=_positive, default=3, metavar="N",
                         help="measure each run but the serial one N times, the cold and named ones each between "
                              "two floors (default 3: a shared 2-core machine drifts by 10-30%% within minutes)")
     parser.add_argument("--no-fixit", action="store_true", help="skip Fixit even when it is installed")
     parser.add_argument("--keep", metavar="DIR", help="write the generated corpus here and keep it")
     args = parser.parse_args(argv)
+    if not args.paths and not args.generate:
+        parser.error("give folders to check, or --generate LINES")
+    for path in args.paths:
+        if not os.path.isdir(path):
+            parser.error(f"{path}: not a folder")
+    if args.keep and os.path.exists(args.keep) and not os.path.isdir(args.keep):
+        parser.error(f"--keep {args.keep}: not a folder")
 
     scratch = tempfile.mkdtemp(prefix="graphguard-bench-")
     try:
-        paths = list(args.paths)
+        # Measured on a copy of the folders given (their Python files and notebooks): the edit below
+        # never touches them. A generated corpus is the bench's own, edited where it is written.
+        paths = _copy(args.paths, Path(scratch) / "copy") if args.paths else []
         if args.generate:
             target = Path(args.keep) if args.keep else Path(scratch) / "corpus"
             target.mkdir(parents=True, exist_ok=True)
             generate(target, args.generate)
             paths.append(str(target))
-        if not paths:
-            parser.error("give folders to check, or --generate LINES")
-        if not args.generate:
-            # Measured on a copy (the Python files and notebooks only): the edit below never touches
-            # the folders given.
-            paths = _copy(paths, Path(scratch) / "copy")
         files = find_python_files(paths)
+        if not any(file.endswith((".py", ".pyi")) for file in files):
+            parser.error("no Python files in the folders given (the floor and the edit need .py files)")
         lines = _lines(files)
         # The floor between every two runs of graphguard, ``--repeat`` times over: floor, cold, floor,
         # named, floor, cold, ... A shared 2-core machine drifts by 10-30% over tens of seconds (the
@@ -544,7 +561,7 @@ def _bench(argv: list[str] | None) -> int:
               + f"; on {cores} core{'s' if cores != 1 else ''} the cold run needs at least "
               f"{statistics.median(_CPU['cold']) / cores / floor_cpu:.2f}x the floor's time")
         print(f"warm run read {warm_report.read} of {len(files)} files; after one edit, {touched_report.read}")
-        print(f"edited: {edited} (imported by {importers} files): {touched / cold:.3f}x cold; "
+        print(f"edited: {edited} (imported by {importers} file{'s' if importers != 1 else ''}): {touched / cold:.3f}x cold; "
               f"output identical to a cold run of the edited files: {'yes' if touched_out == edited_cold_out else 'NO'}")
         print(f"{'parallel' if args.jobs > 1 else 'cold'} output byte-identical to serial"
               f"{'' if args.jobs > 1 else ' (both 1 job)'}: {'yes' if cold_out == serial_out else 'NO'}; "
