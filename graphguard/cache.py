@@ -283,11 +283,18 @@ def _is_ours(folder: str) -> bool:
 
 def unusable(folder: str) -> str | None:
     """Why ``folder`` cannot be graphguard's cache folder, or None when it can: it is a symbolic link
-    (it would be followed outside the project), not a folder, or a folder that already holds files that
-    are not graphguard's (``--cache-dir .``: graphguard never writes its markers there)."""
+    (it would be followed outside the project), not a folder, a folder that cannot be made (it is made
+    here when missing), or a folder that already holds files that are not graphguard's (``--cache-dir
+    .``: graphguard never writes its markers there)."""
     if os.path.islink(folder):
         return "is a symbolic link"
     if not os.path.exists(folder):
+        try:
+            os.makedirs(folder)  # made now (as ruff makes .ruff_cache), so a folder that cannot be is said
+        except FileExistsError:
+            pass
+        except OSError as error:
+            return f"cannot be made ({error.strerror})"
         return None
     if not os.path.isdir(folder):
         return "is not a folder"

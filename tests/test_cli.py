@@ -338,6 +338,17 @@ def test_a_removed_current_directory_is_one_line_and_exit_2(tmp_path, args):
     assert result.stderr == "graphguard: error: the current directory no longer exists (cd to one that does)\n"
 
 
+def test_a_cache_folder_that_cannot_be_made_is_said_once(tmp_path):
+    # A new user's trial: ``--cache-dir /dev/null/x`` ran without a cache and said nothing (a cache
+    # path that is a file was already said).
+    (tmp_path / "train.py").write_text(INCORRECT)
+    (tmp_path / "plain").write_text("")
+    result = graphguard("check", "--cache-dir", str(tmp_path / "plain" / "cache"), "train.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (f"graphguard: the cache folder {tmp_path / 'plain' / 'cache'} cannot be made "
+                                             "(Not a directory); checking without a cache")
+
+
 def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
     # Regression (issue 12, fuzz pass items 10 and 20): a script's ModuleNotFoundError traceback, "0
     # sessions guarded ... no graph growth", and the demo's child tracebacks on stdout.
