@@ -341,7 +341,7 @@ def test_a_removed_current_directory_is_one_line_and_exit_2(tmp_path, args):
 def test_a_cache_folder_that_cannot_be_made_is_said_once(tmp_path):
     # A new user's trial: ``--cache-dir /dev/null/x`` ran without a cache and said nothing (a cache
     # path that is a file was already said).
-    (tmp_path / "train.py").write_text(INCORRECT)
+    (tmp_path / "train.py").write_text(LEAKY)
     (tmp_path / "plain").write_text("")
     result = graphguard("check", "--cache-dir", str(tmp_path / "plain" / "cache"), "train.py", cwd=tmp_path)
     assert result.returncode == 1
