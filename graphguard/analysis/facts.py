@@ -161,17 +161,20 @@ class FunctionFacts:
     #: (aggregated: a helper's summary needs no more, and facts stay small for workers and the cache)
     builds: dict = field(default_factory=dict)
     params: tuple = ()  #: positional parameter names, in order
-    param_steps: list = field(default_factory=list)  #: (parameter, loops) of ``param.run(...)``
+    # The lists below but ``constructions`` and ``calls`` are rare: a shared empty tuple until the first
+    # entry (:func:`add`). A module has thousands of functions, and each empty list is an object to make,
+    # pickle in a worker and unpickle in the main process.
+    param_steps: tuple | list = ()  #: (parameter, loops) of ``param.run(...)``
     constructions: list = field(default_factory=list)
     calls: list = field(default_factory=list)
-    deferred_steps: list = field(default_factory=list)
-    deferred_operators: list = field(default_factory=list)
-    session_opens: list = field(default_factory=list)
+    deferred_steps: tuple | list = ()
+    deferred_operators: tuple | list = ()
+    session_opens: tuple | list = ()
     opens_session: bool = False  #: makes a new session somewhere in its body
     runs_step: bool = False
     resets_graph: bool = False  #: resets the default graph at function level (not only inside a loop)
     returns_session: bool = False
-    returns: list = field(default_factory=list)  #: refs whose results it returns
+    returns: tuple | list = ()  #: refs whose results it returns
     #: Values it returns that phase 2 follows (an object, a local function, a parameter); rare, so a
     #: shared empty tuple until the first one
     return_values: tuple | list = ()
@@ -221,6 +224,15 @@ class ModuleFacts:
     exports: dict = field(default_factory=dict)
     #: modules of the checked tree star-imported at module level, the last one first
     stars: tuple = ()
+
+
+def add(facts: FunctionFacts, name: str, item) -> None:
+    """Append ``item`` to the list ``facts.<name>``, made on first use (rare lists start as ``()``)."""
+    items = getattr(facts, name)
+    if items.__class__ is tuple:
+        items = list(items)
+        setattr(facts, name, items)
+    items.append(item)
 
 
 def subject_of(construction: Construction) -> str:

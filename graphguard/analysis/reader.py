@@ -68,6 +68,7 @@ from graphguard.analysis.facts import (
     Retention,
     SessionOpen,
     Site,
+    add,
     subject_of,
 )
 from graphguard.analysis.resolution import BUILTINS, STEP_METHODS, TENSOR_KINDS, Resolver, followable, project_class
@@ -516,7 +517,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         if value is SESSION:
             facts.returns_session = True
         elif isinstance(value, CallResult):
-            facts.returns.append(value.ref)
+            add(facts, "returns", value.ref)
         followed = followable(value)
         if followed is not None and not isinstance(followed, CallResult) and followed is not SESSION:
             facts.return_values = [*facts.return_values, followed]
@@ -851,7 +852,7 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         frame = self._frame
         construction = self._new_construction(effect, node, callee)
         if deferred:
-            frame.facts.deferred_operators.append(DeferredOperator(construction, tuple(deferred)))
+            add(frame.facts, "deferred_operators", DeferredOperator(construction, tuple(deferred)))
         else:
             frame.facts.constructions.append(construction)
         return construction
@@ -1039,12 +1040,12 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                 if dotted is not None and looks_like_session(dotted.rsplit(".", 1)[-1]):
                     self._mark_step()
                 else:
-                    frame.facts.deferred_steps.append(DeferredStep(receiver.ref, tuple(l.index for l in frame.loops)))
+                    add(frame.facts, "deferred_steps", DeferredStep(receiver.ref, tuple(l.index for l in frame.loops)))
             elif (method in STEP_METHODS or method == "eval") and self._is_step(node, receiver):
                 self._mark_step()
             elif method in STEP_METHODS and isinstance(receiver, Param):
                 # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
-                frame.facts.param_steps.append((receiver.name, tuple(l.index for l in frame.loops)))
+                add(frame.facts, "param_steps", (receiver.name, tuple(l.index for l in frame.loops)))
             elif method in catalog.DISTINCT_METHODS and not isinstance(receiver, (TFName, Instance)):
                 effect = catalog.DISTINCT_METHODS[method][0]  # only TensorFlow objects have these methods
             elif isinstance(receiver, TFObject):
@@ -1083,8 +1084,8 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         elif effect is Effect.SESSION:
             own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
             if frame.loops and not own_graph:
-                frame.facts.session_opens.append(SessionOpen(self._site(node), callee_text(node.func),
-                                                             tuple(l.index for l in frame.loops)))
+                add(frame.facts, "session_opens", SessionOpen(self._site(node), callee_text(node.func),
+                                                              tuple(l.index for l in frame.loops)))
             if not any(CALLER in exemption for exemption in frame.exempt):
                 # (``sess = tf.get_default_session()``, ``if sess is None: sess = tf.Session()``: a
                 # session made once, when there is none, is not one per call)
