@@ -11,9 +11,12 @@ The visitor keeps, in source order:
   a guard that runs its body once (``if self._op is None:``) stop the enclosing loops from repeating
   what is under them.
 
-What an expression evaluates to is :mod:`graphguard.analysis.resolution`'s job, and the sweep facts
-(models made, trained and kept in loops; hand-off drivers) are :mod:`graphguard.analysis.sweeps`'s: both
-are mixins of :class:`ModuleReader`, sharing its scopes and frames.
+What an expression evaluates to is :mod:`graphguard.analysis.resolution`'s job; loops, exemptions and
+``try`` are :mod:`graphguard.analysis.flow`'s; what a call does is :mod:`graphguard.analysis.calls`'s;
+the sweep facts (models made, trained and kept in loops; hand-off drivers) are
+:mod:`graphguard.analysis.sweeps`'s and the TF 2 ones :mod:`graphguard.analysis.eager`'s. All are
+mixins of :class:`ModuleReader`, sharing its scopes and frames; this module keeps the traversal,
+bindings, imports, assignments, functions, classes and constructions.
 
 It records, per function (:class:`FunctionFacts`): each graph-building construction with its loops;
 each session step (marking the loops around it as *session loops*); each session opened; each call of
@@ -35,12 +38,9 @@ from graphguard.analysis import catalog, tf_api
 from graphguard.analysis.bindings import (
     OTHER,
     SESSION,
-    STEP_CALLABLE,
     TENSOR,
     CallResult,
-    Choice,
     Elements,
-    GraphValue,
     Instance,
     MethodResult,
     Param,
@@ -50,8 +50,8 @@ from graphguard.analysis.bindings import (
     TFName,
     TFObject,
     canonical_module,
-    looks_like_session,
 )
+from graphguard.analysis.calls import CallReader
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.eager import EagerReader
 from graphguard.analysis.facts import (
@@ -59,45 +59,24 @@ from graphguard.analysis.facts import (
     ClassFacts,
     Construction,
     DeferredOperator,
-    DeferredStep,
-    DeferredUse,
     FunctionFacts,
-    Loop,
     ModuleFacts,
-    ProjectCall,
-    Retention,
-    SessionOpen,
     Site,
     add,
     subject_of,
 )
-from graphguard.analysis.resolution import BUILTINS, STEP_METHODS, TENSOR_KINDS, Resolver, followable, project_class
-from graphguard.analysis.sweeps import (
-    KEEPING_METHODS,
-    KERAS_STEP_METHODS,
-    KERAS_WRAPPERS,
-    SEARCH_DRIVERS,
-    TRIAL_METHODS,
-    SweepReader,
-    inert_call,
-)
+from graphguard.analysis.flow import FlowReader
+from graphguard.analysis.resolution import BUILTINS, TENSOR_KINDS, Resolver, followable
+from graphguard.analysis.sweeps import SweepReader
 from graphguard.analysis.syntax import (
     assigned_targets,
     callee_text,
     dotted_name,
-    ends_in_break,
-    is_as_default,
-    is_once_guard,
-    names_a_graph,
     present_target,
     rebound_definitions,
     short,
 )
 
-_STEP_KEYWORDS = frozenset({"feed_dict", "session"})
-#: Kinds of TensorFlow objects whose ``run()``/``eval()`` runs a session step (``train_op.run()``,
-#: ``accuracy.eval()``); other objects' ``run`` (a ``tf.distribute`` strategy's) is not one.
-_RUNNABLE_KINDS = frozenset({"tensor", "variable", "op", "sequence"})
 #: Operators that build ops on tensors (``==`` does not in TF1 graph mode: it compares identities).
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
@@ -163,7 +142,7 @@ def _child_fields(cls: type) -> tuple:
     return fields
 
 
-class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
+class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, ast.NodeVisitor):
     """Reads one module's syntax tree into :class:`ModuleFacts`.
 
     ``source_lines`` is needed only for files with non-ASCII text (``ast`` columns count UTF-8 bytes).
@@ -260,26 +239,6 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         self.visit(node.value)
 
-    def visit_Try(self, node: ast.Try) -> None:
-        """The ``try`` body is the normal path: a name it binds keeps that binding after handlers that
-        bind it again (``try: from .fast import pred`` / ``except ImportError: from .slow import pred``
-        calls the fast one, as it does wherever the import works)."""
-        for statement in node.body:
-            self.visit(statement)
-        scope = self._frame.scope
-        after_body = dict(scope) if node.handlers else None
-        for handler in node.handlers:
-            self.visit(handler)
-        if after_body is not None:
-            for name, value in after_body.items():
-                if scope.get(name) is not value:
-                    scope[name] = value
-        for statement in node.orelse:
-            self.visit(statement)
-        for statement in node.finalbody:
-            self.visit(statement)
-
-    visit_TryStar = visit_Try
 
     def visit_Name(self, node: ast.Name) -> None:
         return None  # a leaf: its context needs no visit
@@ -647,200 +606,6 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
                 init = self.facts.functions[f"{qualname}.__init__"] = FunctionFacts(f"{qualname}.__init__")
             init.builds.setdefault(Effect.MODEL, (node.lineno, f"`class {node.name}({callee_text(keras_base)})`"))
 
-    # ------------------------------------------------------------------ loops
-
-    def _new_loop(self, node: ast.AST) -> Loop:
-        loop = Loop(len(self.facts.loops), node.lineno, self._column(node.lineno, node.col_offset))
-        self.facts.loops.append(loop)
-        return loop
-
-    def _in_loop(self, loop: Loop, parts) -> None:
-        frame = self._frame
-        frame.loops.append(loop)
-        # ``for attempt in range(3): try: ...; break`` runs its body to the end once: what it builds
-        # is not repeated (a retry loop repeats only after a failure).
-        once = ends_in_break(parts[-1])
-        if once:
-            frame.exempt.append(frozenset({loop.index}))
-        for part in parts:
-            if isinstance(part, list):
-                for statement in part:
-                    self.visit(statement)
-            elif part is not None:
-                self.visit(part)
-        if once:
-            frame.exempt.pop()
-        frame.loops.pop()
-
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)  # evaluated once
-        elements = self._elements(node.iter)
-        self._bind(node.target, None if elements is None else elements.element)
-        for name in assigned_targets([ast.Assign(targets=[node.target], value=node.iter)]):
-            self._frame.numbers.discard(name)
-        self._note_loop_numbers(node)
-        loop = self._new_loop(node)
-        self._frame.loops.append(loop)
-        self._note_loop_bind(node.target)  # the target changes per iteration
-        self._frame.loops.pop()
-        loop.trips = self._trips(node.iter)
-        if loop.trips is None:
-            self._note_over(loop, node.iter)
-        # ``for t in range(n):`` takes each value once: ``if t == k:`` in its body holds on one iteration.
-        counter = node.target.id if isinstance(node.target, ast.Name) and _is_range(node.iter) else None
-        if counter is not None:
-            self._counters.append((counter, loop))
-        self._in_loop(loop, (node.body,))
-        if counter is not None:
-            self._counters.pop()
-        for statement in node.orelse:
-            self.visit(statement)
-
-    visit_AsyncFor = visit_For
-
-    def visit_While(self, node: ast.While) -> None:
-        self._in_loop(self._new_loop(node), (node.test, node.body))
-        for statement in node.orelse:
-            self.visit(statement)
-
-    def _comprehension(self, node, elements) -> None:
-        # The first iterable runs once in the enclosing scope; the rest runs per iteration.
-        generators = node.generators
-        self.visit(generators[0].iter)
-        loop = self._new_loop(node)
-        trips = 1
-        self._frame.loops.append(loop)
-        for index, generator in enumerate(generators):
-            if index:
-                self.visit(generator.iter)
-            container = self._elements(generator.iter)
-            self._bind(generator.target, None if container is None else container.element)
-            self._note_loop_bind(generator.target)
-            count = self._trips(generator.iter)
-            if count is None and index == 0 and len(generators) == 1:
-                self._note_over(loop, generator.iter)
-            trips = None if trips is None or count is None else trips * count
-            for condition in generator.ifs:
-                self.visit(condition)
-        loop.trips = trips
-        for element in elements:
-            self.visit(element)
-        if not isinstance(node, ast.GeneratorExp):
-            # ``[train(u) for u in units]``: the result keeps every iteration's model. Only values
-            # that count without a use (what a project function returns, graphs, sessions): a
-            # comprehension of bare constructors makes the blocks of one model.
-            made = self._model_value(elements[-1])
-            if made is not None and made.always and loop.index in made.loops:
-                self._frame.pending_retentions.append(
-                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
-        self._frame.loops.pop()
-
-    def visit_ListComp(self, node: ast.ListComp) -> None:
-        self._comprehension(node, (node.elt,))
-
-    visit_SetComp = visit_GeneratorExp = visit_ListComp
-
-    def visit_DictComp(self, node: ast.DictComp) -> None:
-        self._comprehension(node, (node.key, node.value))
-
-    # ------------------------------------------------------------------ exemptions: fresh graphs, once-guards
-
-    def _exemption(self) -> frozenset:
-        """The loops whose iterations are not repeated from here: every loop in the current stack, or
-        the caller's loop (:data:`CALLER`) when the exemption is made at function level."""
-        loops = self._frame.loops
-        return frozenset(loop.index for loop in loops) if loops else frozenset({CALLER})
-
-    def visit_With(self, node: ast.With) -> None:
-        pushed = 0
-        reuse = 0
-        for item in node.items:
-            self.visit(item.context_expr)
-            if self._reuses_variables(item.context_expr):
-                reuse += 1
-            value = self.resolve(item.context_expr)
-            fresh = value if isinstance(value, GraphValue) and is_as_default(item.context_expr) else None
-            if fresh is not None and isinstance(item.context_expr.func.value, ast.Attribute) \
-                    and dotted_name(item.context_expr.func.value) not in self._frame.assigned:
-                # ``with self.graph.as_default():`` in a method, the graph made once in ``__init__``:
-                # re-entering a long-lived graph, where ops accumulate, is not a fresh graph.
-                fresh = None
-            if fresh is None and isinstance(item.context_expr, ast.Call):
-                # ``with tf.Session(graph=g):`` and ``with self.session(graph=tf.Graph()):`` enter the
-                # session's graph as the default graph (Session.__enter__ calls graph.as_default()).
-                for keyword in item.context_expr.keywords:
-                    if keyword.arg == "graph" and isinstance(self.resolve(keyword.value), GraphValue):
-                        fresh = self.resolve(keyword.value)
-            if fresh is not None:
-                # Ops built under this graph are fresh for every loop enclosing the graph's creation.
-                self._frame.exempt.append(fresh.loops or frozenset({CALLER}))
-                pushed += 1
-            elif value is None and is_as_default(item.context_expr) and names_a_graph(item.context_expr.func.value):
-                # ``with self._tf_graph.obj.as_default():``: the object's own graph, held where the
-                # analysis cannot follow. Its ops do not go to the caller's default graph (as for a
-                # graph attribute it can follow); loops in this function still repeat them.
-                self._frame.exempt.append(frozenset({CALLER}))
-                pushed += 1
-            if item.optional_vars is not None:
-                self._bind(item.optional_vars, value)
-                self._note_made((item.optional_vars,), item.context_expr)  # ``with tf.Graph().as_default() as g:``
-        self._reuse_depth += reuse
-        for statement in node.body:
-            self.visit(statement)
-        self._reuse_depth -= reuse
-        del self._frame.exempt[len(self._frame.exempt) - pushed:]
-
-    def _reuses_variables(self, node: ast.AST) -> bool:
-        """``tf.variable_scope(..., reuse=tf.AUTO_REUSE)`` or ``reuse=True``: ``get_variable`` inside
-        returns the existing variable and adds no op (measured on TF 2.21: 0 ops on reuse)."""
-        if not isinstance(node, ast.Call):
-            return False
-        func = self.resolve(node.func)
-        if not isinstance(func, TFName) or func.path != "tf.variable_scope":
-            return False
-        for keyword in node.keywords:
-            if keyword.arg == "reuse":
-                value = self.resolve(keyword.value)
-                if isinstance(value, TFName) and value.path == "tf.AUTO_REUSE":
-                    return True
-                return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
-        return False
-
-    visit_AsyncWith = visit_With
-
-    def _counter_exemption(self, test: ast.AST) -> frozenset | None:
-        """``if t == k:`` (or ``k == t``) where ``t`` counts an enclosing ``for t in range(...)`` and ``k``
-        does not mention it: the body runs on one iteration of that loop (``if step == decay_at:``), so
-        that loop and the loops inside it do not repeat it; loops around it still do."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-            return None
-        for name, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-            if not isinstance(name, ast.Name) or any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(other)):
-                continue
-            for counter, loop in reversed(self._counters):
-                if counter == name.id:
-                    loops = self._frame.loops
-                    if loop in loops:
-                        return frozenset(l.index for l in loops[loops.index(loop):])
-                    break
-        return None
-
-    def visit_If(self, node: ast.If) -> None:
-        self.visit(node.test)
-        counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
-        once = counted is None and is_once_guard(node.test, node.body)
-        if counted is not None:
-            self._frame.exempt.append(counted)
-            once = True
-        elif once:
-            self._frame.exempt.append(self._exemption())
-        for statement in node.body:
-            self.visit(statement)
-        if once:
-            self._frame.exempt.pop()
-        for statement in node.orelse:
-            self.visit(statement)
-
     # ------------------------------------------------------------------ constructions
 
     def _new_construction(self, effect: Effect, node: ast.AST, callee: str) -> Construction:
@@ -935,201 +700,6 @@ class ModuleReader(Resolver, SweepReader, EagerReader, ast.NodeVisitor):
         else:
             self.generic_visit(node)
 
-    # ------------------------------------------------------------------ calls
-
-    def _is_step(self, node: ast.Call, receiver) -> bool:
-        func = node.func
-        method = func.attr
-        if receiver is SESSION or (isinstance(receiver, TFObject) and receiver.kind in _RUNNABLE_KINDS):
-            return True
-        if isinstance(receiver, TFObject):
-            return False  # ``strategy.run(fn)`` (a tf.distribute strategy), ``opt.run``: not a session step
-        if isinstance(receiver, (TFName, GraphValue, ProjectRef)):
-            return False  # tf.app.run(), a module's run()
-        if any(keyword.arg in _STEP_KEYWORDS for keyword in node.keywords):
-            return True
-        if method in STEP_METHODS and not isinstance(receiver, Instance):
-            dotted = dotted_name(func.value)
-            if dotted is not None:
-                last = dotted.rsplit(".", 1)[-1]
-                if looks_like_session(last) or last in self._session_names or dotted in self._session_names:
-                    return True
-        return False
-
-    def _mark_step(self) -> None:
-        frame = self._frame
-        frame.facts.runs_step = True
-        for loop in frame.loops:
-            loop.runs_step = True
-
-    def _note_tensor_params(self, node: ast.Call) -> None:
-        frame = self._frame
-        if not frame.params:
-            return
-        for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if isinstance(arg, ast.Name) and arg.id in frame.params:
-                frame.tensor_params.add(arg.id)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        frame = self._frame
-        func_value = self.resolve(node.func)
-        if (frame.made and (node.args or node.keywords) and not isinstance(func_value, (TFName, TFObject))
-                and not inert_call(node.func)):
-            # ``train(model, data)``, ``Solver(model, data)``: handed on to code that uses it. Not a
-            # Keras call (``Sequential([block])``) nor a container method (``blocks.append(block)``).
-            for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-                if isinstance(arg, (ast.Name, ast.Attribute)):
-                    self._use_as_trial(arg)
-        self._eager_call(node, func_value)
-        effect = Effect.NONE
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if name in SEARCH_DRIVERS and (name in KERAS_WRAPPERS or not (
-                isinstance(func_value, (TFName, TFObject))
-                or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
-            self._search_driver(node)
-        if isinstance(func_value, TFName):
-            effect = catalog.effect_of(func_value.path)
-            if effect is Effect.VARIABLE and self._reuse_depth and func_value.path == "tf.get_variable":
-                effect = Effect.NONE
-            if effect.builds:
-                self._note_tensor_params(node)
-        elif func_value is STEP_CALLABLE:
-            self._mark_step()
-        elif isinstance(func_value, TFObject) and func_value.kind in ("layer", "model"):
-            effect = Effect.OP  # ``layer(x)``, ``tf.keras.layers.Dense(2)(x)``: the layer's ops
-            self._note_tensor_params(node)
-        elif isinstance(func_value, Instance):
-            self._project_call(func_value.cls.member("__call__"), node, callee_text(node.func), bound=True)  # ``head(x)``
-        elif isinstance(func_value, (Param, CallResult, MethodResult)):
-            # ``score(sess, x)``: a closure or a callable argument; ``self.optimizer([...])`` after
-            # ``self.optimizer = self.optimizer()`` calls what the method returned, not the method.
-            self._deferred_use(func_value, None, node, callee_text(node.func))
-        elif isinstance(func_value, ProjectRef):
-            ref = func_value.ref
-            bound = project_class(func_value)
-            if bound:
-                ref = ref.member("__init__")
-            self._project_call(ref, node, callee_text(node.func), bound)
-        elif isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            receiver = self.resolve(node.func.value)
-            if method in TRIAL_METHODS:
-                self._use_as_trial(node.func.value)
-            if method == "numpy" and not node.args:
-                self.eager = True  # ``t.numpy()`` exists only in eager execution
-            if method in KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \
-                    and frame.loops:
-                # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
-                self._keras_steps.append(tuple(frame.loops))
-            keep = KEEPING_METHODS.get(method)
-            if (keep is not None or method in ("update", "setdefault")) and isinstance(receiver, Elements) \
-                    and receiver.count is not None and isinstance(node.func.value, ast.Name):
-                # ``configs.append(c)``: the literal's length no longer says how many there are.
-                self._frame.scope[node.func.value.id] = Elements(receiver.element, None, receiver.setup, receiver.saved)
-            if keep is not None and self._may_retain() and len(node.args) > keep and not isinstance(receiver, TFObject):
-                kept = node.args[keep]
-                if method == "extend":
-                    if isinstance(kept, (ast.List, ast.Tuple)):
-                        self._retention(node.func.value, kept.elts, node)
-                else:
-                    self._retention(node.func.value, (kept,), node)
-            if method in STEP_METHODS and isinstance(receiver, CallResult):
-                # ``s = make_session(); s.run(...)``: a step if the factory returns a session (phase 2),
-                # or if the name says so (a factory outside the checked tree).
-                dotted = dotted_name(node.func.value)
-                if dotted is not None and looks_like_session(dotted.rsplit(".", 1)[-1]):
-                    self._mark_step()
-                else:
-                    add(frame.facts, "deferred_steps", DeferredStep(receiver.ref, tuple(l.index for l in frame.loops)))
-            elif (method in STEP_METHODS or method == "eval") and self._is_step(node, receiver):
-                self._mark_step()
-            elif method in STEP_METHODS and isinstance(receiver, Param):
-                # ``def run_epoch(s, ...): s.run(...)``: a step if a caller passes a session (phase 2).
-                add(frame.facts, "param_steps", (receiver.name, tuple(l.index for l in frame.loops)))
-            elif method in catalog.DISTINCT_METHODS and not isinstance(receiver, (TFName, Instance)):
-                effect = catalog.DISTINCT_METHODS[method][0]  # only TensorFlow objects have these methods
-            elif isinstance(receiver, TFObject):
-                method_effect = catalog.method_effect(receiver.kind, method)
-                if method_effect is not None:
-                    effect = method_effect
-                    self._note_tensor_params(node)
-                elif method in catalog.SESSION_METHODS.get(receiver.kind, ()):
-                    effect = Effect.SESSION
-            elif isinstance(receiver, Instance):
-                self._project_call(receiver.cls.member(method), node, callee_text(node.func), bound=True)
-            elif isinstance(receiver, Choice):
-                for value in receiver.values:  # ``for head in [ClsHead(), BoxHead()]: head.update(sess)``
-                    if isinstance(value, Instance):
-                        self._project_call(value.cls.member(method), node, callee_text(node.func), bound=True)
-            elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
-                self._deferred_use(receiver, method, node, callee_text(node.func))  # ``model.save(...)``, ``it.get_next()``
-            elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
-                  and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
-                # ``super().__init__(...)``: the base class's method (a tf.keras.Model subclass of a
-                # project model class is a model too).
-                bases = self.facts.classes[frame.class_name].bases
-                if bases:
-                    self._project_call(bases[0].member(method), node, callee_text(node.func), bound=True)
-
-        if effect is Effect.RESET:
-            if frame.loops:
-                for loop in frame.loops:
-                    loop.resets_graph = True
-            else:
-                frame.facts.resets_graph = True
-        elif effect is Effect.MODEL:
-            self._construction(effect, node, callee_text(node.func))  # any loop repeats it (GG201), nested or not
-        elif effect is Effect.SESSION and callee_text(node.func).rsplit(".", 1)[-1] == "get_session":
-            pass  # ``K.get_session()`` returns the one global session: it opens nothing new
-        elif effect is Effect.SESSION:
-            own_graph = any(keyword.arg == "graph" for keyword in node.keywords)
-            if frame.loops and not own_graph:
-                add(frame.facts, "session_opens", SessionOpen(self._site(node), callee_text(node.func),
-                                                              tuple(l.index for l in frame.loops)))
-            if not any(CALLER in exemption for exemption in frame.exempt):
-                # (``sess = tf.get_default_session()``, ``if sess is None: sess = tf.Session()``: a
-                # session made once, when there is none, is not one per call)
-                frame.facts.opens_session = True
-        elif effect.builds:
-            generic = effect is Effect.OP
-            if not generic or self._nested_depth == 0:
-                self._construction(effect, node, callee_text(node.func))
-            self._nested_depth += 1
-            self.generic_visit(node)
-            self._nested_depth -= 1
-            return
-        self.generic_visit(node)
-
-    def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
-        frame = self._frame
-        exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-        frame.facts.calls.append(_new_tuple(ProjectCall, (
-            ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-            self._argument_values(node), ())))
-        self._note_samples(node)
-
-    def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
-        """Record ``X.method(...)`` or ``X(...)`` on a parameter or a project call's result (phase 2
-        decides what it does once it knows the values that reach ``X``)."""
-        frame = self._frame
-        exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-        use = DeferredUse(receiver, method, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
-                          self._argument_values(node))
-        frame.facts.deferred_uses = [*frame.facts.deferred_uses, use]
-
-    def _argument_values(self, node) -> tuple:
-        """(position or keyword, value) of the arguments of call ``node`` whose values phase 2 can
-        follow; empty when ``node`` is not a call (a function's name handed to a search driver)."""
-        if not isinstance(node, ast.Call):
-            return ()
-        values = []
-        for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)):
-            followed = followable(self.resolve(arg))
-            if followed is not None:
-                values.append((where, followed))
-        return tuple(values)
-
-
 #: Framework base classes whose methods run on every step, by their last name, and those methods.
 _PER_STEP_BASES = {"SessionRunHook": "hook", "Callback": "callback"}
 _PER_STEP_METHODS = {
@@ -1200,8 +770,3 @@ def _part_of(value):
     if not isinstance(value, TFObject):
         return None
     return value if value.kind == "lists" else TENSOR
-
-
-def _is_range(node: ast.AST) -> bool:
-    """``range(...)`` (or ``xrange``, ``six.moves.range``): an iterable whose values are all distinct."""
-    return isinstance(node, ast.Call) and callee_text(node.func).rsplit(".", 1)[-1] in ("range", "xrange")

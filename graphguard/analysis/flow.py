@@ -1,0 +1,250 @@
+"""Phase 1, the reader's control flow: which parts of a body repeat, and for which loops.
+
+A mixin of :class:`graphguard.analysis.reader.ModuleReader` (it uses the reader's frames, scopes and
+facts): ``for``/``while`` loops and comprehensions (the first iterable evaluated once, the rest per
+iteration; how many times a loop runs, :meth:`~graphguard.analysis.resolution.Resolver._trips`), the
+*exemptions* that stop enclosing loops from repeating what is under them (a fresh graph entered with
+``with tf.Graph().as_default():``, a once-guard ``if self._op is None:``, ``if step == k:`` on a loop
+counter, a retry loop that ends in ``break``), and ``try`` statements (the body is the normal path).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from graphguard.analysis.bindings import GraphValue, TFName
+from graphguard.analysis.facts import CALLER, Loop, Retention
+from graphguard.analysis.syntax import (
+    assigned_targets,
+    callee_text,
+    dotted_name,
+    ends_in_break,
+    is_as_default,
+    is_once_guard,
+    names_a_graph,
+    short,
+)
+
+
+class FlowReader:
+    """Loops, exemptions and ``try`` (mixed into the reader)."""
+
+    def visit_Try(self, node: ast.Try) -> None:
+        """The ``try`` body is the normal path: a name it binds keeps that binding after handlers that
+        bind it again (``try: from .fast import pred`` / ``except ImportError: from .slow import pred``
+        calls the fast one, as it does wherever the import works)."""
+        for statement in node.body:
+            self.visit(statement)
+        scope = self._frame.scope
+        after_body = dict(scope) if node.handlers else None
+        for handler in node.handlers:
+            self.visit(handler)
+        if after_body is not None:
+            for name, value in after_body.items():
+                if scope.get(name) is not value:
+                    scope[name] = value
+        for statement in node.orelse:
+            self.visit(statement)
+        for statement in node.finalbody:
+            self.visit(statement)
+
+    visit_TryStar = visit_Try
+
+    # ------------------------------------------------------------------ loops
+
+    def _new_loop(self, node: ast.AST) -> Loop:
+        loop = Loop(len(self.facts.loops), node.lineno, self._column(node.lineno, node.col_offset))
+        self.facts.loops.append(loop)
+        return loop
+
+    def _in_loop(self, loop: Loop, parts) -> None:
+        frame = self._frame
+        frame.loops.append(loop)
+        # ``for attempt in range(3): try: ...; break`` runs its body to the end once: what it builds
+        # is not repeated (a retry loop repeats only after a failure).
+        once = ends_in_break(parts[-1])
+        if once:
+            frame.exempt.append(frozenset({loop.index}))
+        for part in parts:
+            if isinstance(part, list):
+                for statement in part:
+                    self.visit(statement)
+            elif part is not None:
+                self.visit(part)
+        if once:
+            frame.exempt.pop()
+        frame.loops.pop()
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)  # evaluated once
+        elements = self._elements(node.iter)
+        self._bind(node.target, None if elements is None else elements.element)
+        for name in assigned_targets([ast.Assign(targets=[node.target], value=node.iter)]):
+            self._frame.numbers.discard(name)
+        self._note_loop_numbers(node)
+        loop = self._new_loop(node)
+        self._frame.loops.append(loop)
+        self._note_loop_bind(node.target)  # the target changes per iteration
+        self._frame.loops.pop()
+        loop.trips = self._trips(node.iter)
+        if loop.trips is None:
+            self._note_over(loop, node.iter)
+        # ``for t in range(n):`` takes each value once: ``if t == k:`` in its body holds on one iteration.
+        counter = node.target.id if isinstance(node.target, ast.Name) and _is_range(node.iter) else None
+        if counter is not None:
+            self._counters.append((counter, loop))
+        self._in_loop(loop, (node.body,))
+        if counter is not None:
+            self._counters.pop()
+        for statement in node.orelse:
+            self.visit(statement)
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While) -> None:
+        self._in_loop(self._new_loop(node), (node.test, node.body))
+        for statement in node.orelse:
+            self.visit(statement)
+
+    def _comprehension(self, node, elements) -> None:
+        # The first iterable runs once in the enclosing scope; the rest runs per iteration.
+        generators = node.generators
+        self.visit(generators[0].iter)
+        loop = self._new_loop(node)
+        trips = 1
+        self._frame.loops.append(loop)
+        for index, generator in enumerate(generators):
+            if index:
+                self.visit(generator.iter)
+            container = self._elements(generator.iter)
+            self._bind(generator.target, None if container is None else container.element)
+            self._note_loop_bind(generator.target)
+            count = self._trips(generator.iter)
+            if count is None and index == 0 and len(generators) == 1:
+                self._note_over(loop, generator.iter)
+            trips = None if trips is None or count is None else trips * count
+            for condition in generator.ifs:
+                self.visit(condition)
+        loop.trips = trips
+        for element in elements:
+            self.visit(element)
+        if not isinstance(node, ast.GeneratorExp):
+            # ``[train(u) for u in units]``: the result keeps every iteration's model. Only values
+            # that count without a use (what a project function returns, graphs, sessions): a
+            # comprehension of bare constructors makes the blocks of one model.
+            made = self._model_value(elements[-1])
+            if made is not None and made.always and loop.index in made.loops:
+                self._frame.pending_retentions.append(
+                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
+        self._frame.loops.pop()
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._comprehension(node, (node.elt,))
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._comprehension(node, (node.key, node.value))
+
+    # ------------------------------------------------------------------ exemptions: fresh graphs, once-guards
+
+    def _exemption(self) -> frozenset:
+        """The loops whose iterations are not repeated from here: every loop in the current stack, or
+        the caller's loop (:data:`CALLER`) when the exemption is made at function level."""
+        loops = self._frame.loops
+        return frozenset(loop.index for loop in loops) if loops else frozenset({CALLER})
+
+    def visit_With(self, node: ast.With) -> None:
+        pushed = 0
+        reuse = 0
+        for item in node.items:
+            self.visit(item.context_expr)
+            if self._reuses_variables(item.context_expr):
+                reuse += 1
+            value = self.resolve(item.context_expr)
+            fresh = value if isinstance(value, GraphValue) and is_as_default(item.context_expr) else None
+            if fresh is not None and isinstance(item.context_expr.func.value, ast.Attribute) \
+                    and dotted_name(item.context_expr.func.value) not in self._frame.assigned:
+                # ``with self.graph.as_default():`` in a method, the graph made once in ``__init__``:
+                # re-entering a long-lived graph, where ops accumulate, is not a fresh graph.
+                fresh = None
+            if fresh is None and isinstance(item.context_expr, ast.Call):
+                # ``with tf.Session(graph=g):`` and ``with self.session(graph=tf.Graph()):`` enter the
+                # session's graph as the default graph (Session.__enter__ calls graph.as_default()).
+                for keyword in item.context_expr.keywords:
+                    if keyword.arg == "graph" and isinstance(self.resolve(keyword.value), GraphValue):
+                        fresh = self.resolve(keyword.value)
+            if fresh is not None:
+                # Ops built under this graph are fresh for every loop enclosing the graph's creation.
+                self._frame.exempt.append(fresh.loops or frozenset({CALLER}))
+                pushed += 1
+            elif value is None and is_as_default(item.context_expr) and names_a_graph(item.context_expr.func.value):
+                # ``with self._tf_graph.obj.as_default():``: the object's own graph, held where the
+                # analysis cannot follow. Its ops do not go to the caller's default graph (as for a
+                # graph attribute it can follow); loops in this function still repeat them.
+                self._frame.exempt.append(frozenset({CALLER}))
+                pushed += 1
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, value)
+                self._note_made((item.optional_vars,), item.context_expr)  # ``with tf.Graph().as_default() as g:``
+        self._reuse_depth += reuse
+        for statement in node.body:
+            self.visit(statement)
+        self._reuse_depth -= reuse
+        del self._frame.exempt[len(self._frame.exempt) - pushed:]
+
+    def _reuses_variables(self, node: ast.AST) -> bool:
+        """``tf.variable_scope(..., reuse=tf.AUTO_REUSE)`` or ``reuse=True``: ``get_variable`` inside
+        returns the existing variable and adds no op (measured on TF 2.21: 0 ops on reuse)."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = self.resolve(node.func)
+        if not isinstance(func, TFName) or func.path != "tf.variable_scope":
+            return False
+        for keyword in node.keywords:
+            if keyword.arg == "reuse":
+                value = self.resolve(keyword.value)
+                if isinstance(value, TFName) and value.path == "tf.AUTO_REUSE":
+                    return True
+                return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+        return False
+
+    visit_AsyncWith = visit_With
+
+    def _counter_exemption(self, test: ast.AST) -> frozenset | None:
+        """``if t == k:`` (or ``k == t``) where ``t`` counts an enclosing ``for t in range(...)`` and ``k``
+        does not mention it: the body runs on one iteration of that loop (``if step == decay_at:``), so
+        that loop and the loops inside it do not repeat it; loops around it still do."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return None
+        for name, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            if not isinstance(name, ast.Name) or any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(other)):
+                continue
+            for counter, loop in reversed(self._counters):
+                if counter == name.id:
+                    loops = self._frame.loops
+                    if loop in loops:
+                        return frozenset(l.index for l in loops[loops.index(loop):])
+                    break
+        return None
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
+        once = counted is None and is_once_guard(node.test, node.body)
+        if counted is not None:
+            self._frame.exempt.append(counted)
+            once = True
+        elif once:
+            self._frame.exempt.append(self._exemption())
+        for statement in node.body:
+            self.visit(statement)
+        if once:
+            self._frame.exempt.pop()
+        for statement in node.orelse:
+            self.visit(statement)
+
+
+def _is_range(node: ast.AST) -> bool:
+    """``range(...)`` (or ``xrange``, ``six.moves.range``): an iterable whose values are all distinct."""
+    return isinstance(node, ast.Call) and callee_text(node.func).rsplit(".", 1)[-1] in ("range", "xrange")
