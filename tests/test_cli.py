@@ -580,6 +580,23 @@ def test_an_import_of_a_sibling_left_out_of_the_run_does_not_resolve_to_another_
     assert sorted(d.code for d in report.diagnostics) == ["GG105", "GG105", "GG106", "GG106"]
 
 
+def test_an_import_two_other_folders_answer_equally_is_not_followed(tmp_path):
+    # A new user's trial: ``import pkg`` in c/t.py with a/pkg (builds ops) and b/pkg (does not) took
+    # whichever folder came first: one finding, or none with the contents swapped. Python reaches
+    # neither from c/.
+    from graphguard.checker import Checker
+    from graphguard.discovery import find_python_files
+
+    for folder, text in (("a", _SCALE_TF), ("b", _SCALE_PLAIN)):
+        (tmp_path / folder / "pkg").mkdir(parents=True)
+        (tmp_path / folder / "pkg" / "__init__.py").write_text(text)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "t.py").write_text(_TRAIN_WITH.format("pkg"))
+    for order in (("a", "b", "c"), ("c", "b", "a")):
+        report = Checker().check_paths(find_python_files([str(tmp_path / folder) for folder in order]))
+        assert report.diagnostics == [], order
+
+
 def test_a_package_shadows_a_module_of_the_same_name_beside_it(tmp_path):
     # Regression (issue 18, a new user's trial): with ``utils.py`` and ``utils/__init__.py`` side by
     # side, ``import utils`` took ``utils.py``; Python takes the package (importlib's FileFinder looks

@@ -218,9 +218,15 @@ class Project:
             found = matches[0]
         else:
             # Several files answer to the name: take the one closest to the importer (the longest
-            # common run of leading folders; ties go to the first, as ``max`` does).
+            # common run of leading folders). Two as close as each other are two other folders'
+            # modules (``a/pkg`` and ``b/pkg`` for ``c/t.py``): no import of the importer reaches
+            # either, and which one came first is only the order of the folders given.
             here = self._parts(importer)
-            found = max(matches, key=lambda m: _common_prefix(self._parts(m), here))
+            closeness = [_common_prefix(self._parts(m), here) for m in matches]
+            best = max(closeness)
+            if closeness.count(best) > 1:
+                return None
+            found = matches[closeness.index(best)]
         return None if found.__class__ is _Unread else found
 
     def _parts(self, module: ModuleFacts) -> tuple:
