@@ -226,6 +226,25 @@ def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
         (tmp_path / "train.py").read_text()
 
 
+@pytest.mark.parametrize("setup, read", [
+    ("    model.build()\n", "model.logits"),
+    ("    ops[\"y\"] = tf.reduce_sum(x, 1)\n", "ops[\"y\"]"),
+    ("    model.logits = tf.reduce_max(x, 1)\n", "model.logits"),
+    ("    ops.update(y=tf.reduce_sum(x, 1))\n", "ops[\"y\"]"),
+])
+def test_an_op_does_not_climb_above_the_session_block_that_makes_what_it_reads(tmp_path, setup, read):
+    # Regression (a new user's trial, run under TensorFlow): a safe fix put tf.argmax(model.logits, 1)
+    # above ``with tf.Session() as sess:`` whose body first ran model.build(): AttributeError. Only
+    # plain names bound in the block kept it there; attributes, items and calls that get the names
+    # the op reads must too.
+    source = ("import tensorflow as tf\n\nx = tf.placeholder(tf.float32, [None, 3])\nops = {}\nmodel = Model(x)\n"
+              f"with tf.Session() as sess:\n{setup}    for step in range(100):\n"
+              f"        print(sess.run(tf.argmax({read}, 1), {{x: batch}}))\n")
+    (tmp_path / "train.py").write_text(source)
+    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    assert f"{setup}    argmax_op = tf.argmax({read}, 1)\n    for step" in (tmp_path / "train.py").read_text()
+
+
 def test_only_helpers_of_this_file_that_build_nothing_but_ops_are_moved(tmp_path):
     # Regression (issue 13, judged on public repositories): unsafe fixes moved helpers that run the
     # session or do something (an accuracy printed 20 times was computed once, before training; a

@@ -604,6 +604,8 @@ def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = Fal
             bound |= source.assigned_names(statement)
         if bound & names:
             break
+        if any(_may_change(statement, names - module.aliases.keys()) for statement in node.body[:index]):
+            break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads
         if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in source.calls(statement)):
             break
         anchor = owner
@@ -640,6 +642,29 @@ def _leaves_graph_alone(module: Region, item: cst.BaseExpression) -> bool:
     import ast
 
     return not _GRAPH_CONTEXTS.search(ast.get_source_segment(module.text, function) or "Graph")
+
+
+def _may_change(statement: cst.CSTNode, names: set) -> bool:
+    """Whether ``statement`` may change what an expression reading ``names`` finds: it assigns into an
+    attribute or item of one of them (``m.z = ...``, ``ops["y"] = ...``), or calls something that is
+    handed one of them or is a method of one (``model.build()``, ``ops.update(...)``, ``build(model)``),
+    other than a session run, an ``eval`` or a builtin. Found by a new user: a safe fix moved
+    ``tf.argmax(model.logits, 1)`` above ``with tf.Session():`` whose body first ran ``model.build()``."""
+    for node in source.nodes(statement, cst.BaseSmallStatement):
+        targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
+                   else [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else [])
+        if any(isinstance(t, (cst.Attribute, cst.Subscript)) and any(n.value in names for n in source.names_in(t))
+               for target in targets for t in source.nodes(target, cst.BaseExpression)):
+            return True
+    for call in source.calls(statement):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("run", "eval"):
+            continue
+        if isinstance(func, cst.Name) and hasattr(builtins, func.value):
+            continue
+        if any(n.value in names for n in source.names_in(call)):
+            return True
+    return False
 
 
 def _only_runs(call: cst.Call) -> bool:
