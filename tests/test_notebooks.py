@@ -330,6 +330,11 @@ def test_crlf_and_byte_order_mark_notebooks_are_fixed_keeping_them(tmp_path, bom
     assert result.returncode == 0, result.stderr
     after = path.read_bytes()
     assert after.startswith(b"\xef\xbb\xbf") == bom and (b"\r\n" in after) == crlf
+    # Regression (a new user's trial): the fixed JSON was decoded with its mark as a character and
+    # written with the mark again: two marks, and a notebook neither graphguard nor json could read.
+    assert not after.startswith(b"\xef\xbb\xbf" * 2)
+    json.loads(after.decode("utf-8-sig"))
+    assert check(tmp_path, "w.ipynb").returncode == 0
     assert (b"\n" in after.replace(b"\r\n", b"")) is False or not crlf
     assert b"argmax_op = tf.argmax(x, 1)" in after
 

@@ -69,8 +69,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             with _ctrl_c_between_files() as interrupted:
                 result = fix_text(filename, text, lint, unsafe=args.unsafe_fixes, first=by_file.get(filename, []))
                 if notebook and result.fixed != result.original:  # from here on, the notebook's JSON
-                    result = dataclasses.replace(result, original=raw.decode("utf-8"),
-                                                 fixed=with_module(raw, result.fixed).decode("utf-8"))
+                    # (decoded as the file is written back, by encode_like: a byte-order mark is the
+                    # encoding's, not a character of the text, or writing it would add a second one)
+                    result = dataclasses.replace(result, original=decode(raw), fixed=decode(with_module(raw, result.fixed)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
