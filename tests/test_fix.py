@@ -121,6 +121,17 @@ def test_stdin_gets_the_fixed_source_on_stdout(tmp_path):
     assert (result.returncode, result.stdout) == (0, FIXED)
 
 
+def test_stdin_over_the_size_limit_comes_back_whole_from_fix(tmp_path):
+    # Regression (a new user's trial): ``--fix -`` read stdin up to max-file-bytes + 1 (GG002) and
+    # printed only that much: an editor piping its buffer through lost the rest.
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-file-bytes = 1000\n")
+    source = ("import tensorflow as tf\n" + "x = 1\n" * 2000).encode()
+    for args in (["--fix"], ["--fix-only"]):
+        result = subprocess.run([sys.executable, "-m", "graphguard", "check", *args, "-", "--stdin-filename", "big.py"],
+                                input=source, capture_output=True, cwd=tmp_path, timeout=120)
+        assert result.stdout == source, args
+
+
 def test_a_read_only_file_is_left_unchanged(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEAK)

@@ -122,7 +122,17 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     if stdin:
         name = files[0]
         raw = sources[name]
-        sys.stdout.buffer.write(encode_like(raw, fixed_files[name][1].fixed) if name in fixed_files else raw)
+        if name in fixed_files:
+            sys.stdout.buffer.write(encode_like(raw, fixed_files[name][1].fixed))
+        else:
+            sys.stdout.buffer.write(raw)
+            if sys.stdin is not None:
+                # A source over max-file-bytes was read only that far (GG002): the rest follows as it
+                # came, so an editor piping its buffer through gets it all back (found by a new user:
+                # 17 MB in, 16 MiB out).
+                import shutil
+
+                shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
         sys.stdout.flush()
         if not args.fix_only:
             write(remaining, sys.stderr) if remaining else None
