@@ -132,6 +132,24 @@ def test_stdin_over_the_size_limit_comes_back_whole_from_fix(tmp_path):
         assert result.stdout == source, args
 
 
+@pytest.mark.parametrize("later", ["del m", "with open('log') as m:\n            pass",
+                                   "try:\n            pass\n        except ValueError as m:\n            pass",
+                                   "from os import path as m", "def m():\n            pass", "class m:\n            pass"])
+def test_a_statement_whose_name_the_loop_unbinds_or_rebinds_later_is_not_moved_whole(tmp_path, later):
+    # Regression (a new user's trial, run under TensorFlow): ``m = tf.reduce_max(x)`` was moved out of
+    # the loop as a whole although ``del m`` (or ``with ... as m``, ``except ... as m``, an import, a def,
+    # a class) later in the loop unbinds or rebinds it: NameError or a wrong fetch from the second
+    # iteration. The op moves under a new name; ``m = ...`` stays.
+    source = ("import tensorflow as tf\n\nx = tf.placeholder(tf.float32)\nwith tf.Session() as sess:\n"
+              f"    for step in range(100):\n        m = tf.reduce_max(x)\n        print(sess.run(m, {{x: [1.0]}}))\n"
+              f"        {later}\n")
+    (tmp_path / "train.py").write_text(source)
+    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    text = (tmp_path / "train.py").read_text()
+    assert "        m = reduce_max_op\n" in text and "\nreduce_max_op = tf.reduce_max(x)\n" in text
+    compile(text, "train.py", "exec")
+
+
 def test_a_read_only_file_is_left_unchanged(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEAK)

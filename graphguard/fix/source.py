@@ -349,11 +349,27 @@ def mentions(node: cst.CSTNode, name: str) -> bool:
 
 
 def assigns(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` binds or unbinds ``name`` anywhere: ``=``, ``+=``, ``for``, ``:=``, ``del``,
+    ``with ... as``, ``except ... as`` (unbound after the handler), ``import ... as``, ``def``,
+    ``class`` (a new user's trial: ``del m`` in the loop after a moved ``m = ...`` left a NameError)."""
     targets = []
     if isinstance(node, cst.Assign):
         targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del)):
         targets = [node.target]
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        targets = [node.asname.name]
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        targets = [node.name.name]
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+        return True
+    elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            while isinstance(bound, cst.Attribute):  # ``import a.b`` binds ``a``
+                bound = bound.value
+            if isinstance(bound, cst.Name) and bound.value == name:
+                return True
     if any(mentions(t, name) for t in targets):
         return True
     return any(assigns(child, name) for child in node.children)
