@@ -150,6 +150,17 @@ def test_a_statement_whose_name_the_loop_unbinds_or_rebinds_later_is_not_moved_w
     compile(text, "train.py", "exec")
 
 
+def test_a_moved_statement_keeps_the_text_of_its_multi_line_string(tmp_path):
+    # Regression (a new user's trial): moving ``c = tf.constant("""...""")`` out of the loop re-indented
+    # the string's continuation lines with the code: the constant's value changed, silently.
+    source = ('import tensorflow as tf\n\n\ndef f(sess):\n    for step in range(100):\n'
+              '        c = tf.constant("""line one\n        indented line\n    less""")\n        print(sess.run(c))\n')
+    (tmp_path / "train.py").write_text(source)
+    assert graphguard("--fix", "train.py", cwd=tmp_path).returncode == 0
+    text = (tmp_path / "train.py").read_text()
+    assert '    c = tf.constant("""line one\n        indented line\n    less""")\n    for step' in text
+
+
 def test_a_read_only_file_is_left_unchanged(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEAK)

@@ -457,8 +457,13 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         name, first_row, last_row = moved
         lines = text[starts[first_row - 1]: starts[last_row] if last_row < len(starts) else len(text)]
         own = source.indent(text, first_row, starts)
-        moved_text = "".join(indent + line[len(own):] if line.startswith(own) else line
-                             for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", lines))
+        # Continuation lines are re-indented with the first, unless a string spans them: its text
+        # would change (a new user's trial: a triple-quoted constant lost four spaces per line).
+        # Left as they were, they are still inside the brackets or the string.
+        in_string = any("\n" in module.module.code_for_node(string) or "\r" in module.module.code_for_node(string)
+                        for string in source.nodes(statement, cst.BaseString))
+        moved_text = "".join(indent + line[len(own):] if line.startswith(own) and (i == 0 or not in_string) else line
+                             for i, line in enumerate(re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", lines)))
         if not moved_text.endswith(("\n", "\r")):
             moved_text += newline
         end = (last_row + 1, 1) if last_row < len(starts) else _end_position(text, starts)
