@@ -161,6 +161,20 @@ def test_a_moved_statement_keeps_the_text_of_its_multi_line_string(tmp_path):
     assert '    c = tf.constant("""line one\n        indented line\n    less""")\n    for step' in text
 
 
+def test_an_operator_split_over_lines_gets_a_fix_that_compiles_in_every_output(tmp_path):
+    # Regression (a new user's trial): ``sess.run(loss *\n 2)`` got ``loss_times_op = loss *\n 2`` as a
+    # safe fix: --fix dropped it (it does not compile), but JSON, SARIF, full and the editor's quick fix
+    # offered it. On its own line the expression needs brackets of its own.
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nloss = tf.reduce_mean(tf.ones([2]))\n"
+                                       "with tf.Session() as sess:\n    for step in range(100):\n"
+                                       "        print(sess.run(loss *\n                       2))\n")
+    findings = json.loads(graphguard("--output-format", "json", "train.py", cwd=tmp_path).stdout)
+    inserted = [edit["content"] for finding in findings if finding["fix"] for edit in finding["fix"]["edits"]
+                if "=" in edit["content"]]
+    assert len(inserted) == 1 and inserted[0].startswith("loss_times_op = (loss *\n") and inserted[0].endswith("2)\n")
+    compile(inserted[0], "fix", "exec")
+
+
 def test_a_read_only_file_is_left_unchanged(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEAK)
