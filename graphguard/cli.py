@@ -203,6 +203,15 @@ def _run_check(args) -> int:
         if sys.stdin is None:  # started with `<&-`
             raise UsageError("standard input is closed: pass the file to check instead of '-'")
         name = args.stdin_filename or "-"
+        if args.force_exclude and args.stdin_filename and config.is_excluded(args.stdin_filename):
+            # As ruff: an excluded --stdin-filename is not checked (an editor passes every buffer), and a
+            # fix gives the source back as it came (found by a new user: it was fixed and printed).
+            if args.fix or args.fix_only:
+                import shutil
+
+                shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
+                sys.stdout.flush()
+            return EXIT_CLEAN
         files = [name]
         sources = {name: sys.stdin.buffer.read(config.max_file_bytes + 1)}  # more: GG002, not GBs in memory
     else:

@@ -349,6 +349,20 @@ def test_a_cache_folder_that_cannot_be_made_is_said_once(tmp_path):
                                              "(Not a directory); checking without a cache")
 
 
+def test_force_exclude_applies_to_the_stdin_filename(tmp_path):
+    # A new user's trial: ``check --fix --force-exclude - --stdin-filename gen/b.py`` fixed an excluded
+    # file; ruff skips it (an editor passes every buffer) and a fix gives the source back unchanged.
+    (tmp_path / "pyproject.toml").write_text('[tool.graphguard]\nextend-exclude = ["gen"]\n')
+    for args, out in ((["--fix"], LEAKY), (["--fix-only"], LEAKY), ([], "")):
+        result = subprocess.run([sys.executable, "-m", "graphguard", "check", *args, "--force-exclude", "-",
+                                 "--stdin-filename", "gen/b.py"], input=LEAKY, capture_output=True, text=True,
+                                cwd=tmp_path, timeout=120)
+        assert (result.returncode, result.stdout) == (0, out), args
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "-", "--stdin-filename", "gen/b.py"],
+                            input=LEAKY, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 1  # without --force-exclude, a named buffer is checked
+
+
 def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
     # Regression (issue 12, fuzz pass items 10 and 20): a script's ModuleNotFoundError traceback, "0
     # sessions guarded ... no graph growth", and the demo's child tracebacks on stdout.
