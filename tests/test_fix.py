@@ -175,6 +175,20 @@ def test_an_operator_split_over_lines_gets_a_fix_that_compiles_in_every_output(t
     compile(inserted[0], "fix", "exec")
 
 
+def test_the_placeholder_fix_takes_the_dtype_the_value_shows(tmp_path):
+    # A new user's trial (run under TensorFlow): tf.constant(step) of a range loop, a formatted string
+    # and a comparison all became tf.placeholder(tf.float32); indexing with the int then failed.
+    source = ("import tensorflow as tf\n\nwith tf.Session() as sess:\n    for step in range(100):\n"
+              "        a = tf.constant(step)\n        sess.run(a)\n        b = tf.constant(\"step-%d\" % step)\n"
+              "        sess.run(b)\n        c = tf.constant(step % 2 == 0)\n        sess.run(c)\n"
+              "        d = tf.constant(batch[step])\n        sess.run(d)\n")
+    (tmp_path / "train.py").write_text(source)
+    assert graphguard("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0
+    text = (tmp_path / "train.py").read_text()
+    assert ("a = tf.placeholder(tf.int32)\nb = tf.placeholder(tf.string)\nc = tf.placeholder(tf.bool)\n"
+            "d = tf.placeholder(tf.float32)\n") in text
+
+
 def test_a_read_only_file_is_left_unchanged(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEAK)

@@ -17,8 +17,9 @@ feed (none, a dict literal, or any other mapping) gets the new entry.
 
 The same for data copied into a constant per step (GG105): ``images = tf.constant(batch)`` at the top
 of the loop body becomes ``images = tf.placeholder(...)`` before the loop, and every ``run`` after it
-in the loop feeds ``{images: batch}``. Unsafe too: the dtype is the ``dtype=`` given, or else a guess
-(``float32``; ``tf.constant`` of a float64 array made float64), and the shape is left open.
+in the loop feeds ``{images: batch}``. Unsafe too: the dtype is the ``dtype=`` given, the one the
+value's source shows (:func:`_written_dtype`), or else a guess (``float32``; ``tf.constant`` of a
+float64 array made float64), and the shape is left open.
 """
 
 from __future__ import annotations
@@ -155,6 +156,30 @@ def _placeholder_callee(module) -> Optional[str]:
     return None
 
 
+def _written_dtype(value: cst.BaseExpression, loop: cst.CSTNode) -> Optional[str]:
+    """The dtype ``tf.constant(value)`` makes when the source says it (a new user's trial: the fix said
+    ``float32`` for ``tf.constant(step)`` of a ``range`` loop, and indexing with it then failed): a
+    string (literal, f-string, ``"%d" % x``) ``string``, a comparison or ``not`` ``bool``, an int
+    literal or a ``for`` target over ``range(...)`` ``int32`` (TensorFlow's type for a Python int);
+    None when it does not say."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return "string"
+    if (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo)
+            and isinstance(value.left, (cst.SimpleString, cst.ConcatenatedString))):
+        return "string"
+    if isinstance(value, cst.Comparison) or (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
+        return "bool"
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return "bool"
+    if isinstance(value, cst.Integer):
+        return "int32"
+    if (isinstance(value, cst.Name) and isinstance(loop, cst.For) and isinstance(loop.target, cst.Name)
+            and loop.target.value == value.value and isinstance(loop.iter, cst.Call)
+            and source.dotted(loop.iter.func) in ("range", "xrange", "six.moves.range")):
+        return "int32"
+    return None
+
+
 def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loop_names: set) -> Optional[Fix]:
     """The placeholder fix for ``name = tf.constant(value[, dtype=...])`` (or ``convert_to_tensor``) at
     the top of ``loop``'s body whose ``value`` changes per iteration, or None when the shape differs:
@@ -190,7 +215,8 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
         return None
     code = module.module.code_for_node
     prefix = callee[: -len(method)]
-    placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + 'float32'})"
+    written = _written_dtype(value, loop) if dtype is None else None
+    placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + (written or 'float32')})"
     value_code = code(value)
     dtype_names = {n.value for n in source.names_in(dtype)} if dtype is not None else set()
     start = module.positions[hoist._anchor(module, loop, dtype_names)].start
@@ -202,7 +228,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     entry = f"{name}: {value_code}"
     for run in runs:
         edits.append(_feed_edit(module, run, entry))
-    guess = "" if dtype is not None else "; its dtype is a guess (float32): check it"
+    guess = "" if dtype is not None or written else "; its dtype is a guess (float32): check it"
     message = (f"Make `{name}` a placeholder built once before the loop at line {module.positions[loop].start.line} and feed "
                f"`{value_code}` to each run that uses it (unsafe: the shape is left open{guess})")
     return Fix(UNSAFE, message, tuple(edits))

@@ -193,8 +193,9 @@ Safe when the data does not change in the loop: the constant is built once, befo
 changes per step, in `name = tf.constant(batch)` at the top of the loop body, becomes a placeholder
 built once before the loop (`name = tf.placeholder(...)`), and every `run` after it in the loop that
 uses `name` feeds it (`feed_dict={name: batch}`, merged into an existing feed). That fix is unsafe:
-the placeholder's shape is left open, and its dtype is the `dtype=` given or else a guess
-(`float32`, where `tf.constant` of a float64 array made float64). Ops built from the constant in the
+the placeholder's shape is left open, and its dtype is the `dtype=` given, the one the value's source
+shows (`tf.string` for a string, `tf.bool` for a comparison, `tf.int32` for an int or a `range`
+counter), or else a guess (`float32`, where `tf.constant` of a float64 array made float64). Ops built from the constant in the
 loop stay findings of their own (GG101).
 """
 
