@@ -84,7 +84,9 @@ class GraphValue:
     loops: frozenset
 
 
-_new_tuple = tuple.__new__  # a named tuple made without its own ``__new__``, a Python function
+#: ``new_tuple(Site, (row, ...))``: a named tuple made without its own ``__new__`` (a Python function:
+#: one call more for each of the hundred thousand refs, sites and project calls of a large run)
+new_tuple = tuple.__new__
 
 
 class Ref(NamedTuple):
@@ -96,7 +98,7 @@ class Ref(NamedTuple):
     name: str
 
     def member(self, attr: str) -> "Ref":
-        return _new_tuple(Ref, (self.module, f"{self.name}.{attr}" if self.name else attr))
+        return new_tuple(Ref, (self.module, f"{self.name}.{attr}" if self.name else attr))
 
 
 @dataclass(frozen=True)

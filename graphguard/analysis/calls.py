@@ -29,6 +29,7 @@ from graphguard.analysis.bindings import (
     TFName,
     TFObject,
     looks_like_session,
+    new_tuple,
 )
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, DeferredStep, DeferredUse, ProjectCall, SessionOpen, add
@@ -40,7 +41,6 @@ _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
 #: Kinds of TensorFlow objects whose ``run()``/``eval()`` runs a session step (``train_op.run()``,
 #: ``accuracy.eval()``); other objects' ``run`` (a ``tf.distribute`` strategy's) is not one.
 _RUNNABLE_KINDS = frozenset({"tensor", "variable", "op", "sequence"})
-_new_tuple = tuple.__new__  #: ``_new_tuple(ProjectCall, (...))``: a named tuple made without its Python ``__new__``
 
 
 class CallReader:
@@ -214,7 +214,7 @@ class CallReader:
     def _project_call(self, ref: Ref, node: ast.Call, callee: str, bound: bool = False) -> None:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-        frame.facts.calls.append(_new_tuple(ProjectCall, (
+        frame.facts.calls.append(new_tuple(ProjectCall, (
             ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
             self._argument_values(node), ())))
         self._note_samples(node)

@@ -148,8 +148,8 @@ class Project:
         packages = {os.path.dirname(path) + ".py" for path in (*self._by_path, *self._unread)
                     if os.path.basename(path) == "__init__.py"}
         self._by_name: dict[str, list[ModuleFacts | _Unread]] = {}
-        for path in (modules if paths is None else paths):
-            path = os.path.normpath(path if paths is not None else path.path)
+        for path in (m.path for m in modules) if paths is None else paths:
+            path = os.path.normpath(path)
             if path in packages:
                 continue  # ``utils.py`` beside a ``utils/`` package: no import reaches it
             module = self._by_path.get(path)

@@ -50,6 +50,7 @@ from graphguard.analysis.bindings import (
     TFName,
     TFObject,
     canonical_module,
+    new_tuple,
 )
 from graphguard.analysis.calls import CallReader
 from graphguard.analysis.catalog import Effect
@@ -81,7 +82,6 @@ from graphguard.analysis.syntax import (
 _TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _SEQUENCE_LITERALS = (ast.Tuple, ast.List, ast.ListComp)
-_new_tuple = tuple.__new__  #: ``_new_tuple(Site, (row, ...))``: a named tuple made without its Python ``__new__``
 
 
 @dataclass(eq=False, slots=True)
@@ -270,7 +270,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
             end_column = node.end_col_offset if node.end_col_offset is not None else node.col_offset
             # ``tuple.__new__`` directly: a named tuple's own ``__new__`` is a Python function (one
             # call more per site, and there are 160k sites on the public corpus)
-            return _new_tuple(Site, (node.lineno, node.col_offset + 1, end_row, end_column + 1))
+            return new_tuple(Site, (node.lineno, node.col_offset + 1, end_row, end_column + 1))
         return Site(
             node.lineno,
             self._column(node.lineno, node.col_offset),

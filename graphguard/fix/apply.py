@@ -17,7 +17,6 @@ encoding and line endings kept), as ``--add-noqa`` does.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import io
 import re
@@ -27,6 +26,7 @@ from typing import Callable
 
 from graphguard.fix import propose_fixes
 from graphguard.fix.edits import SAFE, apply, line_starts
+from graphguard.fix.source import compile_problem
 
 #: Passes at most; ruff stops at 100. Each pass moves at least one statement.
 MAX_PASSES = 50
@@ -145,7 +145,7 @@ def _attempt(text: str, fixes: list, path: str, lint: Callable[[str], list], kno
     """Apply ``fixes`` to ``text`` and check the result: (new text, fixes applied, its findings,
     None) or (..., a one-line problem: it does not compile, or it has a finding of a new kind)."""
     new, used = apply(text, fixes)
-    problem = _compile_problem(new, path)
+    problem = compile_problem(new, path)
     if problem is not None:
         return new, used, [], f"it would not compile ({problem})"
     after = lint(new)
@@ -153,16 +153,6 @@ def _attempt(text: str, fixes: list, path: str, lint: Callable[[str], list], kno
     if added:
         return new, used, after, f"it would add {added[0][0]} ({added[0][1]})"
     return new, used, after, None
-
-
-def _compile_problem(text: str, path: str):
-    # A notebook's cells run in IPython, which allows `await` at the top level of a cell.
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if path.endswith(".ipynb") else 0
-    try:
-        compile(text, path, "exec", flags=flags, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        return getattr(error, "msg", None) or str(error)
-    return None
 
 
 def file_bytes(filename: str, sources: dict | None) -> bytes:

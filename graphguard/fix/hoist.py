@@ -479,21 +479,13 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     if earlier:
         raise _NotFixable(f"it reads {', '.join(sorted(earlier))}, which moves in this pass; it follows in the next")
     fresh = _fresh(module, expr, reads)
-    if ("\n" in code or "\r" in code) and not _compiles(f"_ = {code}"):
+    if ("\n" in code or "\r" in code) and source.compile_problem(f"_ = {code}", "<fix>") is not None:
         # ``loss *\n 2`` was continued by the call's brackets around it: on its own line it needs its own
         # (a new user's trial: the fix offered in JSON, SARIF and the editor did not compile)
         code = f"({code})"
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<fix>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:

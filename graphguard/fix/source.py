@@ -340,6 +340,17 @@ def assigned_names(statement: cst.CSTNode) -> set:
     return found
 
 
+def compile_problem(text: str, path: str) -> Optional[str]:
+    """Why ``text`` (a fixed file, or a line a fix adds) does not compile, or None when it does."""
+    # A notebook's cells run in IPython, which allows `await` at the top level of a cell.
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if path.endswith(".ipynb") else 0
+    try:
+        compile(text, path, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return getattr(error, "msg", None) or str(error)
+    return None
+
+
 def mentions(node: cst.CSTNode, name: str) -> bool:
     if isinstance(node, cst.Name) and node.value == name:
         return True
