@@ -196,6 +196,10 @@ class Project:
             dotted = dotted[level:]
             if not dotted:
                 return self._by_path.get(os.path.join(folder, "__init__.py"))
+        elif dotted not in self._by_name:
+            # No file of the run answers to the name: neither does one beside the importer (its
+            # dotted suffixes are all in ``_by_name``), nor one elsewhere.
+            return None
         relative = os.path.join(folder, *dotted.split("."))
         for candidate in (os.path.join(relative, "__init__.py"), relative + ".py"):  # a package first
             candidate = os.path.normpath(candidate)
@@ -254,8 +258,7 @@ class Project:
         return self._resolved[key]
 
     def _resolve(self, importer: ModuleFacts, ref: Ref, classes: bool = False):
-        parts = ref.name.split(".") if ref.name else []
-        if not parts:
+        if not ref.name:
             return None  # a module itself is not callable
         if ref.module.startswith("\1"):  # a function passed to a parameter (values.param_ref)
             values = self.flow.params.get((importer.path, ref.module[1:]), {}).get(ref.name, ())
@@ -275,6 +278,7 @@ class Project:
         key = (self._folder(importer), ref, classes)
         found = self._imported.get(key, _UNKNOWN)
         if found is _UNKNOWN:
+            parts = ref.name.split(".")
             found = self._resolve_import(importer, ref, parts, classes)
             if found is None and not classes:
                 # Phase 1 tells an imported class from a function by its name (PEP 8's CapWords), and
