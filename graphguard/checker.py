@@ -456,6 +456,11 @@ class Checker:
                 todo.append(path)
                 if hit.error is None and not any(d[0] == "GG002" for d in hit.diagnostics):
                     cache.put(path, keys[path], hit)
+            elif hit.facts is not None and hit.facts.path != path:
+                # Entries are keyed by absolute path: the facts of ``sub/t.py`` answer ``../sub/t.py``
+                # from a folder beside it (the same module names, so the same cache file). The module
+                # path is the only place phase 1 writes it; findings are reported as this run names it.
+                hit.facts.path = path
             results[path] = hit
         report.read = len(todo)
 

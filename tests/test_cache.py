@@ -396,3 +396,21 @@ def test_workers_read_largest_files_first_and_answer_in_path_order(tmp_path):
         paths.append(str(path))
     results = Checker()._read_all(paths, _project_names(paths), jobs=2)
     assert [result.facts.path for result, _ in results] == paths
+
+
+def test_a_file_cached_under_another_spelling_is_reported_as_this_run_names_it(tmp_path):
+    # The cache is keyed by absolute path, and ``sub`` from the project and ``../sub`` from a folder
+    # beside it give the same module names (the same cache file): the second run printed the
+    # first run's ``sub/t.py`` for its ``../sub/t.py``.
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "t.py").write_text(TRAIN.replace("    probs = model.predict(logits)\n",
+                                                         "    probs = tf.argmax(logits, 1)\n"))
+    (tmp_path / "docs").mkdir()
+    first = graphguard("check", "--output-format", "concise", "sub", cwd=tmp_path)
+    assert first.stdout.startswith(f"sub{os.sep}t.py:7:")
+    second = graphguard("check", "--output-format", "concise", "../sub", cwd=tmp_path / "docs")
+    assert second.stdout.startswith(f"..{os.sep}sub{os.sep}t.py:7:"), second.stdout
+    assert second.stdout.replace(f"..{os.sep}", "", 1) == first.stdout
+    again = graphguard("check", "--output-format", "concise", "--no-cache", "../sub", cwd=tmp_path / "docs")
+    assert again.stdout == second.stdout
