@@ -492,3 +492,65 @@ def test_missing_pygls_says_how_to_install() -> None:
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 2
     assert "pip install '.[server]'" in out.stderr and "graphguard[server]" not in out.stderr, out.stderr
+
+
+def test_malformed_messages_get_the_json_rpc_error_responses() -> None:
+    # JSON-RPC 2.0 (section 5.1): a request is always answered. pygls 2.1 answered a body that was not
+    # JSON, and a request whose params had the wrong shape, with a message to the user only: the
+    # editor waited for the response forever. Notifications are never answered.
+    import json
+    import subprocess
+
+    process = subprocess.Popen([sys.executable, "-m", "graphguard", "server"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    def send(body) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        process.stdin.flush()
+
+    def receive() -> dict:
+        """The next message that is not a notification from the server (its log and messages)."""
+        while True:
+            length = None
+            while True:
+                line = process.stdout.readline()
+                assert line, "the server closed its output"
+                if line == b"\r\n":
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(process.stdout.read(length))
+            if "id" in message:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "shutdown"})  # LSP: nothing before initialize
+        assert receive()["error"]["code"] == -32002
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None,
+                                                                          "capabilities": {}}})
+        assert receive()["id"] == 1
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"bogus": 1}})  # not answered
+        send(b"{not json")
+        parse = receive()
+        assert (parse["id"], parse["error"]["code"]) == (None, -32700)
+        send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction", "params": {"bogus": 1}})
+        invalid = receive()
+        assert (invalid["id"], invalid["error"]["code"]) == (2, -32602)
+        send(b"[1, 2]")  # a batch (LSP has none) or any other JSON that is not a message
+        batch = receive()
+        assert (batch["id"], batch["error"]["code"]) == (None, -32600)
+        send({"id": 3, "method": "shutdown"})  # no "jsonrpc": "2.0"
+        assert (receive()["id"], 3) == (3, 3)
+        send({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"})  # no params: allowed by JSON-RPC
+        assert receive()["error"]["code"] == -32601
+        send({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})  # still serving after all of the above
+        assert receive() == {"jsonrpc": "2.0", "id": 5, "result": None}
+        send({"jsonrpc": "2.0", "id": 6, "method": "shutdown"})
+        assert (receive()["id"], 6) == (6, 6)  # LSP: a request after shutdown is an error, still answered
+        send({"jsonrpc": "2.0", "method": "exit"})
+        assert process.wait(WAIT) == 0
+    finally:
+        process.kill()
+        process.wait()

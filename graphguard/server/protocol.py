@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import json
 import os
 import re
 import threading
@@ -16,7 +17,9 @@ import traceback
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from graphguard import __version__
@@ -91,6 +94,78 @@ def _notebook_json(cells: list) -> bytes:
     }).encode("utf-8", "surrogatepass")
 
 
+#: What :meth:`_Protocol.structure_message` gives for a request it has already answered with an error.
+_ANSWERED = object()
+
+
+def _error(msg_id, code: int, message: str) -> dict:
+    """A JSON-RPC 2.0 error response (``id`` null when the request's id could not be read)."""
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, with the answers JSON-RPC 2.0 (section 5.1) and LSP 3.17 require where pygls 2.1
+    only showed the client a message, or said nothing, and an editor waited for a response forever:
+
+    * a request whose ``params`` do not have its method's shape: -32602 (invalid params);
+    * a request without ``params`` (JSON-RPC allows it): read as ``params: null``, so an unknown
+      method gets -32601 (method not found) as it does with params;
+    * valid JSON that is not a JSON-RPC 2.0 request or notification (an array, a number, no
+      ``"jsonrpc": "2.0"``, a ``method`` that is not a string): -32600 (invalid request), with the
+      message's id when it is a number or a string, else null;
+    * a request before ``initialize``: -32002 (server not initialized), and notifications then are
+      dropped (``exit`` excepted); a request after ``shutdown``: -32600.
+
+    A body that is not JSON gets -32700 (parse error) from :meth:`GraphguardServer.report_server_error`.
+    Notifications are never answered."""
+
+    _initialize_seen = False
+
+    def structure_message(self, data):
+        if "jsonrpc" not in data:
+            return data  # a nested object, or not a message (handle_message answers that)
+        request = "id" in data and "method" in data
+        if request and "params" not in data:
+            data = {**data, "params": None}
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as error:
+            if not request:
+                raise  # a notification: reported to the client as a message, never answered
+            if isinstance(error, JsonRpcInvalidParams) and isinstance(data["method"], str):
+                self._send_data(_error(_id_of(data), -32602, f"invalid params for {data['method']}"))
+            else:
+                self._send_data(_error(_id_of(data), -32600, "invalid request"))
+            return _ANSWERED
+
+    def handle_message(self, message):
+        if message is _ANSWERED:
+            return
+        method = getattr(message, "method", None)
+        if getattr(message, "jsonrpc", None) != "2.0" or (method is not None and not isinstance(method, str)):
+            if not (isinstance(message, dict) and "method" in message and "id" not in message):
+                self._send_data(_error(_id_of(message), -32600,
+                                       'invalid request: not a JSON-RPC 2.0 message ("jsonrpc": "2.0")'))
+            return
+        request = method is not None and hasattr(message, "id")
+        if method == "initialize":
+            self._initialize_seen = True
+        elif not self._initialize_seen and method not in (None, "exit"):
+            if request:
+                self._send_data(_error(message.id, -32002, f"server not initialized: send initialize before {method}"))
+            return
+        if request and getattr(self, "_shutdown", False):
+            self._send_data(_error(message.id, -32600, f"the server is shutting down: {method} after shutdown"))
+            return
+        super().handle_message(message)
+
+
+def _id_of(message) -> int | str | None:
+    """A message's id when JSON-RPC allows it (a number or a string), else None."""
+    msg_id = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+    return msg_id if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) else None
+
+
 class GraphguardServer(LanguageServer):
     """The graphguard language server. ``debounce``: seconds after the last change before a lint."""
 
@@ -101,6 +176,7 @@ class GraphguardServer(LanguageServer):
                 notebook_selector=[lsp.NotebookDocumentFilterWithCells(
                     notebook="jupyter-notebook", cells=[lsp.NotebookCellLanguage(language="python")])],
                 save=True),
+            protocol_cls=_Protocol,
         )
         self.debounce = DEFAULT_DEBOUNCE
         self.warnings: list[str] = []  #: bad initializationOptions, shown once initialized
@@ -127,6 +203,14 @@ class GraphguardServer(LanguageServer):
             self.loop.call_soon_threadsafe(self.window_log_message, params)
         else:
             self.window_log_message(params)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """A body that is not JSON (or not UTF-8) gets the parse error response JSON-RPC 2.0 asks for
+        (-32700, id null), not only pygls's message to the user; other errors are pygls's to report."""
+        if source is JsonRpcException and isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol._send_data(_error(None, -32700, f"parse error: {error}"))
+            return
+        super().report_server_error(error, source)
 
     # ------------------------------------------------------------------ positions
 
