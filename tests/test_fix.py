@@ -299,6 +299,9 @@ def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
     ("    ops[\"y\"] = tf.reduce_sum(x, 1)\n", "ops[\"y\"]"),
     ("    model.logits = tf.reduce_max(x, 1)\n", "model.logits"),
     ("    ops.update(y=tf.reduce_sum(x, 1))\n", "ops[\"y\"]"),
+    # a new user's trial: an import in the block was missed (NameError; UnboundLocalError in a function)
+    ("    import numpy as np\n", "x * np.float32(2)"),
+    ("    from numpy import float32 as f32\n", "x * f32(2)"),
 ])
 def test_an_op_does_not_climb_above_the_session_block_that_makes_what_it_reads(tmp_path, setup, read):
     # Regression (a new user's trial, run under TensorFlow): a safe fix put tf.argmax(model.logits, 1)

@@ -611,7 +611,7 @@ def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = Fal
         index = next(i for i, statement in enumerate(node.body) if statement is anchor)
         for statement in node.body[:index]:
             bound |= source.assigned_names(statement)
-        if bound & names:
+        if bound & names or "*" in bound:
             break
         if any(_may_change(statement, names - module.aliases.keys()) for statement in node.body[:index]):
             break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads

@@ -319,18 +319,33 @@ def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
 
 
 def assigned_names(statement: cst.CSTNode) -> set:
+    """The names ``statement`` binds or unbinds anywhere in it (see :func:`assigns`); ``"*"`` among
+    them for a star import, which may bind any name (a new user's trial: ``from tensorflow import
+    argmax`` in a session block was missed, and a safe fix moved ``argmax(x, 1)`` above it)."""
     found = set()
 
     def visit(node: cst.CSTNode) -> None:
         targets = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del)):
             targets = [node.target]
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             targets = [node.asname.name]
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            targets = [node.name.name]
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             found.add(node.name.value)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            if isinstance(node.names, cst.ImportStar):
+                found.add("*")
+            else:
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    while isinstance(bound, cst.Attribute):  # ``import a.b`` binds ``a``
+                        bound = bound.value
+                    if isinstance(bound, cst.Name):
+                        found.add(bound.value)
         for target in targets:
             found.update(n.value for n in names_in(target) if not isinstance(target, (cst.Attribute, cst.Subscript)))
         for child in node.children:
