@@ -554,3 +554,31 @@ def test_malformed_messages_get_the_json_rpc_error_responses() -> None:
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x1c", "\x85", "\u2028"])
+def test_an_edit_below_a_form_feed_lands_where_it_was_typed(project: Path, separator: str) -> None:
+    # Regression (a new user's trial): pygls split the document with str.splitlines, which breaks at a
+    # form feed and the like where LSP does not: an edit below one was applied a line too high, and
+    # "fix all" replaced the document with that copy.
+    text = (f"import tensorflow as tf\n# page {separator} break\nx = 1\n"
+            "sess = tf.Session()\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))\n")
+
+    async def body(s: Session):
+        uri = s.open("train.py", text)
+        items = await s.diagnostics(uri, lambda items: codes(items) == ["GG101"])
+        assert items[0].range.start.line == 5
+        s.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[T.TextDocumentContentChangePartial(
+                range=T.Range(start=T.Position(line=2, character=0), end=T.Position(line=2, character=0)),
+                text="lr = 0.1\n")]))
+        items = await s.diagnostics(uri, lambda items: codes(items) == ["GG101"] and items[0].range.start.line == 6,
+                                    count=2)
+        actions = await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri), range=items[0].range,
+            context=T.CodeActionContext(diagnostics=items, only=["source.fixAll.graphguard"]))), WAIT)
+        edit = actions[0].edit.document_changes[0].edits[0]
+        assert edit.new_text.startswith(f"import tensorflow as tf\n# page {separator} break\nlr = 0.1\nx = 1\n")
+
+    assert run(project, body)[1] == 0

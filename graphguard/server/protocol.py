@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from graphguard import __version__
 from graphguard.server.project import SCOPES, Project, encode_text
@@ -39,6 +40,31 @@ def split_rows(text: str) -> list[str]:
     """``text``'s lines without their endings, split as graphguard and LSP count rows (``\\n``,
     ``\\r\\n``, ``\\r``); row 1 is index 0. An empty text is one empty row."""
     return _ROWS.split(text)
+
+
+#: A line with its ending, as LSP counts lines (``\n``, ``\r\n``, ``\r`` only).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class _Document(TextDocument):
+    """pygls's text document with its lines split as LSP 3.17 counts them. pygls 2.1 splits with
+    ``str.splitlines``, which also breaks at a form feed (a page break in older code), ``\x1c``-``\x1e``,
+    ``\x85``, ``\u2028`` and ``\u2029``: an edit below one was applied a line too high (a new user's
+    trial: the server's copy of the file went wrong, and "fix all" then replaced the document with it)."""
+
+    @property
+    def lines(self):
+        return tuple(_LINE.findall(self.source))
+
+
+def _lsp_documents(workspace) -> None:
+    """Make ``workspace`` (pygls's, made at ``initialize``) hold :class:`_Document` s."""
+
+    def create(doc_uri, source=None, version=None, language_id=None):
+        return _Document(doc_uri, source=source, version=version, language_id=language_id,
+                         sync_kind=workspace._sync_kind, position_codec=workspace._position_codec)
+
+    workspace._create_text_document = create
 
 
 def lsp_position(rows: list[str], row: int, column: int, units=None) -> lsp.Position:
@@ -613,6 +639,7 @@ def build_server() -> GraphguardServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: GraphguardServer, params: lsp.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
+        _lsp_documents(ls.workspace)
         options = _read_options(params.initialization_options, ls.warnings)
         if "debounce" in options:
             ls.debounce = options["debounce"]
