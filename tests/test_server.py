@@ -582,3 +582,18 @@ def test_an_edit_below_a_form_feed_lands_where_it_was_typed(project: Path, separ
         assert edit.new_text.startswith(f"import tensorflow as tf\n# page {separator} break\nlr = 0.1\nx = 1\n")
 
     assert run(project, body)[1] == 0
+
+
+def test_a_new_unsaved_file_under_an_exclude_gets_nothing(project: Path) -> None:
+    # Regression (a new user's trial): only a file on disk was taken for excluded; a new one under
+    # ``extend-exclude`` got findings until it was saved.
+    (project / "pyproject.toml").write_text("[tool.graphguard]\nignore = [\"GG900\"]\nextend-exclude = [\"gen\"]\n",
+                                            encoding="utf-8")
+
+    async def body(s: Session):
+        excluded = s.open("gen/new.py", LEAKY)
+        checked = s.open("new.py", LEAKY)
+        assert codes(await s.diagnostics(checked, lambda items: bool(items))) == ["GG101", "GG102"]
+        assert await s.diagnostics(excluded) == []
+
+    assert run(project, body)[1] == 0
