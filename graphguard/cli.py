@@ -143,21 +143,31 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _selection(args, config) -> set[str]:
+    """The selected codes, resolved as ruff resolves them: the configuration file's ``select``,
+    ``extend-select`` and ``ignore``, then the command line's. A layer's ``select`` starts afresh (the
+    command line's ``--select GG101`` selects GG101 though the file ignores it); within a layer the more
+    specific selector wins (``--select GG102 --ignore GG1`` keeps GG102), and ``ignore`` on a tie.
+    GG001 and GG002 (a file that cannot be read or parsed) are selected unless ignored."""
     known = _known_codes()
-    default = set(known) - OFF_BY_DEFAULT
-    if args.select is not None:
-        selected = _expand(args.select, known, "--select")
-    elif config.select is not None:
-        selected = _expand(config.select, known, "select")
-    else:
-        selected = default
-    selected |= _expand(config.extend_select, known, "extend-select")
-    selected |= _expand(args.extend_select, known, "--extend-select")
-    # A file that cannot be read or parsed is always said (as ruff does), unless ignored by name.
-    selected |= {"GG001", "GG002"}
-    selected -= _expand(config.ignore, known, "ignore")
-    selected -= _expand(args.ignore, known, "--ignore")
+    always = {"GG001", "GG002"}  # a file that cannot be read or parsed is always said (as ruff does)
+    selected = (set(known) - OFF_BY_DEFAULT) | always
+    layers = ((config.select, config.extend_select, config.ignore, ("select", "extend-select", "ignore")),
+              (args.select, args.extend_select, args.ignore, ("--select", "--extend-select", "--ignore")))
+    for select, extend, ignore, (select_flag, extend_flag, ignore_flag) in layers:
+        if select is not None:
+            selected = set(always)
+        rules = [*((s, True, select_flag) for s in select or ()), *((s, True, extend_flag) for s in extend or ()),
+                 *((s, False, ignore_flag) for s in ignore or ())]
+        # Least specific first, an ignore after a select of the same specificity: the last word wins.
+        for selector, on, flag in sorted(rules, key=lambda rule: (_specificity(rule[0]), not rule[1])):
+            codes = _expand([selector], known, flag)
+            selected = selected | codes if on else selected - codes
     return selected
+
+
+def _specificity(selector: str) -> int:
+    """How specific a selector is: ``ALL`` least, then longer prefixes more (``GG`` < ``GG1`` < ``GG101``)."""
+    return 0 if selector.upper() == "ALL" else len(selector)
 
 
 def _run_check(args) -> int:

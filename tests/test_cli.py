@@ -780,3 +780,36 @@ def test_the_command_leaves_by_os_exit_with_every_line_out_and_the_cache_written
     assert second.returncode == 1
     assert out.read_text() == first.stdout
     assert any(cache.rglob("*")), "the cache was written"
+
+
+@pytest.mark.parametrize("file, command, expected", [
+    # A new user's trial: --select on the command line could not bring back a rule the file ignores,
+    # and an ignore of a prefix beat a select of one code. Resolved as ruff resolves them.
+    ({"ignore": ["GG101"]}, {"select": ["GG101"]}, {"GG101"}),
+    ({}, {"select": ["GG102"], "ignore": ["GG1"]}, {"GG102"}),
+    ({}, {"select": ["GG1"], "ignore": ["GG102"]}, {f"GG1{n:02d}" for n in range(1, 12)} - {"GG102"}),
+    ({"select": ["GG101"], "ignore": ["GG101"]}, {}, set()),  # a tie: ignore wins
+    ({"ignore": ["GG101"]}, {"extend_select": ["GG102"]}, None),  # no select: the file's ignore stands
+    ({}, {"select": ["GG101"], "ignore": ["GG"]}, {"GG101"}),
+])
+def test_selection_layers_and_specificity_as_in_ruff(file, command, expected):
+    from types import SimpleNamespace
+
+    from graphguard.cli import OFF_BY_DEFAULT, _known_codes, _selection
+    from graphguard.config import Config
+
+    config = Config(select=file.get("select"), ignore=file.get("ignore", []))
+    args = SimpleNamespace(select=command.get("select"), extend_select=command.get("extend_select", []),
+                           ignore=command.get("ignore", []))
+    selected = _selection(args, config) - {"GG001", "GG002"}
+    if expected is None:
+        expected = set(_known_codes()) - OFF_BY_DEFAULT - {"GG001", "GG002", "GG101"}
+    assert selected == expected
+
+
+def test_select_on_the_command_line_overrides_the_files_ignore(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.graphguard]\nignore = ["GG101"]\n')
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    assert "GG101" not in graphguard("check", "--no-cache", ".", cwd=tmp_path).stdout
+    result = graphguard("check", "--no-cache", "--select", "GG101", ".", cwd=tmp_path)
+    assert result.returncode == 1 and "GG101" in result.stdout and "GG102" not in result.stdout
