@@ -165,6 +165,19 @@ def _selection(args, config) -> set[str]:
     return selected
 
 
+def _common_folder(paths: list[str]) -> str:
+    """Where the configuration is looked for: the path itself when there is one, else the deepest
+    folder holding every path. The same files give the same settings in any order (a new user's trial:
+    with the first path's ``pyproject.toml``, pre-commit's order of the staged files decided whether a
+    commit passed)."""
+    if len(paths) == 1:
+        return paths[0]
+    try:
+        return os.path.commonpath([os.path.abspath(path) for path in paths])
+    except ValueError:  # paths on different drives (Windows)
+        return paths[0]
+
+
 def _specificity(selector: str) -> int:
     """How specific a selector is: ``ALL`` least, then longer prefixes more (``GG`` < ``GG1`` < ``GG101``)."""
     return 0 if selector.upper() == "ALL" else len(selector)
@@ -190,7 +203,7 @@ def _run_check(args) -> int:
                         ("--stdin-filename", args.stdin_filename)):
         if value == "":
             raise UsageError(f"{flag}: an empty path")
-    start = args.stdin_filename if stdin and args.stdin_filename else paths[0] if not stdin else "."
+    start = args.stdin_filename if stdin and args.stdin_filename else _common_folder(paths) if not stdin else "."
     try:
         notes: list[str] = []
         config_path = args.config if args.config else find_config(start, notes)

@@ -1,7 +1,8 @@
 """``[tool.graphguard]`` in ``pyproject.toml``: what to check, what to skip, which names are sessions.
 
-The closest ``pyproject.toml`` that has a ``[tool.graphguard]`` table, walking up from the first path
-checked (or the current folder), wins; ``--config FILE`` names one explicitly. Keys are ruff's where
+The closest ``pyproject.toml`` that has a ``[tool.graphguard]`` table, walking up from the path
+checked (from the deepest folder holding them all when there are several; the current folder for
+stdin without ``--stdin-filename``), wins: the same files get the same settings in any order; ``--config FILE`` names one explicitly. Keys are ruff's where
 the meaning is the same::
 
     [tool.graphguard]

@@ -813,3 +813,18 @@ def test_select_on_the_command_line_overrides_the_files_ignore(tmp_path):
     assert "GG101" not in graphguard("check", "--no-cache", ".", cwd=tmp_path).stdout
     result = graphguard("check", "--no-cache", "--select", "GG101", ".", cwd=tmp_path)
     assert result.returncode == 1 and "GG101" in result.stdout and "GG102" not in result.stdout
+
+
+def test_the_same_files_get_the_same_settings_in_any_order(tmp_path):
+    # Regression (a new user's trial): the first path's pyproject.toml was taken, so pre-commit's order of
+    # the staged files decided whether a commit passed.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "t.py").write_text(LEAKY)
+    (tmp_path / "sub" / "t.py").write_text(LEAKY)
+    (tmp_path / "sub" / "pyproject.toml").write_text('[tool.graphguard]\nignore = ["GG101"]\n')
+    one = graphguard("check", "--no-cache", "t.py", os.path.join("sub", "t.py"), cwd=tmp_path)
+    other = graphguard("check", "--no-cache", os.path.join("sub", "t.py"), "t.py", cwd=tmp_path)
+    assert one.stdout == other.stdout and one.returncode == other.returncode == 1
+    assert one.stdout.count("GG101") == 2  # the folder holding both has no configuration: the defaults
+    alone = graphguard("check", "--no-cache", os.path.join("sub", "t.py"), cwd=tmp_path)
+    assert "GG101" not in alone.stdout  # checked alone, the subfolder's own settings
