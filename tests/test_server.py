@@ -330,6 +330,8 @@ def test_notebook_cells(project: Path) -> None:
         assert (items[0].range.start.line, items[0].range.start.character) == (2, 13)
         assert items[0].related_information[0].location.uri == cell_uris[2]
         assert items[0].related_information[0].location.range.start.line == 1
+        # The message names rows as ``check`` does, by cell (a new user's trial: rows of the joined cells).
+        assert "the session loop at cell 3, line 2;" in items[0].message
         assert await s.diagnostics(cell_uris[0]) == []
 
     assert run(project, body)[1] == 0

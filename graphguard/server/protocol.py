@@ -452,7 +452,7 @@ class GraphguardServer(LanguageServer):
     def _notebook_publications(self, cells: list, findings: list) -> list:
         """The findings of a notebook whose cells are ``cells`` (``(cell URI, kind, language, text)``),
         each on its cell's document: one PublishDiagnosticsParams per cell."""
-        from graphguard.notebook import read_notebook
+        from graphguard.notebook import message_in_cells, read_notebook
 
         notebook = read_notebook(_notebook_json(cells))
         by_index = {cell.index: cell for cell in notebook.cells}
@@ -464,8 +464,10 @@ class GraphguardServer(LanguageServer):
             if cell_uri is None:
                 continue
             end_index, end_row = notebook.locate(d.end_row)
+            # The message's rows too, as ``check`` says them (``the session loop at cell 5, line 2``).
             moved = dataclasses.replace(d, row=row, end_row=end_row if end_index == index else row,
-                                        end_column=d.end_column if end_index == index else d.column + 1)
+                                        end_column=d.end_column if end_index == index else d.column + 1,
+                                        message=message_in_cells(d.message, d.filename, notebook))
             loop_uri = loop_row = None
             if d.loop_row is not None:
                 loop_index, loop_row = notebook.locate(d.loop_row)
