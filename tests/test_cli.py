@@ -828,3 +828,14 @@ def test_the_same_files_get_the_same_settings_in_any_order(tmp_path):
     assert one.stdout.count("GG101") == 2  # the folder holding both has no configuration: the defaults
     alone = graphguard("check", "--no-cache", os.path.join("sub", "t.py"), cwd=tmp_path)
     assert "GG101" not in alone.stdout  # checked alone, the subfolder's own settings
+
+
+def test_a_helper_is_named_by_its_path_in_the_message(tmp_path):
+    # Regression (a new user's trial): "(through tf.argmax(...) at __init__.py:3)" could be any package's.
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text(
+        "import tensorflow as tf\ndef build():\n    return tf.argmax(tf.placeholder(tf.float32), 1)\n")
+    (tmp_path / "main.py").write_text("import tensorflow as tf\nfrom lib import build\nwith tf.Session() as sess:\n"
+                                      "    for i in range(100):\n        sess.run(build())\n")
+    result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert f"(through `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout

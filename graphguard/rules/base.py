@@ -12,7 +12,6 @@ In ``INVALID`` snippets, every line that must be reported ends with a ``# CODE``
 
 from __future__ import annotations
 
-import os
 from typing import ClassVar
 
 from graphguard.analysis.catalog import Effect
@@ -41,9 +40,10 @@ class Rule:
     @classmethod
     def message(cls, subject: str, loop_row: int, via: Origin | None = None) -> str:
         """The finding's message for ``subject`` repeated by the loop at ``loop_row``; ``via`` is where
-        a called helper builds it."""
+        a called helper builds it, named by its path as the run names files (``lib/__init__.py:3``: a
+        project has several ``__init__.py`` and ``model.py``; a new user's trial)."""
         if via is not None:
-            subject = f"{subject} (through {via.subject} at {os.path.basename(via.path)}:{via.row})"
+            subject = f"{subject} (through {via.subject} at {via.path}:{via.row})"
         return cls.MESSAGE.format(subject=subject, loop_row=loop_row)
 
     @classmethod
