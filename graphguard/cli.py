@@ -441,8 +441,12 @@ def _kept(report, config, selected, only: str | None = None) -> list:
 
 
 def open_output(path: str):
-    """``-o FILE`` opened for writing text. A FIFO nobody reads is refused (``ENXIO``) instead of
-    blocking forever; raises ``OSError`` as ``open`` does."""
+    """``-o FILE`` opened for writing text, its missing folders made first (as ruff's
+    ``--output-file`` does; a new user's trial: ``-o reports/lint.txt`` exited 2). A FIFO nobody reads
+    is refused (``ENXIO``) instead of blocking forever; raises ``OSError`` as ``open`` does."""
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        os.makedirs(folder, exist_ok=True)
     if os.name == "nt":  # no FIFOs to fear, no fcntl
         return open(path, "w", encoding="utf-8")
     import fcntl

@@ -839,3 +839,13 @@ def test_a_helper_is_named_by_its_path_in_the_message(tmp_path):
                                       "    for i in range(100):\n        sess.run(build())\n")
     result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
     assert f"(through `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout
+
+
+def test_output_file_in_a_missing_folder_makes_it(tmp_path):
+    # A new user's trial: ``-o reports/lint/out.txt`` exited 2; ruff makes the folders.
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    result = graphguard("check", "--no-cache", "-o", os.path.join("reports", "lint", "out.txt"), "leaky.py", cwd=tmp_path)
+    assert result.returncode == 1 and "GG101" in (tmp_path / "reports" / "lint" / "out.txt").read_text()
+    (tmp_path / "plain").write_text("")
+    blocked = graphguard("check", "--no-cache", "-o", os.path.join("plain", "out.txt"), "leaky.py", cwd=tmp_path)
+    assert blocked.returncode == 2 and blocked.stderr.count("\n") == 1 and "Traceback" not in blocked.stderr
