@@ -370,8 +370,11 @@ def test_a_second_ctrl_c_neither_hangs_nor_prints_worker_tracebacks(tmp_path):
     for index in range(800):
         (tmp_path / f"m{index}.py").write_text(body)
     for gap in (0.01, 0.1):
+        # Ctrl-C as a terminal sends it: to a command whose SIGINT is not ignored (a test run started in the
+        # background of a shell without job control inherits it ignored, and so would the command).
         proc = subprocess.Popen([sys.executable, "-m", "graphguard", "check", "--no-cache", "-q", "-j", "2", "."],
-                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + 30
         while len(psutil.Process(proc.pid).children()) < 2 and time.time() < deadline:
             time.sleep(0.02)

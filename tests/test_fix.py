@@ -524,12 +524,16 @@ def test_ctrl_c_while_fixing_a_file_waits_for_that_file():
     from graphguard.fix.run import _ctrl_c_between_files
 
     reached = False
-    with pytest.raises(KeyboardInterrupt):
-        with _ctrl_c_between_files() as interrupted:
-            os.kill(os.getpid(), signal.SIGINT)
-            reached = True  # the file's work goes on to its end
-            assert interrupted
-    assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # (a process started with Ctrl-C ignored)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _ctrl_c_between_files() as interrupted:
+                os.kill(os.getpid(), signal.SIGINT)
+                reached = True  # the file's work goes on to its end
+                assert interrupted
+        assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_predict_becomes_predict_on_batch_only_where_it_means_the_same(tmp_path):
