@@ -337,15 +337,7 @@ def assigned_names(statement: cst.CSTNode) -> set:
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             found.add(node.name.value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            if isinstance(node.names, cst.ImportStar):
-                found.add("*")
-            else:
-                for alias in node.names:
-                    bound = alias.asname.name if alias.asname is not None else alias.name
-                    while isinstance(bound, cst.Attribute):  # ``import a.b`` binds ``a``
-                        bound = bound.value
-                    if isinstance(bound, cst.Name):
-                        found.add(bound.value)
+            found.update(imported_names(node))
         for target in targets:
             found.update(n.value for n in names_in(target) if not isinstance(target, (cst.Attribute, cst.Subscript)))
         for child in node.children:
@@ -374,6 +366,21 @@ def mentions(node: cst.CSTNode, name: str) -> bool:
     return any(mentions(child, name) for child in node.children)
 
 
+def imported_names(node, star: str = "*") -> set:
+    """The names an ``import`` or ``from ... import`` statement binds (``import a.b`` binds ``a``);
+    ``{star}`` for a star import, which may bind any name."""
+    if isinstance(node.names, cst.ImportStar):
+        return {star}
+    found = set()
+    for alias in node.names:
+        bound = alias.asname.name if alias.asname is not None else alias.name
+        while isinstance(bound, cst.Attribute):
+            bound = bound.value
+        if isinstance(bound, cst.Name):
+            found.add(bound.value)
+    return found
+
+
 def assigns(node: cst.CSTNode, name: str) -> bool:
     """Whether ``node`` binds or unbinds ``name`` anywhere: ``=``, ``+=``, ``for``, ``:=``, ``del``,
     ``with ... as``, ``except ... as`` (unbound after the handler), ``import ... as``, ``def``,
@@ -389,13 +396,8 @@ def assigns(node: cst.CSTNode, name: str) -> bool:
         targets = [node.name.name]
     elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
         return True
-    elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname is not None else alias.name
-            while isinstance(bound, cst.Attribute):  # ``import a.b`` binds ``a``
-                bound = bound.value
-            if isinstance(bound, cst.Name) and bound.value == name:
-                return True
+    elif isinstance(node, (cst.Import, cst.ImportFrom)) and name in imported_names(node, star=""):
+        return True
     if any(mentions(t, name) for t in targets):
         return True
     return any(assigns(child, name) for child in node.children)
