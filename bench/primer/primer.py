@@ -1,0 +1,217 @@
+"""The primer: graphguard over judged public repositories, one commit against another.
+
+As mypy_primer and ruff's ecosystem check do, this runs two versions of graphguard over a fixed list of
+public repositories at pinned commits and prints what changed; unlike them it also knows, for every
+finding judged so far, whether it is true (T: grows on every iteration of a loop that runs many times),
+true but noise (Tb: the loop runs a handful of times) or false (F), and the real bugs that were missed
+(found by reading the loops). So a diff says at once whether a change gained or lost real bugs.
+
+Files beside this script (CSV, a header row each):
+
+- ``repos.csv``: ``set,repo,commit,date,issue`` -- every repository ever judged (``owner/name``, the commit
+  judged, when, for which issue). A repository listed here is never again "unseen".
+- ``verdicts.csv``: ``repo,path,line,cell,code,verdict,reason,judged`` -- one row per finding judged.
+- ``misses.csv``: ``repo,path,line,cell,code,reason`` -- real bugs found by reading that a judged run did
+  not report (``code`` is the rule a reader expected, or ``other``).
+
+The repositories themselves are not committed and the network is not needed: fetch each one (the search
+tool's ``fetch``, or ``git clone`` and ``git checkout COMMIT``), then copy its Python files and notebooks
+into one folder per repository named ``owner+name``::
+
+    python bench/primer/primer.py extract /work/.mirror/owner+name/repo ~/primer/owner+name
+    python bench/primer/primer.py diff --repos ~/primer HEAD~3 HEAD      # what changed, with verdicts
+    python bench/primer/primer.py score --repos ~/primer --set B HEAD   # precision and recall of one commit
+
+A commit is any git revision of this repository, or ``WORKTREE`` for the files as they are now. Each is
+run as its own ``python -m graphguard check --output-format json --no-cache`` in the repository's folder.
+Exit codes: 0 done, 2 bad arguments or a repository folder missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+KEPT = (".py", ".pyi", ".ipynb", "pyproject.toml", ".gitignore")
+
+
+def read_csv(name: str) -> list[dict[str, str]]:
+    """Rows of one of the primer's CSV files (an empty list when it does not exist)."""
+    path = HERE / name
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def key(repo: str, path: str, line: str | int, cell: str | int | None, code: str) -> tuple:
+    """Where a finding is, as verdicts name it: (repo, path, line, cell or '', code)."""
+    return (repo, path, str(line), "" if cell in (None, "") else str(cell), code)
+
+
+def extract(mirror: str, dest: str) -> int:
+    """Copy the Python files, notebooks and configuration of a fetched repository's HEAD into ``dest``.
+
+    Blobs the snapshot lacks (files over its size limit) are skipped and counted. Returns an exit code.
+    """
+    git = os.path.join(mirror, ".git") if os.path.isdir(os.path.join(mirror, ".git")) else mirror
+    listing = subprocess.run(["git", "--git-dir", git, "ls-tree", "-r", "-z", "HEAD"], capture_output=True)
+    if listing.returncode:
+        print(f"error: {mirror} is not a git repository with a HEAD", file=sys.stderr)
+        return 2
+    commit = subprocess.run(["git", "--git-dir", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    missing = copied = 0
+    for record in listing.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, raw = record.split(b"\t", 1)
+        path = raw.decode("utf-8", "surrogateescape")
+        mode, kind, sha = meta.decode().split()
+        if kind != "blob" or not path.endswith(KEPT):
+            continue
+        blob = subprocess.run(["git", "--git-dir", git, "cat-file", "blob", sha], capture_output=True)
+        if blob.returncode:
+            missing += 1
+            continue
+        target = Path(dest) / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
+        copied += 1
+    print(f"{dest}: commit {commit}, {copied} files copied, {missing} missing from the snapshot")
+    return 0
+
+
+def checkout(rev: str, scratch: Path) -> Path:
+    """A folder holding the ``graphguard`` package as it is at ``rev`` (``WORKTREE``: this checkout)."""
+    if rev == "WORKTREE":
+        return ROOT
+    target = scratch / rev.replace("/", "_")
+    target.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "graphguard"], capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def findings(tree: Path, folder: Path) -> Counter:
+    """graphguard's findings in one repository folder, counted by their key (see ``key``)."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    run = subprocess.run(
+        [sys.executable, "-m", "graphguard", "check", ".", "--output-format", "json", "--no-cache", "--exit-zero", "-q"],
+        cwd=folder, env=env, capture_output=True, text=True,
+    )
+    if run.returncode:
+        raise SystemExit(f"error: graphguard failed in {folder}: {run.stderr.strip()[-300:]}")
+    repo = folder.name.replace("+", "/", 1)
+    counts: Counter = Counter()
+    for item in json.loads(run.stdout or "[]"):
+        path = os.path.relpath(item["filename"], folder)
+        counts[key(repo, path, item["location"]["row"], item["cell"], item["code"])] += 1
+    return counts
+
+
+def selected(args) -> list[dict[str, str]]:
+    """The repositories of the chosen set(s) that have a folder under ``--repos``."""
+    rows = [r for r in read_csv("repos.csv") if not args.set or r["set"] in args.set]
+    present = [r for r in rows if (Path(args.repos) / r["repo"].replace("/", "+")).is_dir()]
+    for row in rows:
+        if row not in present:
+            print(f"warning: {row['repo']} has no folder under {args.repos}: left out", file=sys.stderr)
+    return present
+
+
+def score(found: Counter, repos: set[str]) -> dict[str, float | int]:
+    """Precision and recall of one commit's findings against the stored verdicts and misses.
+
+    Precision is T over judged findings (Tb counts as noise, as a user sees it); recall is the real bugs
+    reported over all real bugs known (T verdicts of any commit, and misses); a real bug is reported when
+    any finding stands at its repo, path, line and cell (a reader's expected code is a guess).
+    """
+    verdicts = {key(v["repo"], v["path"], v["line"], v["cell"], v["code"]): v["verdict"] for v in read_csv("verdicts.csv")}
+    tally = Counter()
+    for k, n in found.items():
+        tally[verdicts.get(k, "unjudged")] += n
+    real = [k for k, v in verdicts.items() if v == "T" and k[0] in repos]
+    real += [key(m["repo"], m["path"], m["line"], m["cell"], m["code"]) for m in read_csv("misses.csv") if m["repo"] in repos]
+    places = {k[:4] for k in found}
+    real_places = {k[:4] for k in real}
+    hit = len(real_places & places)
+    judged = tally["T"] + tally["Tb"] + tally["F"]
+    return {
+        "findings": sum(found.values()), "T": tally["T"], "Tb": tally["Tb"], "F": tally["F"], "unjudged": tally["unjudged"],
+        "precision": tally["T"] / judged if judged else float("nan"),
+        "real": len(real_places), "found": hit, "recall": hit / len(real_places) if real_places else float("nan"),
+    }
+
+
+def run_all(revs: list[str], rows, repos_dir: str) -> list[Counter]:
+    with tempfile.TemporaryDirectory() as scratch:
+        trees = [checkout(rev, Path(scratch)) for rev in revs]
+        results = [Counter() for _ in revs]
+        for row in rows:
+            folder = Path(repos_dir) / row["repo"].replace("/", "+")
+            for tree, result in zip(trees, results):
+                result.update(findings(tree, folder))
+        return results
+
+
+def print_score(label: str, s: dict) -> None:
+    print(f"{label}: {s['findings']} findings, T {s['T']} Tb {s['Tb']} F {s['F']} unjudged {s['unjudged']}, "
+          f"precision {s['precision']:.2f}; real bugs found {s['found']} of {s['real']}, recall {s['recall']:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("extract", help="copy a fetched repository's Python files into a folder")
+    ex.add_argument("mirror")
+    ex.add_argument("dest")
+    for name in ("diff", "score"):
+        p = sub.add_parser(name)
+        p.add_argument("--repos", required=True, help="the folder holding one owner+name folder per repository")
+        p.add_argument("--set", action="append", help="only repositories of this set (repeatable)")
+        p.add_argument("--unjudged", action="store_true", help="list the findings with no verdict yet")
+        p.add_argument("revs", nargs=2 if name == "diff" else 1)
+    args = parser.parse_args(argv)
+    if args.command == "extract":
+        return extract(args.mirror, args.dest)
+    rows = selected(args)
+    repos = {r["repo"] for r in rows}
+    results = run_all(args.revs, rows, args.repos)
+    verdicts = {key(v["repo"], v["path"], v["line"], v["cell"], v["code"]): v for v in read_csv("verdicts.csv")}
+    if args.command == "diff":
+        old, new = results
+        for repo in sorted(repos):
+            gone = [k for k in old if k[0] == repo and old[k] > new[k]]
+            came = [k for k in new if k[0] == repo and new[k] > old[k]]
+            if not (gone or came):
+                continue
+            print(f"\n{repo}")
+            for sign, keys in (("-", gone), ("+", came)):
+                for k in sorted(keys):
+                    v = verdicts.get(k)
+                    where = f"{k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]}"
+                    print(f"  {sign} {where} {k[4]}  {v['verdict'] + ': ' + v['reason'] if v else 'unjudged'}")
+    print()
+    for rev, result in zip(args.revs, results):
+        print_score(rev, score(result, repos))
+    if args.unjudged:
+        print("\nunjudged findings:")
+        for k in sorted({k for result in results for k in result if k not in verdicts}):
+            print(f"  {k[0]} {k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]} {k[4]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
