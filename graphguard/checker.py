@@ -45,9 +45,11 @@ from dataclasses import dataclass, field
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
 from graphguard.analysis.findings import Finding
+from graphguard.analysis.runtimes import cheap_predict, spells_compat_v1
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.diagnostics import Diagnostic
 from graphguard.notebook import NotebookError, is_notebook, python_source, read_notebook
+from graphguard.python2 import read_python2
 from graphguard.reading import MAX_FILE_BYTES, FileTooLarge, read_regular, too_large
 from graphguard.rules import CHECKER_CODES, RULES, Rule
 from graphguard.suppressions import has_marker
@@ -187,11 +189,14 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                 warnings.simplefilter("ignore")  # SyntaxWarning for "\d" in old code is not ours to print
                 tree = ast.parse(source, filename=path)
         except SyntaxError as error:
-            # GG001 is for files that mention TensorFlow or Keras, however named (in UTF-16 too)
-            if MENTIONS_TF.search(source) or (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b""))):
-                result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
-                                           max(1, error.offset or 1)))
-            return result
+            python3 = read_python2(source, path)  # TF1-era code is often Python 2 (None: it is not)
+            if python3 is None:
+                # GG001 is for files that mention TensorFlow or Keras, however named (in UTF-16 too)
+                if MENTIONS_TF.search(source) or (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b""))):
+                    result.diagnostics.append(("GG001", f"cannot parse file: {error.msg}", max(1, error.lineno or 1),
+                                               max(1, error.offset or 1)))
+                return result
+            tree, source = python3
         except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
             result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
             return result
@@ -205,7 +210,8 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         lines = None if source.isascii() else _utf8_lines(source)
         from graphguard.analysis.reader import read_module  # (phase 1: not imported by a run that reads nothing)
 
-        result.facts = read_module(tree, path, lines, settings[0], settings[1], project)
+        result.facts = read_module(tree, path, lines, settings[0], settings[1], project, cheap_predict(source),
+                                   spells_compat_v1(source))
     except RecursionError:
         # Parsed, but nested deeper than the analysis can follow (thousands of chained operators, which
         # CPython's compiler refuses as well): reported like a file that cannot be parsed.
@@ -338,7 +344,7 @@ class Checker:
     """
 
     def __init__(self, codes: Iterable[str] | None = None, *, session_names: Iterable[str] = (),
-                 session_factories: Iterable[str] = (), max_bounded_iterations: int = 5,
+                 session_factories: Iterable[str] = (), max_bounded_iterations: int = 10,
                  max_file_bytes: int = MAX_FILE_BYTES, keep_facts: bool = False) -> None:
         for name, value, least in (("max_bounded_iterations", max_bounded_iterations, 0),
                                    ("max_file_bytes", max_file_bytes, 1)):

@@ -3,7 +3,7 @@
 Exit codes (as ruff's):
 
 * ``0`` - no findings (or ``--exit-zero``, ``--add-noqa`` or ``--fix-only`` done, or ``--diff`` with nothing to fix);
-* ``1`` - findings were reported (``GG001`` syntax errors included), or ``--diff`` has changes to show;
+* ``1`` - findings were reported (``GG001`` syntax errors only when selected), or ``--diff`` has changes to show;
 * ``2`` - usage error (a bad flag, an unknown code, a missing path, a bad configuration) or an
   internal error.
 
@@ -29,7 +29,11 @@ from graphguard import __version__
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 #: Codes that exist but are off unless selected by name or prefix.
-OFF_BY_DEFAULT = frozenset({"GG900"})
+#: Off unless selected. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
+#: the summary, as bandit and semgrep (linters of one class of bug) treat parse failures; the compiler
+#: and general linters already report syntax errors, and judges of first contact read every GG001 as
+#: noise (issue 34). ``--extend-select GG001`` reports each one, and fails the run, as before.
+OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
 
 
 class UsageError(Exception):
@@ -147,9 +151,9 @@ def _selection(args, config) -> set[str]:
     ``extend-select`` and ``ignore``, then the command line's. A layer's ``select`` starts afresh (the
     command line's ``--select GG101`` selects GG101 though the file ignores it); within a layer the more
     specific selector wins (``--select GG102 --ignore GG1`` keeps GG102), and ``ignore`` on a tie.
-    GG001 and GG002 (a file that cannot be read or parsed) are selected unless ignored."""
+    GG002 (a file that cannot be read) is selected unless ignored."""
     known = _known_codes()
-    always = {"GG001", "GG002"}  # a file that cannot be read or parsed is always said (as ruff does)
+    always = {"GG002"}  # a file that cannot be read is always said
     selected = (set(known) - OFF_BY_DEFAULT) | always
     layers = ((config.select, config.extend_select, config.ignore, ("select", "extend-select", "ignore")),
               (args.select, args.extend_select, args.ignore, ("--select", "--extend-select", "--ignore")))
@@ -266,7 +270,7 @@ def _run_check(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     hold = args.hold
-    checker = Checker(selected, session_names=config.session_names, session_factories=config.session_factories,
+    checker = Checker(selected | {"GG001"}, session_names=config.session_names, session_factories=config.session_factories,
                       max_bounded_iterations=config.max_bounded_iterations,
                       max_file_bytes=config.max_file_bytes, keep_facts=hold)
     if hold:
@@ -349,14 +353,15 @@ def _run_check(args) -> int:
 
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
+        unparsed = "" if "GG001" in selected else _unparsed(report)
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
-            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked.", file=sys.stderr)
+            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}.", file=sys.stderr)
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
-                  f"({_count(len(files), 'file')} in all).", file=sys.stderr)
+                  f"({_count(len(files), 'file')} in all{unparsed}).", file=sys.stderr)
         else:
-            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
+            print(f"All checks passed ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -390,6 +395,7 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
                                        f"{d.code}`, Fix safety)")
                    if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
     from graphguard.notebook import is_notebook, python_source
+    from graphguard.python2 import python2_reason
 
     files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
@@ -399,15 +405,27 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
 
     fixes, reasons = {}, {}
     for filename in files:
+        mine = [d for d in diagnostics if d.filename == filename]
         try:
             raw = file_bytes(filename, sources)
+            if python2_reason(filename, raw):
+                reasons.update((d, python2_reason(filename, raw)) for d in mine if d.code in FIXABLE_CODES)
+                continue
             # A notebook's fixes are computed on its cells' module; in_cells then locates them by cell.
             text = python_source(filename, raw).decode("utf-8", "surrogatepass") if is_notebook(filename) else decode(raw)
-            fixes.update(propose_fixes(text, [d for d in diagnostics if d.filename == filename], reasons))
+            fixes.update(propose_fixes(text, mine, reasons))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
     return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons
             else d for d in diagnostics]
+
+
+def _unparsed(report) -> str:
+    """The summary's note on files skipped because they (or some of their notebook cells) do not parse."""
+    count = len({d.filename for d in report.diagnostics if d.code == "GG001"})
+    if not count:
+        return ""
+    return f"; {_count(count, 'file')} could not be parsed in whole or part (--extend-select GG001 lists them)"
 
 
 def _kept(report, config, selected, only: str | None = None) -> list:
@@ -426,6 +444,8 @@ def _kept(report, config, selected, only: str | None = None) -> list:
             items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
         suppressions = read_suppressions(report.sources.get(filename, b""))
         kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
+        if "GG001" not in selected:  # counted in the summary instead (see OFF_BY_DEFAULT)
+            kept = [d for d in kept if d.code != "GG001"]
         diagnostics.extend(kept)
     if "GG900" in selected:
         for filename, source in report.sources.items():

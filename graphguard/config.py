@@ -16,7 +16,7 @@ the meaning is the same::
     output-format = "concise"
     session-factories = ["utils.session.make_session"]   # project functions that return a session
     session-names = ["runner"]        # extra names always taken as sessions
-    max-bounded-iterations = 5        # GG101-GG110 stay silent when a construction repeats at most this often
+    max-bounded-iterations = 10       # every rule stays silent when a construction repeats at most this often
     max-file-bytes = 16777216         # larger files are not read: a GG002 finding (default 16 MiB)
 
 Patterns are shell globs (``fnmatch``), matched against the path relative to the folder of the
@@ -74,7 +74,7 @@ class Config:
     session_names: list = field(default_factory=list)
     #: GG101-GG110 are not reported when the loops around a construction run at most this many times in
     #: all (the product of their known trip counts: ``for case in (a, b, c)``, ``range(4)``), 0 to turn off
-    max_bounded_iterations: int = 5
+    max_bounded_iterations: int = 10
     #: Files larger than this many bytes are a GG002 finding instead of being read (a generated table,
     #: a named ``/dev/zero``); default :data:`graphguard.reading.MAX_FILE_BYTES`, 16 MiB
     max_file_bytes: int = 16 * 1024 * 1024

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from graphguard.python2 import as_python3
+
 __all__ = ["Cell", "Notebook", "NotebookError", "is_notebook", "python_source", "read_notebook"]
 
 #: Cell magics that run their body as Python in the notebook's own namespace (IPython's built-in
@@ -82,6 +84,8 @@ class Notebook:
     #: Syntax errors of cells that do not parse even with IPython syntax neutralised, as ``(module row,
     #: column, message)``; such a cell is blank in :attr:`python`, so the others are still checked.
     errors: tuple[tuple[int, int, str], ...] = ()
+    #: Indices of the cells read as Python 2 (:mod:`graphguard.python2`): findings only, never fixed.
+    python2: tuple[int, ...] = ()
 
     def locate(self, row: int) -> tuple[int, int]:
         """``(cell index, row in that cell)``, both 1-based, for ``row`` of :attr:`python`. A row past
@@ -174,6 +178,7 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
     rows: list[str] = []
     cells = []
     errors: list[tuple[int, int, str]] = []
+    python2: list[int] = []
     for index, cell in enumerate(data["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -189,6 +194,11 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
             error = _syntax_error("\n".join(python) + "\n")
         if "__future__" in text:
             python = [_FUTURE.sub(r"\1pass", line) for line in python]
+        if error is not None:  # a Python 2 kernel's cell (``print x``): read as Python 3, rows kept
+            rewritten = as_python3("\n".join(python) + "\n")
+            if rewritten is not None and _syntax_error(rewritten) is None:
+                python, error = rewritten.split("\n")[:len(lines)], None
+                python2.append(index)
         if error is not None:  # Jupyter compiles each cell alone: the error stays in its cell
             row, column, message = error
             errors.append((len(rows) + min(max(row, 1), len(lines)), column, message))
@@ -198,7 +208,7 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
     if cells_only:
         return Notebook(b"", tuple(cells))
     return Notebook(("\n".join(rows) + "\n").encode("utf-8", "surrogatepass") if rows else b"", tuple(cells),
-                    tuple(errors))
+                    tuple(errors), tuple(python2))
 
 
 def _syntax_error(text: str) -> Optional[tuple[int, int, str]]:

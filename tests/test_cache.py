@@ -336,7 +336,7 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux's")
-    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n" + "    sess.run(tf.argmax(y, 1) + x)\n" * 400
+    body = "import tensorflow as tf\nsess = tf.Session()\nfor s in range(99):\n" + "    sess.run(tf.argmax(y, 1) + x)\n" * 400
     for index in range(300):
         (tmp_path / f"m{index}.py").write_text(body)
     proc = subprocess.Popen([sys.executable, "-m", "graphguard", "check", "--no-cache", "-j", "2", "."], cwd=tmp_path,
@@ -365,7 +365,7 @@ def test_a_second_ctrl_c_neither_hangs_nor_prints_worker_tracebacks(tmp_path):
     import time
 
     body = "import tensorflow as tf\nsess = tf.Session()\n" + "".join(
-        f"def f{i}(sess):\n    for s in range(9):\n        sess.run(tf.argmax(x{i}, 1))\n" for i in range(200))
+        f"def f{i}(sess):\n    for s in range(99):\n        sess.run(tf.argmax(x{i}, 1))\n" for i in range(200))
     psutil = pytest.importorskip("psutil")
     for index in range(800):
         (tmp_path / f"m{index}.py").write_text(body)

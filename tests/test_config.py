@@ -15,7 +15,7 @@ LEAKY = textwrap.dedent(
     import tensorflow as tf
 
     sess = tf.Session()
-    for step in range(10):
+    for step in range(100):
         sess.run(tf.argmax(y, 1))
         saver = tf.train.Saver()
     """
@@ -98,9 +98,9 @@ def test_session_names_and_factories(project):
         from infra.sessions import open_training_session
 
         worker = open_training_session()
-        for step in range(10):
+        for step in range(100):
             worker.run(tf.argmax(y, 1))
-        for step in range(10):
+        for step in range(100):
             runner.run(tf.reduce_sum(y))
         """
     )
@@ -154,11 +154,11 @@ def test_bad_configuration_is_one_line_and_exit_2(project, body, message):
 
 
 def test_max_bounded_iterations(project):
-    # range(10) is reported by default (10 > 5); with the bound at 10 it is a handful; 0 turns it off.
-    (project / "src" / "cases.py").write_text(LEAKY.replace("range(10)", "(1, 2, 3)"))
+    # range(100) is reported by default (100 > 10); with the bound at 100 it is a handful; 0 turns it off.
+    (project / "src" / "cases.py").write_text(LEAKY.replace("range(100)", "(1, 2, 3)"))
     rows = lambda: {(name, code) for name, code, _ in codes(graphguard("check", "--output-format", "json", "src", cwd=project))}
     assert rows() == {("train.py", "GG101"), ("train.py", "GG102")}
-    configure(project, "max-bounded-iterations = 10\n")
+    configure(project, "max-bounded-iterations = 100\n")
     assert rows() == set()
     configure(project, "max-bounded-iterations = 0\n")
     assert rows() == {("train.py", "GG101"), ("train.py", "GG102"), ("cases.py", "GG101"), ("cases.py", "GG102")}

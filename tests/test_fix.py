@@ -401,7 +401,7 @@ def test_diff_output_options(tmp_path):
 def test_diffs_of_cr_mixed_and_bom_files_apply_to_what_fix_writes(tmp_path):
     # Regression (third fuzz pass): CR-only and mixed line endings made the diff unreadable for patch,
     # and a byte-order mark was missing from its context.
-    body = "import tensorflow as tf{0}sess = tf.Session(){1}for step in range(9):{0}    sess.run(tf.argmax(x, 1)){1}"
+    body = "import tensorflow as tf{0}sess = tf.Session(){1}for step in range(99):{0}    sess.run(tf.argmax(x, 1)){1}"
     files = {"cr.py": body.format("\r", "\r").encode(), "mixed.py": body.format("\r\n", "\r").encode(),
              "bom.py": b"\xef\xbb\xbf" + body.format("\n", "\n").encode()}
     for name, data in files.items():
@@ -483,7 +483,7 @@ def test_fourth_fuzz_pass(tmp_path):
         "sess = tf.Session(graph=g)\nwith sess:\n    for step in range(100):\n        sess.run(tf.argmax(y, 1))\n")
     assert "+    argmax_op = tf.argmax(y, 1)\n" in graphguard("--diff", "graph.py", cwd=tmp_path).stdout
     # A chain of 100 dependent ops moves in one pass (it took 49 s, one pass per statement).
-    (tmp_path / "chain.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(x)\n"
+    (tmp_path / "chain.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n    sess.run(x)\n"
                                        + "".join(f"    a{i} = tf.argmax(a{i - 1}, 1)\n" for i in range(1, 100)))
     result = graphguard("--fix-only", "chain.py", cwd=tmp_path)
     assert "Fixed 99 findings." in result.stderr
@@ -496,7 +496,7 @@ def test_fourth_fuzz_pass(tmp_path):
 
 def test_two_findings_with_one_fix_apply_it_once(tmp_path):
     # Two models rebuilt in one loop: one clear_session(), not two.
-    (tmp_path / "two.py").write_text("import tensorflow as tf\nfor fold in range(5):\n"
+    (tmp_path / "two.py").write_text("import tensorflow as tf\nfor fold in range(num_folds):\n"
                                      "    a = tf.keras.Sequential([tf.keras.layers.Dense(3)])\n"
                                      "    b = tf.keras.models.load_model('m.h5')\n    a.fit(x, y)\n    b.fit(x, y)\n")
     assert graphguard("--fix-only", "--unsafe-fixes", "two.py", cwd=tmp_path).returncode == 0
@@ -506,7 +506,7 @@ def test_two_findings_with_one_fix_apply_it_once(tmp_path):
 @pytest.mark.parametrize("body", [
     # Regressions (fifth fuzz pass): state the loop changes without assigning the name in it.
     "def main():\n    y = tf.zeros([3])\n    def bump():\n        nonlocal y\n        y = y + 1\n"
-    "    for step in range(10):\n        sess.run(tf.argmax(y, 1))\n        bump()\n",
+    "    for step in range(100):\n        sess.run(tf.argmax(y, 1))\n        bump()\n",
     "for step in range(1000):\n    tf.set_random_seed(step)\n    sess.run(tf.random_normal([3]))\n",
     "scope = tf.device('/cpu:0')\nfor step in range(1000):\n    scope.__enter__()\n    sess.run(tf.argmax(y, 1))\n",
 ])

@@ -18,7 +18,7 @@ SOURCE = textwrap.dedent(
     import tensorflow as tf
 
     sess = tf.Session()
-    for step in range(10):
+    for step in range(100):
         sess.run(tf.argmax(y, 1))
         saver = tf.train.Saver()
     """
@@ -36,7 +36,7 @@ def test_full_shows_source_and_loop(tmp_path):
     assert "train.py:5:14: GG101 op-in-session-loop:" in out
     assert "5 |     sess.run(tf.argmax(y, 1))\n" in out
     assert "  |              ^^^^^^^^^^^^^^^\n" in out
-    assert "= repeated by the loop at line 4: for step in range(10):" in out
+    assert "= repeated by the loop at line 4: for step in range(100):" in out
 
 
 def test_json_lines(tmp_path):
@@ -158,12 +158,12 @@ def test_full_output_reads_sources_safely(tmp_path):
                                                  "--output-format", "full", *a], input=stdin, capture_output=True,
                                                 text=True, cwd=tmp_path, timeout=30)
     for name in ("fifo.py", "u16.py"):
-        result = run(name)
+        result = run("--extend-select", "GG001", name)
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     piped = run("-", "--stdin-filename", "disk.py",
-                stdin="import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))\n")
+                stdin="import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n    sess.run(tf.argmax(y, 1))\n")
     assert "4 |     sess.run(tf.argmax(y, 1))" in piped.stdout and "THE DISK FILE" not in piped.stdout
-    assert "repeated by the loop at line 3: for step in range(10):" in piped.stdout
+    assert "repeated by the loop at line 3: for step in range(100):" in piped.stdout
 
 
 def test_junit_and_json_stay_parsable_with_any_file_name(tmp_path):
@@ -172,7 +172,7 @@ def test_junit_and_json_stay_parsable_with_any_file_name(tmp_path):
     import os
     import xml.dom.minidom
 
-    body = b"import tensorflow as tf\nsess = tf.Session()\nfor s in range(9):\n    sess.run(tf.argmax(y, 1))\n"
+    body = b"import tensorflow as tf\nsess = tf.Session()\nfor s in range(99):\n    sess.run(tf.argmax(y, 1))\n"
     (tmp_path / "ctrl\x01\x1b[31m\nx.py").write_bytes(body)
     with open(os.path.join(os.fsencode(tmp_path), b"bad\xff.py"), "wb") as handle:
         handle.write(body)

@@ -210,7 +210,7 @@ def test_a_file_with_a_syntax_error_comes_from_the_cache_and_moves_like_the_othe
     # and an edit of one always recomputed the run.
     paths = _project(tmp_path, trainers=3)
     broken = tmp_path / "old.py"
-    broken.write_text("import tensorflow as tf\n\nprint 'python 2'\n")
+    broken.write_text("import tensorflow as tf\n\ndef f(:\n")
     paths = find_python_files([str(tmp_path)])
     cache = str(tmp_path / ".cache")
     Checker().check_paths(paths, jobs=1, cache=FactsCache(cache, "t"))

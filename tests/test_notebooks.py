@@ -95,7 +95,7 @@ def test_json_sarif_github_and_junit_carry_the_cell(tmp_path):
 
 def test_json_cell_is_null_for_python_files(tmp_path):
     (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\n"
-                                       "for i in range(9):\n    sess.run(tf.argmax(y, 1))\n")
+                                       "for i in range(99):\n    sess.run(tf.argmax(y, 1))\n")
     (item,) = json.loads(check(tmp_path, "--output-format", "json", "train.py").stdout)
     assert item["cell"] is None and item["loop"] == {"row": 3, "column": 1}
 
@@ -124,7 +124,7 @@ def test_a_notebook_that_is_not_json_is_one_gg001_at_the_file_and_other_kernels_
     _write(tmp_path / "r.ipynb", [new_code_cell("library(tensorflow)\nfor (i in 1:10) sess$run(x)")],
            kernelspec={"name": "ir", "display_name": "R", "language": "R"})
     _write(tmp_path / "plain.ipynb", [new_code_cell("print(1 +)")])  # no TensorFlow: not graphguard's to judge
-    result = check(tmp_path, "broken.ipynb", "r.ipynb", "plain.ipynb")
+    result = check(tmp_path, "--extend-select", "GG001", "broken.ipynb", "r.ipynb", "plain.ipynb")
     assert result.stdout.decode().splitlines() == [
         "broken.ipynb:1:1: GG001 syntax-error: cannot read notebook: invalid JSON at line 1, column 63: "
         "Expecting ',' delimiter"
@@ -135,7 +135,7 @@ def test_a_notebook_that_is_not_json_is_one_gg001_at_the_file_and_other_kernels_
 def test_a_syntax_error_in_a_cell_is_located_in_that_cell(tmp_path):
     _write(tmp_path / "nb.ipynb", [new_code_cell("import tensorflow as tf"), new_raw_cell("raw"),
                                    new_code_cell("x = 1\ny = (2,\nfor")])
-    out = check(tmp_path, "nb.ipynb").stdout.decode()
+    out = check(tmp_path, "--extend-select", "GG001", "nb.ipynb").stdout.decode()
     assert out.startswith("nb.ipynb:cell 3:2:5: GG001 syntax-error: cannot parse cell: ")
 
 
@@ -274,7 +274,7 @@ def test_a_cell_that_does_not_parse_is_reported_in_it_and_the_other_cells_are_st
              new_code_cell("def train():\n    for batch in range(3):\n        # TODO: your code here\n"),
              new_code_cell("sess = tf.Session()\nfor step in range(100):\n    sess.run(tf.argmax([1, 2]))")]
     _write(tmp_path / "exercise.ipynb", cells)
-    lines = check(tmp_path, "exercise.ipynb").stdout.decode().splitlines()
+    lines = check(tmp_path, "--extend-select", "GG001", "exercise.ipynb").stdout.decode().splitlines()
     assert lines[0].startswith("exercise.ipynb:cell 2:3:") and "cannot parse cell: expected an indented block" in lines[0]
     assert lines[1].startswith("exercise.ipynb:cell 3:3:14: GG101 ")
 

@@ -26,7 +26,7 @@ LEAKY = textwrap.dedent(
     import tensorflow as tf
 
     sess = tf.Session()
-    for step in range(10):
+    for step in range(100):
         sess.run(tf.argmax(y, 1))
         saver = tf.train.Saver()
     """
@@ -38,7 +38,7 @@ FIXED = textwrap.dedent(
     prediction = tf.argmax(y, 1)
     saver = tf.train.Saver()
     sess = tf.Session()
-    for step in range(10):
+    for step in range(100):
         sess.run(prediction)
     """
 )
@@ -244,7 +244,7 @@ def test_quick_fix_and_fix_all(project: Path) -> None:
 
             sess = tf.Session()
             saver = tf.train.Saver()
-            for step in range(10):
+            for step in range(100):
                 sess.run(tf.argmax(y, 1))
             """)
         everything = await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
@@ -270,7 +270,7 @@ def test_helper_in_another_file_and_noqa(project: Path, scope: str) -> None:
         from pkg.helpers import predict
 
         sess = tf.Session()
-        for step in range(10):
+        for step in range(100):
             sess.run(predict(y))
             sess.run(tf.reduce_mean(y))  # noqa: GG101
         """), encoding="utf-8")
@@ -297,7 +297,11 @@ def test_syntax_error_then_recovery_and_utf16_columns(project: Path) -> None:
     broken = "import tensorflow as tf\n\nfor step in range(:\n"
     # "é" is one UTF-16 unit, "😀" two: the op starts at character 13 + 2 + 2 + 2 = ... counted below.
     prefix = '    s = "é😀"; sess.run('
-    wide = f"import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(10):\n{prefix}tf.argmax(y, 1))\n"
+    wide = f"import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(100):\n{prefix}tf.argmax(y, 1))\n"
+
+    # GG001 is off unless selected (issue 34): while it does not parse, a document gets nothing.
+    (project / "pyproject.toml").write_text('[tool.graphguard]\nignore = ["GG900"]\nextend-select = ["GG001"]\n',
+                                           encoding="utf-8")
 
     async def body(s: Session):
         uri = s.open("train.py", broken)
@@ -314,7 +318,7 @@ def test_syntax_error_then_recovery_and_utf16_columns(project: Path) -> None:
 
 def test_notebook_cells(project: Path) -> None:
     notebook_uri = from_fs_path(str(project / "nb.ipynb"))
-    cells = ["import tensorflow as tf\nsess = tf.Session()", "# notes", "%matplotlib inline\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))"]
+    cells = ["import tensorflow as tf\nsess = tf.Session()", "# notes", "%matplotlib inline\nfor step in range(100):\n    sess.run(tf.argmax(y, 1))"]
     kinds = [T.NotebookCellKind.Code, T.NotebookCellKind.Markup, T.NotebookCellKind.Code]
     cell_uris = [f"vscode-notebook-cell:{project / 'nb.ipynb'}#cell{i}" for i in range(3)]
 
@@ -365,10 +369,10 @@ def test_dependent_open_documents_republished_on_save(project: Path) -> None:
     helper = "import tensorflow as tf\n\n\ndef predict(y):\n    return tf.argmax(y, 1)\n"
     (project / "model.py").write_text(helper, encoding="utf-8")
     (project / "train.py").write_text(
-        "import tensorflow as tf\nfrom model import predict\n\nsess = tf.Session()\nfor step in range(10):\n"
+        "import tensorflow as tf\nfrom model import predict\n\nsess = tf.Session()\nfor step in range(100):\n"
         "    sess.run(predict(y))\n", encoding="utf-8")
     cells = ["import tensorflow as tf\nfrom model import predict\nsess = tf.Session()",
-             "for step in range(10):\n    sess.run(predict(y))"]
+             "for step in range(100):\n    sess.run(predict(y))"]
 
     (project / "nb.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": cell}
@@ -438,7 +442,7 @@ def test_invalid_initialization_options_warn(project: Path, options: dict, name:
 
 
 def test_unsafe_quick_fix_says_so_once(project: Path) -> None:
-    conditional = ("import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(10):\n"
+    conditional = ("import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(100):\n"
                    "    if step % 10 == 0:\n        sess.run(tf.argmax(y, 1))\n")
 
     async def body(s: Session):
@@ -460,6 +464,8 @@ def test_lone_surrogate_is_linted_not_an_internal_error(project: Path) -> None:
     # A lone surrogate (a JSON "\ud800" from the client) in the first two rows, where the coding cookie
     # is looked for, and further down.
     text = 's = "\ud800"\n' + LEAKY + 't = "\udc80"\n'
+    (project / "pyproject.toml").write_text('[tool.graphguard]\nignore = ["GG900"]\nextend-select = ["GG001"]\n',
+                                           encoding="utf-8")
 
     async def body(s: Session):
         uri = s.open("train.py", text)
@@ -564,7 +570,7 @@ def test_an_edit_below_a_form_feed_lands_where_it_was_typed(project: Path, separ
     # form feed and the like where LSP does not: an edit below one was applied a line too high, and
     # "fix all" replaced the document with that copy.
     text = (f"import tensorflow as tf\n# page {separator} break\nx = 1\n"
-            "sess = tf.Session()\nfor step in range(10):\n    sess.run(tf.argmax(y, 1))\n")
+            "sess = tf.Session()\nfor step in range(100):\n    sess.run(tf.argmax(y, 1))\n")
 
     async def body(s: Session):
         uri = s.open("train.py", text)

@@ -12,7 +12,7 @@ import pytest
 from graphguard.checker import Checker
 from graphguard.suppressions import read_suppressions
 
-HEADER = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n    sess.run(train_op)\n"
+HEADER = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n    sess.run(train_op)\n"
 
 
 def findings(tmp_path: Path, body: str, *extra: str) -> list[tuple[str, int]]:
@@ -76,7 +76,7 @@ def test_add_noqa_then_clean_rerun(tmp_path):
         # -*- coding: utf-8 -*-
         import tensorflow as tf
         sess = tf.Session()
-        for step in range(10):
+        for step in range(100):
             sess.run(tf.argmax(y, 1))  # noqa: E501
             saver = tf.train.Saver(); acc = tf.reduce_mean(x)
             print("résumé")
@@ -211,7 +211,7 @@ def test_add_noqa_uses_a_later_line_of_the_expression_and_keeps_existing_comment
     # Regression (issue 12, fuzz pass): a finding on a line continued by a backslash or inside a
     # multi-line string got a new comment line above it (every later line number shifted), and an
     # existing '# NOQA:GG102,GG103' was rewritten as '# noqa: GG101, GG102, GG103'.
-    head = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n"
+    head = "import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
     cases = {
         "slash.py": (head + "    x = tf.argmax(y, 1) + \\\n        tf.argmax(z, 1); sess.run(x)\n",
                      head + "    x = tf.argmax(y, 1) + \\\n        tf.argmax(z, 1); sess.run(x)  # noqa: GG106\n"),

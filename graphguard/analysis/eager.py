@@ -101,6 +101,8 @@ class EagerReader:
         if frame.loops:
             self._note_loop_bind(target)
         kind = target.__class__
+        if kind is ast.Name:
+            self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
         if kind is ast.Name:

@@ -121,13 +121,15 @@ class Retention(NamedTuple):
     line 40``). ``refs`` are project calls that decide, in phase 2, whether the value is a model:
     ``(ref, "returns")`` when the value is what ``ref`` returned, ``(ref, "builds")`` when it is an
     instance of a class whose ``__init__`` builds a Keras model; empty when it is known to be one.
-    No exemptions: a fresh graph or a once-guard does not free what a container holds."""
+    No exemptions: a fresh graph or a once-guard does not free what a container holds. ``nest``: every
+    loop around the store that the container outlives (how many values it keeps is their product)."""
 
     site: Site
     text: str
     value: str
     loop: int
     refs: tuple = ()
+    nest: tuple = ()
 
 
 class Trial(NamedTuple):
@@ -218,6 +220,10 @@ class ModuleFacts:
     loops: list = field(default_factory=list)
     #: the module turns TF 2 behaviour off, or runs on TF1 graphs with no eager signal: GG3xx do not apply
     eager_off: bool = False
+    #: how the module runs TensorFlow: ``"off"`` it turns TF 2 behaviour off; ``"v1"`` it builds graphs
+    #: with TF 1.x names (sessions, placeholders) as TF 1.x spells them; ``"compat"`` it does so through
+    #: ``compat.v1`` (code for TF 2); ``""`` none of these (eager, or graph code that shows no sign)
+    tf_mode: str = ""
     #: module-level names bound to code of the checked tree defined elsewhere, and where that is:
     #: ``from .ops import pred`` -> ``{"pred": Ref(".ops", "pred")}``, ``pred = _pred`` -> ``Ref("", "_pred")``
     #: (an importer of this module reaches them through it, as a package's ``__init__`` re-exports)

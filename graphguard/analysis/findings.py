@@ -116,7 +116,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             continue
         index = open_loops[-1]
         loop = module.loops[index]
-        if loop.resets_graph or index in reported_loops:
+        if loop.resets_graph or index in reported_loops or bounded(module, open_loops, project.bound):
             continue
         # A FileWriter opens an event file but adds no op (measured): it does not rebuild the graph.
         builders = [c for c in constructions if c.loops and c.loops[-1] == index and index not in c.exempt
@@ -136,8 +136,9 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         found.append(Finding(module.path, site, Effect.REBUILT_GRAPH, f"`{callee_text}(...)`",
                              loop.row, loop.column))
 
+    eager = project.eager_program and not module.tf_mode  # this module's ops run eagerly (TF 2)
     for construction in constructions:
-        if id(construction) in suppressed:
+        if id(construction) in suppressed or eager:
             continue
         if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
             continue  # reported when the iteration uses it as a trial (below), or by _eager_findings
@@ -147,7 +148,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
                                  loop.row, loop.column))
     rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
     for trial in facts.trials:
-        loop = _model_loop(module, trial)
+        loop = _model_loop(module, trial, project.bound)
         if loop is None or trial.site in rebuilt_sites:
             continue
         via = None
@@ -161,7 +162,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if id(call) in suppressed or not (callee.builds or callee.trains_model):
             continue
         if callee.trains_model is not None:
-            loop = _model_loop(module, call)
+            loop = _model_loop(module, call, project.bound)
             if loop is not None:
                 found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=callee.trains_model))
@@ -169,11 +170,11 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None:
             continue
         for effect, origin in callee.builds.items():
-            if effect is not Effect.MODEL and effect not in EAGER_EFFECTS:
+            if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path):
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=origin))
     for call, callee in calls:
-        if callee.retains is not None and call.loops and not bounded(module, call.loops, 1):
+        if callee.retains is not None and call.loops and not bounded(module, call.loops, max(project.bound, 1)):
             loop = module.loops[call.loops[-1]]
             found.append(Finding(module.path, call.site, Effect.RETAINED, f"`{call.callee}(...)`",
                                  loop.row, loop.column, via=callee.retains))
@@ -183,8 +184,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if retention.refs and not any(project.is_model(module, ref, kind) for ref, kind in retention.refs):
             continue
         loop = module.loops[retention.loop]
-        if loop.trips is not None and loop.trips <= 1:
-            continue  # a loop that runs once keeps one model
+        if bounded(module, retention.nest or (retention.loop,), max(project.bound, 1)):
+            continue  # a loop that runs a handful of times keeps a handful of models (once: one)
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
     if not module.eager_off:
@@ -308,12 +309,13 @@ def _eager_loop(project: Project, module: ModuleFacts, item):
         return None
     return module.loops[index]
 
-def _model_loop(module: ModuleFacts, item):
+def _model_loop(module: ModuleFacts, item, bound: int):
     """The innermost loop that repeats a model construction or call ``item``, or None when that
     loop releases what it builds (a fresh graph or a once-guard in it, a reset or
-    ``clear_session()`` anywhere in its iteration, directly or through a call)."""
-    if not item.loops or bounded(module, item.loops, 1):
-        return None  # a nest that runs at most once (``max_evals=1``, ``for x in [a]``) repeats nothing
+    ``clear_session()`` anywhere in its iteration, directly or through a call), or when the loops
+    around it run at most ``bound`` times in all (``max-bounded-iterations``; at least once)."""
+    if not item.loops or bounded(module, item.loops, max(bound, 1)):
+        return None  # a 5-fold split, ``max_evals=10``, ``for x in [a, b]``: a handful of models
     index = item.loops[-1]
     loop = module.loops[index]
     if index in item.exempt or loop.resets_graph:

@@ -140,6 +140,11 @@ class Project:
         ``utils.py`` beside it (``importlib``'s ``FileFinder`` looks for the package first)."""
         self.modules = modules
         self.bound = bound
+        #: A TF 2 program: some module builds graphs through ``compat.v1`` and none turns eager
+        #: execution off or spells graph code as TF 1.x does. Its ops built outside graph code run
+        #: eagerly: they grow no session's graph (:mod:`graphguard.analysis.runtimes`).
+        modes = {m.tf_mode for m in modules}
+        self.eager_program = "compat" in modes and not modes & {"off", "v1"}
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         #: files of the run without facts: an import that finds one of them calls nothing known
         self._unread: frozenset = frozenset()
@@ -379,6 +384,14 @@ class Project:
         return self._calls.get((module.path, name), ())
 
     # ------------------------------------------------------------------ phase 2
+
+    def runs_eagerly(self, path: str) -> bool:
+        """Whether the ops built in the module at ``path`` run eagerly: a TF 2 program's module that
+        builds no graph of its own (see :attr:`eager_program`)."""
+        if not self.eager_program:
+            return False
+        module = self._by_path.get(os.path.normpath(path))
+        return module is not None and not module.tf_mode
 
     def _summarise(self) -> None:
         work = []

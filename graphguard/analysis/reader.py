@@ -53,7 +53,7 @@ from graphguard.analysis.bindings import (
     new_tuple,
 )
 from graphguard.analysis.calls import CallReader
-from graphguard.analysis.catalog import Effect
+from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.eager import EagerReader
 from graphguard.analysis.facts import (
     CALLER,
@@ -102,6 +102,7 @@ class _Frame:
     pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
+    counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
     pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
 
@@ -712,11 +713,14 @@ _PER_STEP_METHODS = {
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
-                project: frozenset | None = None) -> ModuleFacts:
+                project: frozenset | None = None, cheap_predict: bool = False,
+                compat_v1: bool = False) -> ModuleFacts:
     """Phase 1 for one parsed module: its :class:`ModuleFacts`. ``session_names`` and
     ``session_factories`` are the configuration's extra sessions (``session-names``,
     ``session-factories``); ``project`` the dotted module names of the run (imports of anything
-    else are third-party code and are not followed; None: follow every import)."""
+    else are third-party code and are not followed; None: follow every import); ``cheap_predict``:
+    the module's Keras is not TF 2's eager Keras, ``compat_v1``: it spells TF 1.x names through
+    ``compat.v1`` (both :mod:`graphguard.analysis.runtimes`)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader._rebound = rebound_definitions(tree.body)
     # A function body runs after the module has run: it sees the module's imports wherever they stand
@@ -737,7 +741,13 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         reader.visit(statement)
     reader._settle_eager(reader._frames[0])
     reader._close_frame(reader._frames[0])
-    reader.facts.eager_off = reader.eager_off or (reader.graph_mode and not reader.eager)
+    # The TF 2 rules are off in a module that turns TF 2 behaviour off, runs on TF1 graphs (sessions,
+    # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
+    reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or cheap_predict) and not reader.eager)
+    if reader.eager_off:
+        reader.facts.tf_mode = "off"
+    elif reader.graph_mode:
+        reader.facts.tf_mode = "compat" if compat_v1 else "v1"
     for name, value in reader._frames[0].scope.items():
         if value.__class__ is ProjectRef and (value.ref.module or value.ref.name != name):
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
@@ -750,9 +760,15 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         for loops in reader._keras_steps:
             for loop in loops:
                 loop.runs_step = True
+    eager_off = reader.facts.eager_off
     for facts in reader.facts.functions.values():
         kept = []
+        if eager_off:  # nothing of this module repeats TF 2 work, through its callers neither
+            facts.predicts = ()
+            facts.eager_checks = ()
         for construction in facts.constructions:
+            if eager_off and construction.effect in EAGER_EFFECTS:
+                continue
             if construction.loops:
                 kept.append(construction)
             elif CALLER not in construction.exempt and construction.effect not in facts.builds:

@@ -267,12 +267,84 @@ class Resolver:
         if symbolic:
             loop.over = (self._frame.facts.name, symbolic)
 
+    def _count_value(self, node: ast.AST) -> int | None:
+        """An int the source fixes: a constant, a name bound only to constants of one value (``k = 4``,
+        in this function or at module level: a notebook's earlier cell), ``+ - * //`` of those."""
+        cls = node.__class__
+        if cls is ast.Name:
+            return self._named_count(node.id, "int")
+        if cls is ast.BinOp and node.op.__class__ in _ARITHMETIC:
+            left, right = self._count_value(node.left), self._count_value(node.right)
+            if left is None or right is None or (right == 0 and node.op.__class__ is ast.FloorDiv):
+                return None
+            return _ARITHMETIC[node.op.__class__](left, right)
+        return constant_int(node)
+
+    def _named_count(self, name: str, kind: str) -> int | None:
+        frame = self._frame
+        entry = frame.counts.get(name, _UNSET)
+        if entry is _UNSET:
+            if len(self._frames) > 1 and (name in frame.params or name in frame.scope):
+                return None  # a parameter, or bound here to something else
+            entry = self._frames[0].counts.get(name)
+        return entry[1] if entry is not None and entry is not _UNSET and entry[0] == kind else None
+
+    def _splits(self, node: ast.AST) -> int | None:
+        """How many splits a scikit-learn splitter made by ``node`` yields (``KFold(5)``,
+        ``StratifiedKFold(n_splits=k)``, ``ShuffleSplit(n_splits=50)``; sklearn's defaults: 5 folds, 10
+        shuffles, 5 x 10 repeats), or None when ``node`` makes none."""
+        if node.__class__ is not ast.Call:
+            return None
+        name = callee_text(node.func).rsplit(".", 1)[-1]
+        if not (name.endswith("Fold") or name.endswith("ShuffleSplit")):
+            return None
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        given = keywords.get("n_splits", node.args[0] if node.args else None)
+        splits = self._count_value(given) if given is not None else (10 if name.endswith("ShuffleSplit") else 5)
+        if splits is not None and name.startswith("Repeated"):
+            repeats = keywords.get("n_repeats")
+            count = 10 if repeats is None else self._count_value(repeats)
+            splits = None if count is None else splits * count
+        return splits
+
+    def _note_count(self, frame, name: str, value: ast.AST | None) -> None:
+        """After ``name = value`` (``value`` None: rebound otherwise): what count ``name`` now fixes."""
+        new = None
+        if value is not None:
+            number = self._count_value(value)
+            if number is not None:
+                new = ("int", number)
+            elif (value.__class__ is ast.Call and value.func.__class__ is ast.Attribute
+                  and value.func.attr == "split"):
+                count = self._trips(value)  # ``folds = kf.split(x)``: a generator of that many splits
+                new = None if count is None else ("len", count)
+            else:
+                splits = self._splits(value)
+                new = None if splits is None else ("splits", splits)
+        old = frame.counts.get(name, _UNSET)
+        frame.counts[name] = new if old is _UNSET or old == new else None
+
     def _trips(self, iterable: ast.AST) -> int | None:
         """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
-        ``range`` of constants, ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
+        ``range`` of counts the source fixes (``range(k)`` after ``k = 4``), a splitter's ``split``
+        (``KFold(5).split(x)``), ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
         collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        if iterable.__class__ is ast.Name:
+            count = self._named_count(iterable.id, "len")  # ``folds = kf.split(x)``, then ``for f in folds``
+            if count is not None:
+                return count
+        if (iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Name and iterable.args
+                and (len(iterable.args) == 1 or iterable.func.id == "enumerate")
+                and iterable.func.id in ("enumerate", "sorted", "list", "tuple", "reversed")):
+            return self._trips(iterable.args[0])  # ``enumerate(kf.split(x), 1)``: as many as its argument
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+                and iterable.func.attr == "split"):
+            receiver = iterable.func.value
+            if receiver.__class__ is ast.Name:
+                return self._named_count(receiver.id, "splits")
+            return self._splits(receiver)
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
-            bounds = [constant_int(arg) for arg in iterable.args]
+            bounds = [self._count_value(arg) for arg in iterable.args]
             if bounds and None not in bounds and len(bounds) <= 3 and not iterable.keywords:
                 try:
                     return len(range(*bounds))
@@ -283,6 +355,11 @@ class Resolver:
         if value is None:
             return None
         return 1 if value.setup else value.count
+
+
+_UNSET = object()
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.FloorDiv: lambda a, b: a // b}
 
 
 def followable(value):

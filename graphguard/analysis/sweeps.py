@@ -17,7 +17,7 @@ from graphguard.analysis import catalog
 from graphguard.analysis.bindings import OTHER, GraphValue, Instance, Param, ProjectRef, TFName
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, Retention, Trial
-from graphguard.analysis.resolution import BUILTINS, constant_int, project_class
+from graphguard.analysis.resolution import BUILTINS, project_class
 from graphguard.analysis.syntax import callee_text, dotted_name, is_as_default, short
 from graphguard.analysis.values import param_ref
 
@@ -284,8 +284,9 @@ class SweepReader:
                 return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
+                    nest = tuple(outer.index for outer in frame.loops if outer.index not in owner_loops)
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
-                                          made.refs)
+                                          made.refs, nest)
                     frame.pending_retentions.append((retention, None if made.always else made.subject))
                     return
 
@@ -328,8 +329,8 @@ class SweepReader:
             # keras_tuner/src/engine/tuner.py): a release per trial. What build() keeps is still kept.
             loop.resets_graph = True
         for keyword in node.keywords:
-            if keyword.arg in _TRIAL_COUNT_KEYWORDS and constant_int(keyword.value) is not None:
-                loop.trips = constant_int(keyword.value)  # ``max_evals=20``, ``n_trials=1``
+            if keyword.arg in _TRIAL_COUNT_KEYWORDS and self._count_value(keyword.value) is not None:
+                loop.trips = self._count_value(keyword.value)  # ``max_evals=20``, ``n_trials=N_TRIALS``
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
             self._project_call(ref, where, callee_text(where), bound)

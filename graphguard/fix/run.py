@@ -34,6 +34,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     from graphguard.diagnostics import Diagnostic
     from graphguard.notebook import is_notebook, python_source
     from graphguard.notebook_edit import with_module
+    from graphguard.python2 import python2_reason
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -46,6 +47,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         notebook = is_notebook(filename)
         try:
             raw = file_bytes(filename, sources)
+            if python2_reason(filename, raw):
+                print(f"graphguard: warning: {filename}: {python2_reason(filename, raw)}", file=sys.stderr)
+                continue
             if notebook:  # the fixes work on its code cells as one module; with_module puts them back
                 text = python_source(filename, raw).decode("utf-8", "surrogatepass")
                 with_module(raw, text)  # unchanged, it must come back as it is (a layout it can write)

@@ -52,7 +52,7 @@ RULES: dict[str, type[Rule]] = {
 
 #: Codes reported by the checker itself rather than by a rule: (code, name, summary).
 CHECKER_CODES: dict[str, tuple[str, str]] = {
-    "GG001": ("syntax-error", "The file could not be parsed (Python 2 code is common in TF1-era repositories)."),
+    "GG001": ("syntax-error", "The file (or a notebook cell) could not be parsed; off unless selected (Python 2 code is read)."),
     "GG002": ("io-error", "The file could not be read or decoded."),
 }
 

@@ -155,7 +155,7 @@ with tf.Session() as sess:
 from tensorflow.compat import v1
 
 sess = v1.Session()
-for epoch in range(10):
+for epoch in range(num_epochs):
     for batch in batches:
         sess.run(train_op, feed_dict={x: batch})
     epoch_accuracy = v1.reduce_mean(accuracies)  # GG101
@@ -241,7 +241,7 @@ from tensorflow.compat import v1
 
 sess = v1.Session()
 epoch_accuracy = v1.reduce_mean(accuracies)  # GG101
-for epoch in range(10):
+for epoch in range(num_epochs):
     for batch in batches:
         sess.run(train_op, feed_dict={x: batch})
 """,

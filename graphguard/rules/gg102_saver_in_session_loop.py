@@ -157,7 +157,7 @@ import tensorflow as tf
 
 make_saver = tf.train.Saver
 sess = tf.Session()
-for epoch in range(10):
+for epoch in range(num_epochs):
     for batch in batches:
         sess.run(train_op, {x: batch})
     make_saver().save(sess, "epoch-%d" % epoch)  # GG102
@@ -235,7 +235,7 @@ import tensorflow as tf
 make_saver = tf.train.Saver
 sess = tf.Session()
 saver = make_saver()
-for epoch in range(10):
+for epoch in range(num_epochs):
     for batch in batches:
         sess.run(train_op, {x: batch})
     saver.save(sess, "epoch-%d" % epoch)  # GG102

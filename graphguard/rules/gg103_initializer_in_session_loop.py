@@ -98,7 +98,7 @@ with tf.Session() as sess:
 import tensorflow as tf
 
 with tf.Session() as sess:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         sess.run(tf.global_variables_initializer())  # GG103
         sess.run(train_op)
 """,
@@ -126,7 +126,7 @@ for epoch in range(num_epochs):
 from tensorflow.compat import v1 as tf
 
 with tf.Session() as session:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         session.run(tf.variables_initializer(tf.local_variables()))  # GG103
         for batch in batches:
             session.run(train_op, feed_dict={x: batch})
@@ -168,7 +168,7 @@ import tensorflow as tf
 
 init_op = tf.global_variables_initializer()
 with tf.Session() as sess:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         sess.run(init_op)  # GG103
         sess.run(train_op)
 """,
@@ -195,7 +195,7 @@ from tensorflow.compat import v1 as tf
 
 init_op = tf.variables_initializer(tf.local_variables())
 with tf.Session() as session:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         session.run(init_op)  # GG103
         for batch in batches:
             session.run(train_op, feed_dict={x: batch})

@@ -161,7 +161,7 @@ import numpy as np
 import tensorflow as tf
 
 sess = tf.InteractiveSession()
-for restart in range(10):
+for restart in range(num_restarts):
     w = tf.Variable(np.random.randn(784, 10).astype(np.float32))  # GG107
     sess.run(w.initializer)
     for xs, ys in batches:

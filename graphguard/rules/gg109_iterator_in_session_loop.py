@@ -218,7 +218,7 @@ def batches_of(dataset):
     return iterator.get_next()
 
 with tf.Session() as sess:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         images, labels = batches_of(train_ds)  # GG109
         while True:
             try:

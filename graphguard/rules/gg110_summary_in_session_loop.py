@@ -204,7 +204,7 @@ class Evaluator:
 import tensorflow as tf
 
 with tf.Session() as sess:
-    for epoch in range(10):
+    for epoch in range(num_epochs):
         with tf.summary.FileWriter("logs/epoch_%d" % epoch) as writer:  # GG110
             for step in range(100):
                 writer.add_summary(sess.run(merged), step)

@@ -149,7 +149,7 @@ for policy_dir in tf.gfile.Glob("policies/epoch_*"):
         """\
 import tensorflow as tf
 
-for lr in [0.1, 0.01, 0.001]:
+for lr in learning_rates:
     loss = build_model()
     train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss)
     with tf.Session() as sess:  # GG111
@@ -167,7 +167,7 @@ def build_model(n_features):
     loss = tf.losses.mean_squared_error(y, tf.squeeze(tf.layers.dense(x, 1)))
     return x, y, tf.train.AdamOptimizer().minimize(loss)
 
-for fold in range(5):
+for fold in range(num_folds):
     x, y, train_op = build_model(20)
     sess = tf.Session()  # GG111
     sess.run(tf.global_variables_initializer())
@@ -180,7 +180,7 @@ for fold in range(5):
 import tensorflow as tf
 
 members = []
-for seed in range(10):
+for seed in range(num_members):
     tf.set_random_seed(seed)
     logits = build_model(images)
     train_step = tf.train.AdamOptimizer(1e-3).minimize(tf.losses.softmax_cross_entropy(labels, logits))
@@ -223,7 +223,7 @@ while trials:
 import tensorflow as tf
 
 for dataset in ["mnist", "fashion_mnist"]:
-    for lr in [1e-2, 1e-3]:
+    for lr in learning_rates:
         logits = build_model(dataset)
         train_op = tf.train.AdamOptimizer(lr).minimize(tf.losses.softmax_cross_entropy(labels, logits))
         with tf.compat.v1.Session() as sess:  # GG111
@@ -237,7 +237,7 @@ for dataset in ["mnist", "fashion_mnist"]:
         """\
 import tensorflow as tf
 
-for lr in [0.1, 0.01]:
+for lr in learning_rates:
     loss = tf.reduce_mean(build_model())
     train_op = tf.train.AdamOptimizer(lr).minimize(loss)
     with tf.train.MonitoredTrainingSession() as sess:  # GG111
@@ -259,7 +259,7 @@ the model building and session code, and which part belongs to a trial is the us
 import tensorflow as tf
 
 for dataset in ["mnist", "fashion_mnist"]:
-    for lr in [1e-2, 1e-3]:
+    for lr in learning_rates:
         logits = build_model(dataset)
         train_op = tf.train.AdamOptimizer(lr).minimize(tf.losses.softmax_cross_entropy(labels, logits))
         argmax_op = tf.argmax(logits, 1)

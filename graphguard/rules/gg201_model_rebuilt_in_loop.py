@@ -175,7 +175,7 @@ for x_fold, y_fold in folds:
 import tensorflow as tf
 
 scores = {}
-for lr in [1e-2, 1e-3, 1e-4]:
+for lr in learning_rates:
     model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])  # GG201
     model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy")
     model.fit(x_train, y_train, epochs=5)
@@ -242,7 +242,7 @@ def run_trial(units):
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     return model.fit(x, y, epochs=3).history["loss"][-1]
 
-losses = [run_trial(units) for units in (32, 64, 128)]  # GG201
+losses = [run_trial(units) for units in unit_choices]  # GG201
 """,
         # Optuna calls the objective once per trial: the driver is the loop.
         """\
@@ -264,7 +264,7 @@ study.optimize(objective, n_trials=50)  # GG201
 import gc
 from tensorflow import keras
 
-for fold in range(10):
+for fold in range(num_folds):
     model = keras.models.clone_model(base_model)  # GG201
     model.compile(optimizer="adam", loss="mse")
     model.fit(x_folds[fold], y_folds[fold])
@@ -288,7 +288,7 @@ score or its weights instead). No fix for a comprehension or a driver such as `s
 import tensorflow as tf
 
 scores = {}
-for lr in [1e-2, 1e-3, 1e-4]:
+for lr in learning_rates:
     tf.keras.backend.clear_session()
     model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])  # GG201
     model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy")
@@ -342,7 +342,7 @@ for lr in learning_rates:
 import gc
 from tensorflow import keras
 
-for fold in range(10):
+for fold in range(num_folds):
     keras.backend.clear_session()
     model = keras.models.clone_model(base_model)  # GG201
     model.compile(optimizer="adam", loss="mse")

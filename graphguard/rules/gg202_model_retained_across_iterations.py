@@ -49,7 +49,7 @@ class ModelRetainedAcrossIterations(Rule):
         """\
 results = {}
 best_val, best_model = -1.0, None
-for lr in [1e-4, 3e-4, 1e-3, 3e-3]:
+for lr in learning_rates:
     model = TwoLayerNet(input_dim=3072, hidden_dim=100, num_classes=10)
     solver = Solver(model, data, optim_config={"learning_rate": lr}, num_epochs=5)
     solver.train()
@@ -139,7 +139,7 @@ class Backbone(tf.keras.Model):
 import tensorflow as tf
 
 histories = {}
-for batch_size in [32, 64, 128]:
+for batch_size in batch_sizes:
     tf.keras.backend.clear_session()
     model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
     model.compile(optimizer="adam", loss="mse")
@@ -151,7 +151,7 @@ for batch_size in [32, 64, 128]:
         """\
 results = {}
 solvers = {}
-for lr in [1e-4, 3e-4, 1e-3, 3e-3]:
+for lr in learning_rates:
     model = TwoLayerNet(input_dim=3072, hidden_dim=100, num_classes=10)
     solver = Solver(model, data, optim_config={"learning_rate": lr}, num_epochs=5)
     solver.train()
@@ -195,7 +195,7 @@ from graphguard import SweepGuard
 
 sweep = SweepGuard()
 solvers = {}
-for lr in [1e-4, 1e-3]:
+for lr in learning_rates:
     with sweep.trial(f"lr={lr:g}") as trial:
         solver = trial.track(Solver(TwoLayerNet(hidden_dim=100), data, learning_rate=lr))
         solver.train()
@@ -204,8 +204,8 @@ for lr in [1e-4, 1e-3]:
         # Nested loops: every (lr, reg) pair's network stays in the results dict.
         """\
 results = {}
-for lr in [1e-3, 1e-2]:
-    for reg in [0.0, 1e-3, 1e-2]:
+for lr in learning_rates:
+    for reg in regularizations:
         net = TwoLayerNet(hidden_dim=50, reg=reg)
         val_acc = train(net, lr)
         results[(lr, reg)] = (val_acc, net)  # GG202
@@ -221,7 +221,7 @@ def train_model(lr):
     return model
 
 ensemble = []
-for lr in (1e-2, 1e-3, 1e-4):
+for lr in learning_rates:
     tf.keras.backend.clear_session()
     ensemble.append(train_model(lr))  # GG202
 """,
@@ -230,7 +230,7 @@ for lr in (1e-2, 1e-3, 1e-4):
 import tensorflow as tf
 
 histories = {}
-for batch_size in [32, 64, 128]:
+for batch_size in batch_sizes:
     tf.keras.backend.clear_session()
     model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
     model.compile(optimizer="adam", loss="mse")

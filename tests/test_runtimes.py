@@ -1,0 +1,134 @@
+"""Which runtime executes the code decides what grows (issue 34, first contact): TF 2's eager Keras or one
+whose predict is cheap, a TF 2 program or TF1 graphs; and loops that run a handful of times for every rule."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from graphguard.analysis.runtimes import cheap_predict, spells_compat_v1
+from graphguard.checker import Checker
+
+CHECKER = Checker()
+
+
+def codes(source: str, path: str = "t.py") -> list[tuple[str, int]]:
+    return [(d.code, d.row) for d in CHECKER.check_source(textwrap.dedent(source).encode(), path)]
+
+
+PREDICT_LOOP = """\
+{imports}
+model = Sequential([Dense(1, input_dim=4)])
+model.compile(optimizer={optimizer}, loss="mse")
+state = env.reset()
+while True:
+    action = model.predict(state.reshape(1, 4))
+    state, reward, done = env.step(action)
+"""
+
+
+@pytest.mark.parametrize("imports, optimizer, expected", [
+    # TF 2's Keras: every predict call builds a data pipeline (TF-FACTS: 70-190 ms).
+    ("from tensorflow.keras.models import Sequential\nfrom tensorflow.keras.layers import Dense", "Adam(1e-3)",
+     [("GG303", 6)]),
+    # Keras 3 (standalone, no pre-2.4 spelling) on its default TensorFlow backend: the same.
+    ("from keras.models import Sequential\nfrom keras.layers import Dense", "Adam(learning_rate=1e-3)",
+     [("GG303", 6)]),
+    # Standalone Keras before 2.4 (lr=, the TF1 backend): predict runs a cached predict function.
+    ("from keras.models import Sequential\nfrom keras.layers import Dense", "Adam(lr=1e-3)", []),
+    ("from keras.models import Sequential\nfrom keras.layers.core import Dense", "'adam'", []),
+    # Keras 3 on JAX: predict reuses its jitted function.
+    ("import os\nos.environ['KERAS_BACKEND'] = 'jax'\nfrom keras.models import Sequential\nfrom keras.layers import Dense",
+     "'adam'", []),
+])
+def test_predict_in_a_loop_depends_on_which_keras_runs_it(imports, optimizer, expected):
+    source = PREDICT_LOOP.format(imports=imports, optimizer=optimizer)
+    rows = {("GG303", 6): source.splitlines().index("    action = model.predict(state.reshape(1, 4))") + 1}
+    assert codes(source) == [(code, rows[(code, row)]) for code, row in expected]
+
+
+def test_cheap_predict_reads_spellings_not_names():
+    assert cheap_predict(b"import keras\nmodel.fit_generator(gen)\n")
+    assert not cheap_predict(b"import keras\nlr = 0.1\ndef set_rate(net, lr): pass\n")  # a name, not a keyword
+    assert not cheap_predict(b"from tensorflow import keras\nAdam(lr=0.1)\n")  # tf.keras: TF's own Keras
+    assert cheap_predict(b'import os\nos.environ.setdefault("KERAS_BACKEND", "torch")\n')
+    assert spells_compat_v1(b"import tensorflow.compat.v1 as tf\n")
+    assert spells_compat_v1(b"from tensorflow.compat import v1\n")
+    assert not spells_compat_v1(b"import tensorflow as tf\n")
+
+
+def _project(tmp_path, helper: str) -> list[tuple[str, str, int]]:
+    (tmp_path / "encoder.py").write_text(textwrap.dedent(helper))
+    (tmp_path / "track.py").write_text(textwrap.dedent("""\
+        import tensorflow as tf
+        from encoder import Encoder
+
+        encoder = Encoder("net.pb")
+        while True:
+            frame = camera.read()
+            boxes = tf.reshape(detect(frame), (-1, 4))
+            features = encoder(frame, boxes)
+        """))
+    files = [str(tmp_path / "encoder.py"), str(tmp_path / "track.py")]
+    report = Checker().check_paths(files)
+    return [(d.filename.rsplit("/", 1)[-1], d.code, d.row) for d in report.diagnostics]
+
+
+ENCODER = """\
+{imports}
+
+class Encoder:
+    def __init__(self, path):
+        self.session = tf.Session()
+        self.input = tf.placeholder(tf.float32, [None, 128, 64, 3])
+        self.output = tf.identity(self.input)
+
+    def __call__(self, frame, boxes):
+        return self.session.run(self.output, {{self.input: crop(frame, boxes)}})
+"""
+
+
+def test_a_tf2_program_builds_eager_ops_outside_its_graph_code(tmp_path):
+    # TF 2: the helper runs its own graph through compat.v1 and nothing turns eager execution off, so
+    # the caller's tf.reshape runs eagerly every frame and grows no graph.
+    assert _project(tmp_path, ENCODER.format(imports="import tensorflow.compat.v1 as tf")) == []
+
+
+def test_a_tf1_program_grows_the_session_graph(tmp_path):
+    # The same program spelled as TF 1.x: ops build into the default graph the session runs.
+    assert _project(tmp_path, ENCODER.format(imports="import tensorflow as tf")) == [("track.py", "GG101", 7)]
+
+
+def test_a_program_that_turns_eager_off_grows_the_session_graph(tmp_path):
+    imports = "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()"
+    assert _project(tmp_path, ENCODER.format(imports=imports)) == [("track.py", "GG101", 7)]
+
+
+@pytest.mark.parametrize("header, loop, expected", [
+    ("k = 4", "for i in range(k):", []),
+    ("k = 40", "for i in range(k):", [("GG201", 5)]),
+    ("k = 4\nk = 40", "for i in range(k):", [("GG201", 6)]),  # two values: unknown
+    ("kf = KFold(5, shuffle=True)", "for train, test in kf.split(x):", []),
+    ("kf = KFold(n_splits=50)", "for train, test in kf.split(x):", [("GG201", 5)]),
+    ("", "for train, test in StratifiedKFold().split(x, y):", []),  # scikit-learn's default: 5 folds
+    ("", "for train, test in RepeatedKFold().split(x):", [("GG201", 4)]),  # 5 x 10
+    ("n = 3", "for i in range(2 * n + 1):", []),
+])
+def test_a_loop_counted_from_the_source_is_bounded_for_sweeps_too(header, loop, expected):
+    source = f"import tensorflow as tf\nfrom sklearn.model_selection import KFold, RepeatedKFold, StratifiedKFold\n{header}\n{loop}\n" \
+             "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    model.compile(optimizer='adam', loss='mse')\n" \
+             "    model.fit(x, y)\n"
+    assert codes(source.replace("\n\n", "\n")) == expected
+
+
+def test_a_name_bound_in_a_function_or_passed_as_a_parameter_is_not_the_module_constant():
+    source = """\
+        import tensorflow as tf
+        k = 4
+        def sweep(k):
+            for i in range(k):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y)
+        """
+    assert codes(source) == [("GG201", 5)]
