@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
 from graphguard.analysis.findings import Finding
-from graphguard.analysis.runtimes import cheap_predict, spells_compat_v1
+from graphguard.analysis.runtimes import read_runtime
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.diagnostics import Diagnostic
 from graphguard.notebook import NotebookError, is_notebook, python_source, read_notebook
@@ -210,8 +210,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         lines = None if source.isascii() else _utf8_lines(source)
         from graphguard.analysis.reader import read_module  # (phase 1: not imported by a run that reads nothing)
 
-        result.facts = read_module(tree, path, lines, settings[0], settings[1], project, cheap_predict(source),
-                                   spells_compat_v1(source))
+        result.facts = read_module(tree, path, lines, settings[0], settings[1], project, read_runtime(source))
     except RecursionError:
         # Parsed, but nested deeper than the analysis can follow (thousands of chained operators, which
         # CPython's compiler refuses as well): reported like a file that cannot be parsed.
@@ -664,7 +663,7 @@ class Checker:
             column=site.column,
             code=rule.CODE,
             name=rule.NAME,
-            message=rule.message(finding.subject, finding.loop_row, finding.via),
+            message=rule.message(finding.subject, finding.loop_row, finding.via, finding.loop_kind),
             end_row=site.end_row,
             end_column=site.end_column,
             loop_row=finding.loop_row,

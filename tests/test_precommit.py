@@ -32,11 +32,11 @@ def test_hook_fails_on_a_leaky_file_and_passes_on_a_clean_one(tmp_path):
         f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n      - id: graphguard\n"
     )
     (repo / "train.py").write_text(
-        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(10):\n"
+        "import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
         "    sess.run(train_op)\n    tf.train.Saver().save(sess, 'ckpt')\n"
     )
     (repo / "clean.py").write_text(
-        "import tensorflow as tf\nsaver = tf.train.Saver()\nsess = tf.Session()\nfor step in range(10):\n"
+        "import tensorflow as tf\nsaver = tf.train.Saver()\nsess = tf.Session()\nfor step in range(100):\n"
         "    sess.run(train_op)\n    saver.save(sess, 'ckpt')\n"
     )
     _git("add", ".", cwd=repo)

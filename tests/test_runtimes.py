@@ -132,3 +132,79 @@ def test_a_name_bound_in_a_function_or_passed_as_a_parameter_is_not_the_module_c
                 model.fit(x, y)
         """
     assert codes(source) == [("GG201", 5)]
+
+
+def test_a_web_route_is_a_loop_per_request():
+    # Issue 34 (requests are a loop no statement shows): Flask / FastAPI handlers predict once per request.
+    source = """\
+        import numpy as np
+        from flask import Flask, request
+        from tensorflow.keras.models import load_model
+
+        app = Flask(__name__)
+        model = load_model("mpg.h5")
+
+        @app.route("/api/mpg", methods=["POST"])
+        def predict_mpg():
+            x = np.zeros((1, 7))
+            x[0, 0] = request.json["cylinders"]
+            return {"mpg": float(model.predict(x)[0])}
+
+        def offline(rows):
+            return model.predict(rows)
+        """
+    (finding,) = CHECKER.check_source(textwrap.dedent(source).encode(), "server.py")
+    assert (finding.code, finding.row) == ("GG303", 12)
+    assert "on every request to the handler at line 9" in finding.message
+
+
+def test_a_search_driver_is_named_as_a_search():
+    source = """\
+        import optuna
+        import tensorflow as tf
+
+        def objective(trial):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("units", 4, 64))])
+            model.compile(optimizer="adam", loss="mse")
+            return model.fit(x, y).history["loss"][-1]
+
+        optuna.create_study().optimize(objective, n_trials=50)
+        """
+    (finding,) = CHECKER.check_source(textwrap.dedent(source).encode(), "search.py")
+    assert finding.code == "GG201" and "on every trial of the search at line 9" in finding.message
+
+
+@pytest.mark.parametrize("data, expected", [
+    ("frame[np.newaxis, ...].astype(np.float32)", [("GG303", 8)]),  # a one-row chain, through a name
+    ("np.expand_dims(frame, 0).copy()", [("GG303", 8)]),
+    ("frames.astype(np.float32)", []),  # the iteration's data, not known as one row: not by its use
+])
+def test_a_parameter_used_as_a_keras_model_on_one_sample_is_one(data, expected):
+    source = f"""\
+import numpy as np
+import tensorflow as tf
+
+def track(detector, video):
+    while True:
+        frame, frames = video.read()
+        image = {data}
+        boxes = detector.predict(image)
+"""
+    assert codes(source) == expected
+
+
+def test_an_estimator_held_in_an_attribute_is_not_taken_by_its_use():
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+        from sklearn.tree import DecisionTreeClassifier
+
+        class Baseline:
+            def __init__(self):
+                self.tree = DecisionTreeClassifier()
+
+            def run(self, rows):
+                for row in rows:
+                    self.tree.predict(row.reshape(1, -1))
+        """
+    assert codes(source) == []

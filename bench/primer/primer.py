@@ -34,6 +34,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -104,8 +105,10 @@ def checkout(rev: str, scratch: Path) -> Path:
     return target
 
 
-def findings(tree: Path, folder: Path) -> Counter:
-    """graphguard's findings in one repository folder, counted by their key (see ``key``)."""
+def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
+    """graphguard's findings in one repository folder, counted by their key (see ``key``). A finding at a
+    call names the helper line it goes through (``(through ... at core/model.py:104)``): ``vias`` gets
+    those places, ``(repo, path, line, "")``, as lines the run reports too."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     run = subprocess.run(
         [sys.executable, "-m", "graphguard", "check", ".", "--output-format", "json", "--no-cache", "--exit-zero", "-q"],
@@ -118,7 +121,15 @@ def findings(tree: Path, folder: Path) -> Counter:
     for item in json.loads(run.stdout or "[]"):
         path = os.path.relpath(item["filename"], folder)
         counts[key(repo, path, item["location"]["row"], item["cell"], item["code"])] += 1
+        # A finding at a call names the helper's line it goes through: that line is reported too.
+        through = VIA.search(item["message"])
+        if through and vias is not None and item["cell"] is None:
+            vias.add((repo, os.path.relpath(os.path.join(folder, through[1]), folder), through[2], ""))
     return counts
+
+
+#: ``(through `self.model.predict(...)` at core/model.py:104)`` in a message.
+VIA = re.compile(r"\(through `.*?` at (\S+?):(\d+)\)")
 
 
 def selected(args) -> list[dict[str, str]]:
@@ -131,12 +142,13 @@ def selected(args) -> list[dict[str, str]]:
     return present
 
 
-def score(found: Counter, repos: set[str]) -> dict[str, float | int]:
+def score(found: Counter, repos: set[str], vias: set = frozenset()) -> dict[str, float | int]:
     """Precision and recall of one commit's findings against the stored verdicts and misses.
 
     Precision is T over judged findings (Tb counts as noise, as a user sees it); recall is the real bugs
     reported over all real bugs known (T verdicts of any commit, and misses); a real bug is reported when
-    any finding stands at its repo, path, line and cell (a reader's expected code is a guess).
+    any finding stands at its repo, path, line and cell, or goes through that line of a helper (``vias``,
+    from :func:`findings`; a reader's expected code is a guess).
     """
     verdicts = {key(v["repo"], v["path"], v["line"], v["cell"], v["code"]): v["verdict"] for v in read_csv("verdicts.csv")}
     tally = Counter()
@@ -144,7 +156,7 @@ def score(found: Counter, repos: set[str]) -> dict[str, float | int]:
         tally[verdicts.get(k, "unjudged")] += n
     real = [k for k, v in verdicts.items() if v == "T" and k[0] in repos]
     real += [key(m["repo"], m["path"], m["line"], m["cell"], m["code"]) for m in read_csv("misses.csv") if m["repo"] in repos]
-    places = {k[:4] for k in found}
+    places = {k[:4] for k in found} | set(vias)
     real_places = {k[:4] for k in real}
     hit = len(real_places & places)
     judged = tally["T"] + tally["Tb"] + tally["F"]
@@ -155,14 +167,15 @@ def score(found: Counter, repos: set[str]) -> dict[str, float | int]:
     }
 
 
-def run_all(revs: list[str], rows, repos_dir: str) -> list[Counter]:
+def run_all(revs: list[str], rows, repos_dir: str) -> list[tuple[Counter, set]]:
+    """Each commit's findings over the repositories of ``rows``, and the helper lines they go through."""
     with tempfile.TemporaryDirectory() as scratch:
         trees = [checkout(rev, Path(scratch)) for rev in revs]
-        results = [Counter() for _ in revs]
+        results = [(Counter(), set()) for _ in revs]
         for row in rows:
             folder = Path(repos_dir) / row["repo"].replace("/", "+")
-            for tree, result in zip(trees, results):
-                result.update(findings(tree, folder))
+            for tree, (result, vias) in zip(trees, results):
+                result.update(findings(tree, folder, vias))
         return results
 
 
@@ -191,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     results = run_all(args.revs, rows, args.repos)
     verdicts = {key(v["repo"], v["path"], v["line"], v["cell"], v["code"]): v for v in read_csv("verdicts.csv")}
     if args.command == "diff":
-        old, new = results
+        (old, _), (new, _) = results
         for repo in sorted(repos):
             gone = [k for k in old if k[0] == repo and old[k] > new[k]]
             came = [k for k in new if k[0] == repo and new[k] > old[k]]
@@ -204,11 +217,11 @@ def main(argv: list[str] | None = None) -> int:
                     where = f"{k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]}"
                     print(f"  {sign} {where} {k[4]}  {v['verdict'] + ': ' + v['reason'] if v else 'unjudged'}")
     print()
-    for rev, result in zip(args.revs, results):
-        print_score(rev, score(result, repos))
+    for rev, (result, vias) in zip(args.revs, results):
+        print_score(rev, score(result, repos, vias))
     if args.unjudged:
         print("\nunjudged findings:")
-        for k in sorted({k for result in results for k in result if k not in verdicts}):
+        for k in sorted({k for result, _ in results for k in result if k not in verdicts}):
             print(f"  {k[0]} {k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]} {k[4]}")
     return 0
 

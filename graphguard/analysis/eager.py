@@ -36,6 +36,8 @@ from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
     ARRAY_FUNCTIONS,
     ONE_SAMPLE_FUNCTIONS,
+    SAME_ROWS,
+    SHAPED,
     callee_text,
     dotted_name,
     loaded_names,
@@ -406,6 +408,12 @@ class EagerReader:
         receiver = node.func.value
         keywords = _PREDICT_KEYWORDS if method == "predict" else _COMPILE_KEYWORDS
         model = self._keras_model(receiver, keywords, node)
+        if (model is None and method == "predict" and self.keras and node.args and receiver.__class__ is ast.Name
+                and isinstance(self.resolve(receiver), Param) and self._one_sample(node.args[0])):
+            # ``def detect(Yolo, frame): Yolo.predict(image[np.newaxis])`` in a module that names Keras or
+            # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
+            # taken by its use: its value is unknown, not a parameter).
+            model = True
         if model is None:
             return
         text = f"{short(callee_text(node.func))}(...)"
@@ -543,7 +551,8 @@ def _maybe_number_or_sample_call(node: ast.Call) -> bool:
     """Whether call ``node`` may give a Python number or a batch of one (by the function's last name)."""
     func = node.func
     name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
-    return name in _NUMBER_FUNCTIONS or name in ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in ARRAY_FUNCTIONS
+    return (name in _NUMBER_FUNCTIONS or name in ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in ARRAY_FUNCTIONS
+            or name in SAME_ROWS or name in SHAPED)
 
 
 #: Argument node types that may be a batch of one (:meth:`EagerReader._one_sample`).

@@ -34,6 +34,9 @@ class Loop:
     #: 4); 1 for one-shot setup over one model's variables or a file of saved weights; None: unknown
     #: (a ``while`` loop, an epoch or batch loop, anything data-sized).
     trips: int | None = None
+    #: what repeats the body when no loop statement does: ``"search"`` (a search driver calling its
+    #: objective per trial), ``"request handler"`` (a web route's function, per request); ``""``: a loop
+    kind: str = ""
     #: (function, symbolic values) when the loop runs over what a parameter or a project call gives:
     #: phase 2 sets ``trips`` to 1 when every value that reaches it is one model's fixed collection
     over: tuple | None = None

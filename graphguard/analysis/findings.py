@@ -14,7 +14,7 @@ functions run steps). Reported:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphguard.analysis.bindings import ProjectRef, TFObject
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
@@ -34,6 +34,8 @@ class Finding:
     loop_row: int
     loop_column: int
     via: Origin | None = None
+    #: what repeats it when no loop statement does (``Loop.kind``: a search, a request handler)
+    loop_kind: str = ""
 
 
 def findings(project: Project, module: ModuleFacts) -> list[Finding]:
@@ -61,6 +63,10 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
     for facts in module.functions.values():
         found.extend(_function_findings(project, module, facts))
     found.sort(key=lambda f: (f.site.row, f.site.column, f.effect.value))
+    kinds = {(loop.row, loop.column): loop.kind for loop in loops if loop.kind} if found else None
+    if kinds:
+        found = [replace(f, loop_kind=kinds[(f.loop_row, f.loop_column)]) if (f.loop_row, f.loop_column) in kinds
+                 else f for f in found]
     return found
 
 

@@ -54,6 +54,7 @@ from graphguard.analysis.bindings import (
 )
 from graphguard.analysis.calls import CallReader
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
+from graphguard.analysis.runtimes import Runtime
 from graphguard.analysis.eager import EagerReader
 from graphguard.analysis.facts import (
     CALLER,
@@ -75,6 +76,7 @@ from graphguard.analysis.syntax import (
     dotted_name,
     present_target,
     rebound_definitions,
+    request_route,
     short,
 )
 
@@ -176,6 +178,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
         self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
         self.eager_off = False  # the module turns TF 2 behaviour off (``tf.disable_v2_behavior()``)
+        self.keras = False  # the module names Keras (Runtime.keras): a predict receiver may be taken by its use
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         self._in_decorator = False
@@ -529,6 +532,12 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
             loop = self._new_loop(node)
             loop.runs_step = per_step == "hook"  # a hook runs around every session step
             frame.loops.append(loop)
+        elif not lambda_ and node.decorator_list and request_route(node.decorator_list):
+            # ``@app.route("/predict")``, ``@router.post(...)``: the server calls the body once per
+            # request, for as long as it runs: the body of a loop that no statement shows.
+            loop = self._new_loop(node)
+            loop.kind = "request handler"
+            frame.loops.append(loop)
         if isinstance(body, list):
             self._visit_body(body)
         else:
@@ -713,15 +722,14 @@ _PER_STEP_METHODS = {
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
-                project: frozenset | None = None, cheap_predict: bool = False,
-                compat_v1: bool = False) -> ModuleFacts:
+                project: frozenset | None = None, runtime: Runtime = Runtime()) -> ModuleFacts:
     """Phase 1 for one parsed module: its :class:`ModuleFacts`. ``session_names`` and
     ``session_factories`` are the configuration's extra sessions (``session-names``,
     ``session-factories``); ``project`` the dotted module names of the run (imports of anything
-    else are third-party code and are not followed; None: follow every import); ``cheap_predict``:
-    the module's Keras is not TF 2's eager Keras, ``compat_v1``: it spells TF 1.x names through
-    ``compat.v1`` (both :mod:`graphguard.analysis.runtimes`)."""
+    else are third-party code and are not followed; None: follow every import); ``runtime`` what its
+    source says of the runtime that executes it (:mod:`graphguard.analysis.runtimes`)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
+    reader.keras = runtime.keras
     reader._rebound = rebound_definitions(tree.body)
     # A function body runs after the module has run: it sees the module's imports wherever they stand
     # (``def reset(): tf.reset_default_graph()`` above ``import tensorflow as tf``, as a notebook's first
@@ -743,11 +751,11 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._close_frame(reader._frames[0])
     # The TF 2 rules are off in a module that turns TF 2 behaviour off, runs on TF1 graphs (sessions,
     # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
-    reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or cheap_predict) and not reader.eager)
+    reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or runtime.cheap_predict) and not reader.eager)
     if reader.eager_off:
         reader.facts.tf_mode = "off"
     elif reader.graph_mode:
-        reader.facts.tf_mode = "compat" if compat_v1 else "v1"
+        reader.facts.tf_mode = "compat" if runtime.compat_v1 else "v1"
     for name, value in reader._frames[0].scope.items():
         if value.__class__ is ProjectRef and (value.ref.module or value.ref.name != name):
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)

@@ -29,6 +29,7 @@ new Python value. Two other runtimes read the same source and behave otherwise:
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 #: ``import keras``, ``from keras.layers import Dense`` (not ``tensorflow.keras``).
 _STANDALONE = re.compile(rb"^[ \t]*(?:from[ \t]+keras(?:[ \t.]|$)|import[ \t]+keras\b)", re.MULTILINE)
@@ -58,3 +59,22 @@ def cheap_predict(source: bytes) -> bool:
 def spells_compat_v1(source: bytes) -> bool:
     """Whether the module spells TensorFlow 1.x names through ``compat.v1`` (code written for TF 2)."""
     return b"compat" in source and _COMPAT_V1.search(source) is not None
+
+
+class Runtime(NamedTuple):
+    """What a module's source says of the runtime that executes it (see the module docstring)."""
+
+    #: its Keras is one where ``predict`` is cheap and nothing retraces (:func:`cheap_predict`)
+    cheap_predict: bool = False
+    #: it spells TF 1.x names through ``compat.v1`` (:func:`spells_compat_v1`)
+    compat_v1: bool = False
+    #: it names Keras or TensorFlow: a parameter that it calls ``predict`` on with one sample is taken
+    #: for a Keras model, by its use
+    keras: bool = False
+
+
+def read_runtime(source: bytes) -> Runtime:
+    """The :class:`Runtime` of a module with bytes ``source``: three byte searches for most modules."""
+    keras = b"keras" in source
+    return Runtime(cheap_predict(source) if keras or b"KERAS" in source else False, spells_compat_v1(source),
+                   keras or b"tensorflow" in source)

@@ -324,6 +324,7 @@ class SweepReader:
         if not objectives:
             return
         loop = self._new_loop(node)
+        loop.kind = "search"
         if is_tuner(node):
             # Keras Tuner calls clear_session() before building each trial's model (Tuner._try_build in
             # keras_tuner/src/engine/tuner.py): a release per trial. What build() keeps is still kept.

@@ -230,6 +230,10 @@ def rebound_definitions(body: list) -> frozenset:
 
 #: Functions that add a leading batch axis of one (``np.expand_dims(x, 0)``, ``tf.expand_dims``).
 ONE_SAMPLE_FUNCTIONS = frozenset({"expand_dims", "atleast_2d"})
+#: Methods that keep the rows of their receiver (``x[None].astype(np.float32)``, ``batch.copy()``).
+SAME_ROWS = frozenset({"astype", "copy", "float", "double"})
+#: NumPy constructors whose first argument is the shape (``np.zeros((1, 7))``: a batch of one).
+SHAPED = frozenset({"zeros", "ones", "empty", "full"})
 #: Functions that make an array of their first argument (``np.array([x])``: a batch of one).
 ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "vstack", "concatenate", "convert_to_tensor", "constant"})
 
@@ -267,6 +271,12 @@ def one_sample(node: ast.AST, bound=None, lists: bool = True) -> bool:
     name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
     if name in ONE_SAMPLE_FUNCTIONS:
         return True
+    if name in SAME_ROWS and isinstance(node.func, ast.Attribute):
+        return one_sample(node.func.value, bound, lists)  # ``x[None].astype(np.float32)``
+    if name in SHAPED and node.args:
+        shape = node.args[0]  # ``np.zeros((1, 7))``: one row, filled in below
+        return (isinstance(shape, (ast.Tuple, ast.List)) and len(shape.elts) > 1
+                and isinstance(shape.elts[0], ast.Constant) and shape.elts[0].value == 1)
     if name == "reshape" and node.args:
         if isinstance(node.args[0], ast.Constant):
             shape = ast.Tuple(elts=node.args)  # ``x.reshape(1, -1)``
@@ -278,3 +288,19 @@ def one_sample(node: ast.AST, bound=None, lists: bool = True) -> bool:
         return len(node.args[0].elts) == 1 and not isinstance(node.args[0].elts[0], (ast.List, ast.Tuple, ast.Starred))
     return False
 
+
+
+#: Decorator methods that register a web route (Flask ``route``, FastAPI/Starlette ``get``/``post``/...).
+_ROUTES = frozenset({"route", "get", "post", "put", "patch", "delete", "api_route", "websocket"})
+
+
+def request_route(decorators: list) -> bool:
+    """Whether one of ``decorators`` registers the function as a web request handler: a call of a
+    route method on a name or attribute (``@app.route("/predict")``, ``@router.post("/x")``)."""
+    for decorator in decorators:
+        if (decorator.__class__ is ast.Call and decorator.func.__class__ is ast.Attribute
+                and decorator.func.attr in _ROUTES and decorator.func.value.__class__ in (ast.Name, ast.Attribute)
+                and decorator.args and decorator.args[0].__class__ is ast.Constant
+                and isinstance(decorator.args[0].value, str) and decorator.args[0].value.startswith("/")):
+            return True
+    return False

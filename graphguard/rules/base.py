@@ -12,10 +12,15 @@ In ``INVALID`` snippets, every line that must be reported ends with a ``# CODE``
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.fixpoint import Origin
+
+#: How a message names what repeats a construction when no loop statement does (``Loop.kind``).
+_REPEATERS = {"search": ("trial of", "the search"), "request handler": ("request to", "the handler")}
+_ITERATION = re.compile(r"\b(every|each) iteration of the (?:session )?loop at line")
 
 
 class Rule:
@@ -38,13 +43,19 @@ class Rule:
     FIX_SAFETY: ClassVar[str] = ""
 
     @classmethod
-    def message(cls, subject: str, loop_row: int, via: Origin | None = None) -> str:
+    def message(cls, subject: str, loop_row: int, via: Origin | None = None, kind: str = "") -> str:
         """The finding's message for ``subject`` repeated by the loop at ``loop_row``; ``via`` is where
         a called helper builds it, named by its path as the run names files (``lib/__init__.py:3``: a
-        project has several ``__init__.py`` and ``model.py``; a new user's trial)."""
+        project has several ``__init__.py`` and ``model.py``; a new user's trial). ``kind`` names what
+        repeats it when no loop statement does (``Loop.kind``): ``every trial of the search at line 12``,
+        ``every request to the handler at line 40``."""
         if via is not None:
             subject = f"{subject} (through {via.subject} at {via.path}:{via.row})"
-        return cls.MESSAGE.format(subject=subject, loop_row=loop_row)
+        text = cls.MESSAGE.format(subject=subject, loop_row=loop_row)
+        if kind in _REPEATERS:
+            unit, noun = _REPEATERS[kind]
+            text = _ITERATION.sub(lambda m: f"{m[1]} {unit} {noun} at line", text)
+        return text
 
     @classmethod
     def fix(cls) -> str:
