@@ -208,3 +208,38 @@ def test_an_estimator_held_in_an_attribute_is_not_taken_by_its_use():
                     self.tree.predict(row.reshape(1, -1))
         """
     assert codes(source) == []
+
+
+STRUCTURE = """\
+import tensorflow as tf
+sess = tf.Session()
+{loop}
+    {body}
+"""
+
+
+@pytest.mark.parametrize("loop, body, expected", [
+    # A pass over the model's or the graph's structure builds one needed op per element: setup.
+    ("for layer in model.layers:", "sess.run(tf.gradients(layer.output, images), {images: batch})", []),
+    ("for layer in model.layers[-4:]:", "sess.run(tf.reduce_mean(layer.output), {images: batch})", []),
+    ("for op in tf.get_default_graph().get_operations():", "sess.run(tf.size(op.outputs[0]))", []),
+    ("for name in tensor_names:", "sess.run(tf.reduce_max(graph.get_tensor_by_name(name + ':0')))", []),
+    ("for pool in [l for l in model.layers if 'pool' in l.name]:", "sess.run(tf.reduce_mean(pool.output))", []),
+    # Data: batches, steps, an iterable passed in whose elements are not looked up by name.
+    ("for batch in batches:", "sess.run(tf.argmax(logits, 1), {images: batch})", [("GG101", 4)]),
+    ("for name in tensor_names:", "sess.run(tf.reduce_max(tensors[name]))", [("GG101", 4)]),
+])
+def test_a_loop_over_the_model_or_graph_structure_is_setup(loop, body, expected):
+    assert codes(STRUCTURE.format(loop=loop, body=body)) == expected
+
+
+def test_a_structural_loop_inside_a_training_loop_is_still_repeated():
+    source = """\
+        import tensorflow as tf
+        sess = tf.Session()
+        for epoch in range(num_epochs):
+            sess.run(train_op)
+            for layer in model.layers:
+                sess.run(tf.reduce_mean(layer.output))
+        """
+    assert codes(source) == [("GG101", 6)]

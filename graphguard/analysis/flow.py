@@ -15,6 +15,7 @@ import ast
 from graphguard.analysis.bindings import GraphValue, TFName
 from graphguard.analysis.facts import CALLER, Loop, Retention
 from graphguard.analysis.syntax import (
+    looks_up_by,
     assigned_targets,
     callee_text,
     dotted_name,
@@ -96,6 +97,11 @@ class FlowReader:
         self._in_loop(loop, (node.body,))
         if counter is not None:
             self._counters.pop()
+        if (loop.trips is None and self.lookups and node.target.__class__ is ast.Name
+                and looks_up_by(node.body, node.target.id)):
+            # ``for name in names: t = graph.get_tensor_by_name(name)``: the loop walks the graph's or the
+            # model's structure by name, one element each, whatever the list: one-shot setup.
+            loop.trips = 1
         for statement in node.orelse:
             self.visit(statement)
 

@@ -179,6 +179,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
         self.eager_off = False  # the module turns TF 2 behaviour off (``tf.disable_v2_behavior()``)
         self.keras = False  # the module names Keras (Runtime.keras): a predict receiver may be taken by its use
+        self.lookups = False  # the module looks up tensors or layers by name (Runtime.lookups)
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         self._in_decorator = False
@@ -729,7 +730,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     else are third-party code and are not followed; None: follow every import); ``runtime`` what its
     source says of the runtime that executes it (:mod:`graphguard.analysis.runtimes`)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
-    reader.keras = runtime.keras
+    reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
     # A function body runs after the module has run: it sees the module's imports wherever they stand
     # (``def reset(): tf.reset_default_graph()`` above ``import tensorflow as tf``, as a notebook's first

@@ -314,9 +314,11 @@ class Resolver:
             number = self._count_value(value)
             if number is not None:
                 new = ("int", number)
-            elif (value.__class__ is ast.Call and value.func.__class__ is ast.Attribute
-                  and value.func.attr == "split"):
-                count = self._trips(value)  # ``folds = kf.split(x)``: a generator of that many splits
+            elif ((value.__class__ is ast.Call and value.func.__class__ is ast.Attribute and value.func.attr == "split")
+                  or value.__class__ in _COMPREHENSIONS or structural(value)):
+                # ``folds = kf.split(x)``: that many splits; ``convs = [l for l in model.layers if ...]``,
+                # ``layers = model.layers``: one pass over the model's structure
+                count = self._trips(value)
                 new = None if count is None else ("len", count)
             else:
                 splits = self._splits(value)
@@ -329,6 +331,10 @@ class Resolver:
         ``range`` of counts the source fixes (``range(k)`` after ``k = 4``), a splitter's ``split``
         (``KFold(5).split(x)``), ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
         collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        if structural(iterable):
+            return 1  # ``for layer in model.layers``: one op per element of the model, built once
+        if iterable.__class__ in _COMPREHENSIONS and len(iterable.generators) == 1:
+            return 1 if self._trips(iterable.generators[0].iter) == 1 else None  # ``[l for l in model.layers if ...]``
         if iterable.__class__ is ast.Name:
             count = self._named_count(iterable.id, "len")  # ``folds = kf.split(x)``, then ``for f in folds``
             if count is not None:
@@ -358,6 +364,24 @@ class Resolver:
 
 
 _UNSET = object()
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
+#: Attributes that hold a model's or a graph's structure: a loop over one runs once per layer, output,
+#: weight or op, a number fixed by the program, not by time or data.
+STRUCTURAL_ATTRIBUTES = frozenset({"layers", "outputs", "inputs", "output_names", "input_names", "weights",
+                                   "trainable_weights", "non_trainable_weights", "submodules", "node"})
+#: Methods that list a graph's or a model's structure (``graph.get_operations()``, ``model.get_config()``).
+STRUCTURAL_METHODS = frozenset({"get_operations", "get_all_collection_keys", "get_weights"})
+
+
+def structural(node: ast.AST) -> bool:
+    """Whether ``node`` is a model's or a graph's structure (``model.layers``, ``model.layers[1:]``,
+    ``graph.get_operations()``, ``graph_def.node``): a loop over it is one-shot setup, however long."""
+    if node.__class__ is ast.Subscript:
+        node = node.value  # ``model.layers[-3:]``
+    if node.__class__ is ast.Attribute:
+        return node.attr in STRUCTURAL_ATTRIBUTES
+    return (node.__class__ is ast.Call and node.func.__class__ is ast.Attribute
+            and node.func.attr in STRUCTURAL_METHODS)
 _ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
                ast.FloorDiv: lambda a, b: a // b}
 

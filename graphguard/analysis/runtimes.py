@@ -71,10 +71,16 @@ class Runtime(NamedTuple):
     #: it names Keras or TensorFlow: a parameter that it calls ``predict`` on with one sample is taken
     #: for a Keras model, by its use
     keras: bool = False
+    #: it calls a lookup of a graph's or a model's structure by name (``get_tensor_by_name``,
+    #: ``get_layer``): loops that pass their variable to one walk that structure
+    lookups: bool = False
 
 
 def read_runtime(source: bytes) -> Runtime:
     """The :class:`Runtime` of a module with bytes ``source``: three byte searches for most modules."""
     keras = b"keras" in source
     return Runtime(cheap_predict(source) if keras or b"KERAS" in source else False, spells_compat_v1(source),
-                   keras or b"tensorflow" in source)
+                   keras or b"tensorflow" in source, _LOOKUPS.search(source) is not None)
+
+
+_LOOKUPS = re.compile(rb"\.(?:get_tensor_by_name|get_operation_by_name|get_layer|get_collection)\(")

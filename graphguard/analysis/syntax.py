@@ -304,3 +304,20 @@ def request_route(decorators: list) -> bool:
                 and isinstance(decorator.args[0].value, str) and decorator.args[0].value.startswith("/")):
             return True
     return False
+
+
+#: Methods that find a graph's tensor or op, or a model's layer, by name (``graph.get_tensor_by_name``).
+LOOKUPS = frozenset({"get_tensor_by_name", "get_operation_by_name", "get_layer", "get_collection"})
+
+
+def looks_up_by(body: list, name: str) -> bool:
+    """Whether ``body`` passes the loop variable ``name`` to a lookup of the graph's or the model's
+    structure (:data:`LOOKUPS`: ``graph.get_tensor_by_name(name + ":0")``, ``model.get_layer(name)``)."""
+    for statement in body:
+        for node in ast.walk(statement):
+            if (node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in LOOKUPS
+                    and any(part.__class__ is ast.Name and part.id == name
+                            for arg in (*node.args, *(keyword.value for keyword in node.keywords))
+                            for part in ast.walk(arg))):
+                return True
+    return False
