@@ -360,8 +360,10 @@ def _run_check(args) -> int:
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
                   f"({_count(len(files), 'file')} in all{unparsed}).", file=sys.stderr)
+        elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
+            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
         else:
-            print(f"All checks passed ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
+            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -416,6 +418,8 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
             fixes.update(propose_fixes(text, mine, reasons))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
+        except (RecursionError, MemoryError):  # a new user's trial: a 250-term sum was a traceback in SARIF
+            reasons.update((d, "the file is nested too deeply to fix") for d in mine if d.code in FIXABLE_CODES)
     return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons
             else d for d in diagnostics]
 

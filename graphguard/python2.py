@@ -51,7 +51,7 @@ def read_python2(source: bytes, filename: str = "<unknown>") -> tuple[ast.Module
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(rewritten, filename=filename)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tree, rewritten.encode("utf-8", "surrogatepass")
 
@@ -66,14 +66,16 @@ def python2_reason(filename: str, raw: bytes) -> str | None:
         notebook = notebook_of(filename, raw)
         if notebook is None or not notebook.python2:
             return None
-        return f"cell {notebook.python2[0]} is Python 2 (read for findings only): no automatic fix"
+        return f"cell {notebook.python2[0]} is Python 2, read for findings only"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ast.parse(raw)
         return None
     except (SyntaxError, ValueError):
-        return "the file is Python 2 (read for findings only): no automatic fix" if read_python2(raw) else None
+        return "the file is Python 2, read for findings only" if read_python2(raw) else None
+    except (RecursionError, MemoryError):
+        return None  # nested too deeply for CPython's parser: not Python 2, and no fix either
 
 
 def as_python3(source: str) -> str | None:
@@ -119,6 +121,12 @@ class _Rewriter:
         self.header: str | None = None
         #: inside a backtick repr
         self.tick = False
+        #: open brackets: whether each is a tuple parameter's, written as spaces (``lambda (k, v): v``)
+        self.erased: list[bool] = []
+        #: the depth at which a ``def``'s or ``lambda``'s parameters stand, while they are read
+        self.params_at: int | None = None
+        self.def_next = False  # a ``def`` name was read: its ``(`` opens the parameters
+        self.param_next = False  # the next token starts a parameter (``(a, b)`` there is a tuple parameter)
 
     def run(self) -> str | None:
         text, out, i, n = self.text, self.out, 0, len(self.text)
@@ -148,6 +156,7 @@ class _Rewriter:
                 out.append(text[i:end])
                 i = end
                 continue
+            expect_param, self.param_next = self.param_next, False
             match = _STRING_START.match(text, i)
             if match and (match.start(1) == i or _NAME.match(text, i).end() == match.start(1)):
                 end = _string_end(text, match.end(1), match.group(1))
@@ -183,17 +192,40 @@ class _Rewriter:
                 i += 2
                 continue
             if char in "([{":
+                if char == "(" and self.def_next:
+                    self.def_next, self.params_at, self.param_next = False, self.depth + 1, True
+                    erase = False
+                else:
+                    # ``def f((a, b), c)``, ``lambda (k, v): v``: a tuple parameter's brackets become spaces
+                    erase = char == "(" and ((self.params_at == self.depth and expect_param)
+                                             or bool(self.erased and self.erased[-1]))
+                self.erased.append(erase)
                 self.depth += 1
+                if erase:
+                    out.append(" ")
+                    self.changed = True
+                    i += 1
+                    continue
             elif char in ")]}" and self.depth:
                 self.depth -= 1
+                if self.params_at is not None and self.depth < self.params_at:
+                    self.params_at = None  # the end of a ``def``'s parameters
+                if self.erased and self.erased.pop():
+                    out.append(" ")
+                    i += 1
+                    continue
             elif char == ";" and self.depth == 0:
                 self._end_statement()
                 out.append(char)
                 i += 1
                 at_start = True
                 continue
+            elif char == ":" and self.params_at == self.depth and not (self.erased and self.erased[-1]):
+                self.params_at = None  # the end of a ``lambda``'s parameters
             elif char == ":" and self.depth == 0 and self.header == "except":
                 self.header = None
+            elif char == "," and self.params_at == self.depth:
+                self.param_next = True
             elif char == "," and self.depth == 0 and self.header is not None:
                 i = self._header_comma(i)
                 continue
@@ -228,6 +260,19 @@ class _Rewriter:
             return end
         if at_start and self.depth == 0 and word in ("except", "raise"):
             self.header = word
+        if word == "def":
+            self.def_next = True
+        elif word == "lambda":
+            self.params_at, self.param_next = self.depth, True
+        elif word in ("async", "await"):
+            rest = end
+            while rest < len(text) and text[rest] in " \t":
+                rest += 1
+            if not (rest < len(text) and (text[rest].isalnum() or text[rest] in "_([")):
+                # a name in Python 2 (``async = True``, ``f(async=1)``); not ``async def``, ``await f()``
+                out.append(word[:4] + "_")
+                self.changed = True
+                return end
         out.append(word)
         return end
 

@@ -857,3 +857,23 @@ def test_output_file_in_a_missing_folder_makes_it(tmp_path):
     (tmp_path / "plain").write_text("")
     blocked = graphguard("check", "--no-cache", "-o", os.path.join("plain", "out.txt"), "leaky.py", cwd=tmp_path)
     assert blocked.returncode == 2 and blocked.stderr.count("\n") == 1 and "Traceback" not in blocked.stderr
+
+
+def test_deep_expressions_are_reported_without_fixes_and_no_traceback(tmp_path):
+    # A new user's trial: a 400-term sum in a session loop was a RecursionError traceback (exit 1) in the
+    # JSON, SARIF and full formats (libcst computing the fix), and --diff an internal error (exit 2).
+    terms = " + ".join(f"t{i}" for i in range(400))
+    (tmp_path / "poly.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
+                                      f"    sess.run(tf.reduce_sum(x) + {terms})\n")
+    for fmt in ("json", "sarif", "full"):
+        result = graphguard("check", "--no-cache", "--exit-zero", "--output-format", fmt, "poly.py", cwd=tmp_path)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-500:]
+    diff = graphguard("check", "--no-cache", "--diff", "poly.py", cwd=tmp_path)
+    assert diff.returncode == 0 and "internal error" not in diff.stderr and "nested too deeply" in diff.stderr
+
+
+def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_path):
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
+    result = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)
+    assert result.returncode == 0 and "All checks passed" not in result.stderr
+    assert result.stderr.startswith("No findings (1 file checked; 1 file could not be parsed")

@@ -39,6 +39,12 @@ PY2_LOOP = (
     ("s = '''\nprint x\n'''\n", None),
     ("print(x)\nprint = 3\n", None),
     ("f(a,\n  b); print a\n", "f(a,\n  b); print(a)\n"),
+    # Tuple parameters (a new user's trial: one hid the whole file) and async/await as names.
+    ("key = lambda (k, v): -v\n", "key = lambda  k, v : -v\n"),
+    ("def g((a, b), c): pass\n", "def g( a, b , c): pass\n"),
+    ("def g(a, ((b, c), d)): pass\n", "def g(a,   b, c , d ): pass\n"),
+    ("def h(a=(1, 2)): print a\n", "def h(a=(1, 2)): print(a)\n"),
+    ("sv = Supervisor(async=True)\nasync = 1\n", "sv = Supervisor(asyn_=True)\nasyn_ = 1\n"),
 ])
 def test_python2_forms_read_as_python3(python2, python3):
     assert as_python3(python2) == python3

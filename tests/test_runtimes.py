@@ -243,3 +243,72 @@ def test_a_structural_loop_inside_a_training_loop_is_still_repeated():
                 sess.run(tf.reduce_mean(layer.output))
         """
     assert codes(source) == [("GG101", 6)]
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    ("sess.run(tf.argmax(y, 1))", "sess.run(train_op)", [("GG101", 6)]),  # the loop runs the first definition
+    ("sess.run(train_op)", "sess.run(tf.argmax(y, 1))", []),  # a later cell's fix does not reach back
+])
+def test_a_function_redefined_in_a_later_cell_is_bound_in_execution_order(tmp_path, first, second, expected):
+    # Issue 34: a loop in one cell ran the definition active when the cell ran, not a later cell's.
+    import json
+
+    cells = [f"import tensorflow as tf\nsess = tf.Session()\ndef step():\n    return {first}",
+             "for i in range(1000):\n    step()", f"def step():\n    return {second}"]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": cell} for cell in cells]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    report = Checker().check_paths([str(tmp_path / "nb.ipynb")])
+    assert [(d.code, d.row) for d in report.diagnostics] == expected
+
+
+def _run(tmp_path, files: dict) -> list[tuple[str, str, int]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    report = Checker().check_paths([str(tmp_path / name) for name in files])
+    return [(d.filename.rsplit("/", 1)[-1], d.code, d.row) for d in report.diagnostics]
+
+
+AGENT = """\
+    import numpy as np
+    from keras.models import Sequential
+    from keras.layers import Dense
+
+    class Agent:
+        def __init__(self):
+            self.model = Sequential([Dense(2, input_dim=4)])
+            self.model.compile(optimizer="adam", loss="mse")
+
+        def act(self, state):
+            return np.argmax(self.model.predict(state[None])[0])
+    """
+MAIN = """\
+    from agent import Agent
+    agent = Agent()
+    state = env.reset()
+    while True:
+        state, reward, done, _ = env.step(agent.act(state))
+    """
+
+
+def test_a_program_on_keras_before_2_4_is_one_runtime(tmp_path):
+    # A new user's trial: the old spelling in one module of the program silenced it there only.
+    helpers = "from keras.optimizers import Adam\nfrom keras.backend.tensorflow_backend import set_session\n"
+    assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "session.py": helpers}) == []
+
+
+def test_a_program_that_also_shows_tf2_keras_keeps_gg303(tmp_path):
+    tf2 = "import tensorflow as tf\nloss_fn = tf.keras.losses.MeanSquaredError()\n"
+    assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "losses.py": tf2}) == [("main.py", "GG303", 5)]
+
+
+@pytest.mark.parametrize("chunks, expected", [("4", []), ("40", [("GG303", 5)])])
+def test_chunked_inference_over_a_handful_of_parts_is_bounded(chunks, expected):
+    source = f"""\
+import numpy as np
+import tensorflow as tf
+model = tf.keras.models.load_model("m.keras")
+for part in np.array_split(data, {chunks}):
+    out.append(model.predict(part))
+"""
+    assert codes(source) == expected

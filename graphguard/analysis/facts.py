@@ -227,6 +227,8 @@ class ModuleFacts:
     #: with TF 1.x names (sessions, placeholders) as TF 1.x spells them; ``"compat"`` it does so through
     #: ``compat.v1`` (code for TF 2); ``""`` none of these (eager, or graph code that shows no sign)
     tf_mode: str = ""
+    #: the Keras era its source shows (:attr:`graphguard.analysis.runtimes.Runtime.keras_era`)
+    keras_era: str = ""
     #: module-level names bound to code of the checked tree defined elsewhere, and where that is:
     #: ``from .ops import pred`` -> ``{"pred": Ref(".ops", "pred")}``, ``pred = _pred`` -> ``Ref("", "_pred")``
     #: (an importer of this module reaches them through it, as a package's ``__init__`` re-exports)

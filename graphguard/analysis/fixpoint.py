@@ -145,6 +145,10 @@ class Project:
         #: eagerly: they grow no session's graph (:mod:`graphguard.analysis.runtimes`).
         modes = {m.tf_mode for m in modules}
         self.eager_program = "compat" in modes and not modes & {"off", "v1"}
+        #: A program on standalone Keras before 2.4: some module says so (``lr=``, ``keras.layers.core``)
+        #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
+        eras = {m.keras_era for m in modules}
+        self.old_keras_program = "old" in eras and "new" not in eras
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         #: files of the run without facts: an import that finds one of them calls nothing known
         self._unread: frozenset = frozenset()

@@ -171,6 +171,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._memo: dict[int, object] = {}  # id(node) -> resolved value (the tree outlives the reader)
         self._synthetic: list = []
         self._rebound: frozenset = frozenset()  # module functions rebound at module level
+        self._redefined: dict = {}  # module functions defined more than once at module level -> first row
         self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
         self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
         self._project_stars: list = []  # modules of the checked tree star-imported at module level, last first
@@ -507,6 +508,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
             self.visit(default)
         lambda_ = isinstance(node, ast.Lambda)
         qualname = self._lambda_name(node) if lambda_ else self._qualname(node.name)
+        if not lambda_ and self._redefined and self._frame is self._frames[0] and self._redefined.get(node.name, node.lineno) != node.lineno:
+            # A module-level function defined again further down (a notebook's later cell): each definition
+            # has its own facts, and code between the two calls the one bound then, as Jupyter runs it.
+            qualname = f"{node.name}@{node.lineno}"
         enclosing = self._frame
         facts = FunctionFacts(qualname)
         facts.traced = traced
@@ -732,6 +737,11 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
+    rows: dict = {}
+    for statement in tree.body:
+        if statement.__class__ is ast.FunctionDef or statement.__class__ is ast.AsyncFunctionDef:
+            rows.setdefault(statement.name, []).append(statement.lineno)
+    reader._redefined = {name: found[0] for name, found in rows.items() if len(found) > 1}
     # A function body runs after the module has run: it sees the module's imports wherever they stand
     # (``def reset(): tf.reset_default_graph()`` above ``import tensorflow as tf``, as a notebook's first
     # cells often are). Module-level code before an import could not run at all, so binding the imports
@@ -753,6 +763,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     # The TF 2 rules are off in a module that turns TF 2 behaviour off, runs on TF1 graphs (sessions,
     # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
     reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or runtime.cheap_predict) and not reader.eager)
+    reader.facts.keras_era = runtime.keras_era
     if reader.eager_off:
         reader.facts.tf_mode = "off"
     elif reader.graph_mode:

@@ -308,23 +308,32 @@ class Resolver:
         return splits
 
     def _note_count(self, frame, name: str, value: ast.AST | None) -> None:
-        """After ``name = value`` (``value`` None: rebound otherwise): what count ``name`` now fixes."""
+        """After ``name = value`` (``value`` None: rebound otherwise): what count ``name`` now fixes. Called
+        on every assignment to a name: most values (calls, attributes) are turned away by their class."""
         new = None
-        if value is not None:
+        cls = value.__class__
+        if cls in _COUNTED:
             number = self._count_value(value)
-            if number is not None:
-                new = ("int", number)
-            elif ((value.__class__ is ast.Call and value.func.__class__ is ast.Attribute and value.func.attr == "split")
-                  or value.__class__ in _COMPREHENSIONS or structural(value)):
-                # ``folds = kf.split(x)``: that many splits; ``convs = [l for l in model.layers if ...]``,
-                # ``layers = model.layers``: one pass over the model's structure
-                count = self._trips(value)
+            new = None if number is None else ("int", number)
+        elif cls is ast.Call:
+            func = value.func
+            last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", "")
+            if last == "split" or last in STRUCTURAL_METHODS:
+                count = self._trips(value)  # ``folds = kf.split(x)``: that many splits
                 new = None if count is None else ("len", count)
-            else:
-                splits = self._splits(value)
+            elif last.endswith(("Fold", "ShuffleSplit")):
+                splits = self._splits(value)  # ``kf = KFold(5)``
                 new = None if splits is None else ("splits", splits)
-        old = frame.counts.get(name, _UNSET)
-        frame.counts[name] = new if old is _UNSET or old == new else None
+        elif cls in _COMPREHENSIONS or (cls in _STRUCTURES and structural(value)):
+            # ``convs = [l for l in model.layers if ...]``, ``layers = model.layers``: one pass over the
+            # model's structure
+            count = self._trips(value)
+            new = None if count is None else ("len", count)
+        counts = frame.counts
+        if new is None and name not in counts:
+            return  # never a count: nothing to invalidate
+        old = counts.get(name, _UNSET)
+        counts[name] = new if old is _UNSET or old == new else None
 
     def _trips(self, iterable: ast.AST) -> int | None:
         """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
@@ -344,7 +353,10 @@ class Resolver:
                 and iterable.func.id in ("enumerate", "sorted", "list", "tuple", "reversed")):
             return self._trips(iterable.args[0])  # ``enumerate(kf.split(x), 1)``: as many as its argument
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
-                and iterable.func.attr == "split"):
+                and iterable.func.attr in ("split", "array_split")):
+            if len(iterable.args) >= 2 and iterable.func.attr == "array_split" or (
+                    iterable.func.attr == "split" and len(iterable.args) == 2 and dotted_name(iterable.func.value) in _ARRAY_MODULES):
+                return self._count_value(iterable.args[1])  # ``np.array_split(data, 4)``: four chunks
             receiver = iterable.func.value
             if receiver.__class__ is ast.Name:
                 return self._named_count(receiver.id, "splits")
@@ -364,7 +376,10 @@ class Resolver:
 
 
 _UNSET = object()
+_ARRAY_MODULES = frozenset({"np", "numpy", "tf", "tensorflow"})
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
+_COUNTED = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp)  # what _count_value may read as an int
+_STRUCTURES = (ast.Attribute, ast.Subscript)
 #: Attributes that hold a model's or a graph's structure: a loop over one runs once per layer, output,
 #: weight or op, a number fixed by the program, not by time or data.
 STRUCTURAL_ATTRIBUTES = frozenset({"layers", "outputs", "inputs", "output_names", "input_names", "weights",

@@ -74,13 +74,29 @@ class Runtime(NamedTuple):
     #: it calls a lookup of a graph's or a model's structure by name (``get_tensor_by_name``,
     #: ``get_layer``): loops that pass their variable to one walk that structure
     lookups: bool = False
+    #: which Keras era its source shows: ``"old"`` standalone Keras before 2.4, ``"new"`` TF 2's Keras
+    #: or Keras 3 (``tf.keras``, ``tensorflow.keras``, ``keras.ops``, ``tf.function``, ...), ``""`` neither
+    keras_era: str = ""
 
 
 def read_runtime(source: bytes) -> Runtime:
     """The :class:`Runtime` of a module with bytes ``source``: three byte searches for most modules."""
     keras = b"keras" in source
+    era = ""
+    if keras:
+        if _STANDALONE.search(source) and _BEFORE_2_4.search(source):
+            era = "old"
+        elif _NEW_KERAS.search(source):
+            era = "new"
+    elif b"tensorflow" in source and _NEW_KERAS.search(source):
+        era = "new"
     return Runtime(cheap_predict(source) if keras or b"KERAS" in source else False, spells_compat_v1(source),
-                   keras or b"tensorflow" in source, _LOOKUPS.search(source) is not None)
+                   keras or b"tensorflow" in source, _LOOKUPS.search(source) is not None, era)
 
 
-_LOOKUPS = re.compile(rb"\.(?:get_tensor_by_name|get_operation_by_name|get_layer|get_collection)\(")
+#: What only TF 2's Keras or Keras 3 code says: a program that says it is not on Keras before 2.4.
+_NEW_KERAS = re.compile(rb"tensorflow\.keras|\btf\.keras|keras\.(?:ops|config|saving|random|src)\b|keras_core"
+                        rb"|GradientTape|\btf\.function|\.numpy\(\)|KERAS_BACKEND")
+
+
+_LOOKUPS = re.compile(rb"\.(?:get_tensor|get_operation|get_layer|get_collection)\w*[ \t]*\(")

@@ -306,16 +306,18 @@ def request_route(decorators: list) -> bool:
     return False
 
 
-#: Methods that find a graph's tensor or op, or a model's layer, by name (``graph.get_tensor_by_name``).
-LOOKUPS = frozenset({"get_tensor_by_name", "get_operation_by_name", "get_layer", "get_collection"})
+#: How methods that find a graph's tensor or op, or a model's layer, by name start (``graph.get_tensor_by_name``,
+#: ``model.get_layer``, ``tf.get_collection``, a project's ``self.get_layer_output(name)``).
+LOOKUPS = ("get_tensor", "get_operation", "get_layer", "get_collection")
 
 
 def looks_up_by(body: list, name: str) -> bool:
     """Whether ``body`` passes the loop variable ``name`` to a lookup of the graph's or the model's
-    structure (:data:`LOOKUPS`: ``graph.get_tensor_by_name(name + ":0")``, ``model.get_layer(name)``)."""
+    structure (:data:`LOOKUPS`: ``graph.get_tensor_by_name(name + ":0")``, ``model.get_layer(name)``,
+    ``self.get_layer_output(name)``)."""
     for statement in body:
         for node in ast.walk(statement):
-            if (node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in LOOKUPS
+            if (node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr.startswith(LOOKUPS)
                     and any(part.__class__ is ast.Name and part.id == name
                             for arg in (*node.args, *(keyword.value for keyword in node.keywords))
                             for part in ast.walk(arg))):

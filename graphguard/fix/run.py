@@ -78,6 +78,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
                     result = dataclasses.replace(result, original=decode(raw), fixed=decode(with_module(raw, result.fixed)))
         except (KeyboardInterrupt, SystemExit):
             raise
+        except (RecursionError, MemoryError):  # a 500-term sum: libcst cannot hold it (a new user's trial)
+            print(f"graphguard: warning: {filename}: nested too deeply to fix; left unchanged", file=sys.stderr)
+            continue
         except Exception as error:  # a bug in graphguard: this file is left as it was, the others go on
             if interrupted:
                 raise KeyboardInterrupt from None
