@@ -397,21 +397,22 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
                                        f"{d.code}`, Fix safety)")
                    if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
     from graphguard.notebook import is_notebook, python_source
-    from graphguard.python2 import python2_reason
 
     files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
         return diagnostics
     from graphguard.fix import propose_fixes
     from graphguard.fix.apply import decode, file_bytes
+    from graphguard.fix.source import python2_reason
 
     fixes, reasons = {}, {}
     for filename in files:
         mine = [d for d in diagnostics if d.filename == filename]
         try:
             raw = file_bytes(filename, sources)
-            if python2_reason(filename, raw):
-                reasons.update((d, python2_reason(filename, raw)) for d in mine if d.code in FIXABLE_CODES)
+            python2 = python2_reason(filename, raw)
+            if python2:
+                reasons.update((d, python2) for d in mine if d.code in FIXABLE_CODES)
                 continue
             # A notebook's fixes are computed on its cells' module; in_cells then locates them by cell.
             text = python_source(filename, raw).decode("utf-8", "surrogatepass") if is_notebook(filename) else decode(raw)

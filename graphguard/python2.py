@@ -56,28 +56,6 @@ def read_python2(source: bytes, filename: str = "<unknown>") -> tuple[ast.Module
     return tree, rewritten.encode("utf-8", "surrogatepass")
 
 
-def python2_reason(filename: str, raw: bytes) -> str | None:
-    """Why ``filename`` (bytes ``raw``) gets no fixes, when graphguard reads it as Python 2 (a
-    notebook: when any of its cells is); else None. Fixes are made on Python 3 syntax and would
-    rewrite the Python 2 statements they touch."""
-    if filename.endswith(".ipynb"):
-        from graphguard.notebook import notebook_of
-
-        notebook = notebook_of(filename, raw)
-        if notebook is None or not notebook.python2:
-            return None
-        return f"cell {notebook.python2[0]} is Python 2, read for findings only"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(raw)
-        return None
-    except (SyntaxError, ValueError):
-        return "the file is Python 2, read for findings only" if read_python2(raw) else None
-    except (RecursionError, MemoryError):
-        return None  # nested too deeply for CPython's parser: not Python 2, and no fix either
-
-
 def as_python3(source: str) -> str | None:
     """``source`` rewritten from Python 2 into Python 3 syntax, rows kept, or None when nothing in it
     is Python 2 (so the caller's SyntaxError stands). Tabs in indentation are expanded only when the

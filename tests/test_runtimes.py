@@ -312,3 +312,48 @@ for part in np.array_split(data, {chunks}):
     out.append(model.predict(part))
 """
     assert codes(source) == expected
+
+
+def test_a_module_that_runs_eagerly_builds_no_graph_nor_do_its_helpers(tmp_path):
+    # First contact (set C): a TF 2 tracker makes a compat.v1 InteractiveSession for its GPU options and
+    # calls .numpy() on its results; its per-frame tf.constant and a helper's ops are eager.
+    files = {
+        "boxes.py": """\
+            import tensorflow as tf
+
+            def filter_boxes(scores, threshold):
+                keep = tf.math.reduce_max(scores, axis=-1) >= threshold
+                return tf.boolean_mask(scores, keep)
+            """,
+        "track.py": """\
+            import tensorflow as tf
+            from tensorflow.compat.v1 import ConfigProto, InteractiveSession
+            from boxes import filter_boxes
+
+            session = InteractiveSession(config=ConfigProto())
+            while True:
+                frame = tf.constant(camera.read())
+                scores = filter_boxes(infer(frame), 0.5)
+                count = scores.numpy().shape[0]
+                session.run(encoder_op)
+            """,
+    }
+    assert _run(tmp_path, files) == []
+
+
+def test_a_root_scope_that_reuses_variables_makes_no_new_ones_in_helpers():
+    source = """\
+        import tensorflow as tf
+
+        def generator(z):
+            w = tf.get_variable("g_w", [100, 784])
+            return tf.matmul(z, w)
+
+        fake = generator(z)
+        tf.get_variable_scope().reuse_variables()
+        sess = tf.Session()
+        for step in range(steps):
+            sess.run(train_op)
+            images = sess.run(generator(z))
+        """
+    assert codes(source) == [("GG101", 12)]  # the ops again, but no new variable (GG107)

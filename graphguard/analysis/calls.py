@@ -98,6 +98,12 @@ class CallReader:
                 isinstance(func_value, (TFName, TFObject))
                 or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
             self._search_driver(node)
+        if name == "reuse_variables" and isinstance(node.func, ast.Attribute) and not node.args:
+            # ``tf.get_variable_scope().reuse_variables()``, ``scope.reuse_variables()``: from here to the end
+            # of the enclosing ``with`` (or of the module: a notebook's later cells), get_variable reuses.
+            if not self._reuse_depth and len(self._frames) == 1 and not self.facts.reuse_from:
+                self.facts.reuse_from = node.lineno  # helpers called below it reuse their variables too
+            self._reuse_depth += 1
         if isinstance(func_value, TFName):
             effect = catalog.effect_of(func_value.path)
             if effect is Effect.VARIABLE and self._reuse_depth and func_value.path == "tf.get_variable":

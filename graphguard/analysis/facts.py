@@ -225,10 +225,15 @@ class ModuleFacts:
     eager_off: bool = False
     #: how the module runs TensorFlow: ``"off"`` it turns TF 2 behaviour off; ``"v1"`` it builds graphs
     #: with TF 1.x names (sessions, placeholders) as TF 1.x spells them; ``"compat"`` it does so through
-    #: ``compat.v1`` (code for TF 2); ``""`` none of these (eager, or graph code that shows no sign)
+    #: ``compat.v1`` (code for TF 2); ``"eager"`` it shows eager execution of its own (``.numpy()``,
+    #: ``tf.GradientTape``, ``tf.function``) and graph names only through ``compat.v1``, if any; ``""``
+    #: it shows nothing
     tf_mode: str = ""
     #: the Keras era its source shows (:attr:`graphguard.analysis.runtimes.Runtime.keras_era`)
     keras_era: str = ""
+    #: the row of a module-level ``tf.get_variable_scope().reuse_variables()`` (0: none): a helper's
+    #: ``tf.get_variable`` called below it returns the existing variable
+    reuse_from: int = 0
     #: module-level names bound to code of the checked tree defined elsewhere, and where that is:
     #: ``from .ops import pred`` -> ``{"pred": Ref(".ops", "pred")}``, ``pred = _pred`` -> ``Ref("", "_pred")``
     #: (an importer of this module reaches them through it, as a package's ``__init__`` re-exports)

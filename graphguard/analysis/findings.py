@@ -142,7 +142,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         found.append(Finding(module.path, site, Effect.REBUILT_GRAPH, f"`{callee_text}(...)`",
                              loop.row, loop.column))
 
-    eager = project.eager_program and not module.tf_mode  # this module's ops run eagerly (TF 2)
+    eager = project.runs_eagerly(module.path)  # this module's ops run eagerly (TF 2)
     for construction in constructions:
         if id(construction) in suppressed or eager:
             continue
@@ -176,7 +176,10 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None:
             continue
         for effect, origin in callee.builds.items():
-            if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path):
+            if (effect is Effect.VARIABLE and module.reuse_from and call.site.row > module.reuse_from
+                    and origin.subject.startswith("`tf.get_variable")):
+                continue  # the root variable scope reuses: the helper's get_variable makes nothing
+            if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path, eager):
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=origin))
     for call, callee in calls:

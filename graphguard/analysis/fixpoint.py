@@ -389,13 +389,15 @@ class Project:
 
     # ------------------------------------------------------------------ phase 2
 
-    def runs_eagerly(self, path: str) -> bool:
-        """Whether the ops built in the module at ``path`` run eagerly: a TF 2 program's module that
-        builds no graph of its own (see :attr:`eager_program`)."""
-        if not self.eager_program:
-            return False
+    def runs_eagerly(self, path: str, caller_eager: bool = False) -> bool:
+        """Whether the ops built in the module at ``path`` run eagerly: a module whose own code runs
+        eagerly and builds no graph (``tf_mode == "eager"``: ``.numpy()`` on its results), or a TF 2
+        program's module that shows nothing (see :attr:`eager_program`). ``caller_eager``: the ops are
+        built for a caller that runs eagerly, so a helper that shows no graph code of its own runs so too."""
         module = self._by_path.get(os.path.normpath(path))
-        return module is not None and not module.tf_mode
+        if module is None:
+            return False
+        return (module.tf_mode == "eager" or (not module.tf_mode and (caller_eager or self.eager_program)))
 
     def _summarise(self) -> None:
         work = []

@@ -193,10 +193,11 @@ class FlowReader:
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, value)
                 self._note_made((item.optional_vars,), item.context_expr)  # ``with tf.Graph().as_default() as g:``
+        saved = self._reuse_depth
         self._reuse_depth += reuse
         for statement in node.body:
             self.visit(statement)
-        self._reuse_depth -= reuse
+        self._reuse_depth = saved  # a ``scope.reuse_variables()`` in the block ends with it
         del self._frame.exempt[len(self._frame.exempt) - pushed:]
 
     def _reuses_variables(self, node: ast.AST) -> bool:

@@ -766,6 +766,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader.facts.keras_era = runtime.keras_era
     if reader.eager_off:
         reader.facts.tf_mode = "off"
+    elif reader.eager and (runtime.compat_v1 or not reader.graph_mode):
+        # Its own code runs eagerly (``.numpy()``, ``tf.GradientTape``); TF 2's compat.v1 names beside it
+        # (an ``InteractiveSession`` made for its GPU options) do not turn eager execution off.
+        reader.facts.tf_mode = "eager"
     elif reader.graph_mode:
         reader.facts.tf_mode = "compat" if runtime.compat_v1 else "v1"
     for name, value in reader._frames[0].scope.items():

@@ -34,7 +34,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
     from graphguard.diagnostics import Diagnostic
     from graphguard.notebook import is_notebook, python_source
     from graphguard.notebook_edit import with_module
-    from graphguard.python2 import python2_reason
+    from graphguard.fix.source import python2_reason
     from graphguard.suppressions import write_keeping
 
     failed = bool(errors)
@@ -47,8 +47,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         notebook = is_notebook(filename)
         try:
             raw = file_bytes(filename, sources)
-            if python2_reason(filename, raw):
-                print(f"graphguard: warning: {filename}: {python2_reason(filename, raw)}", file=sys.stderr)
+            python2 = python2_reason(filename, raw)
+            if python2:
+                print(f"graphguard: warning: {filename}: {python2}; left unchanged", file=sys.stderr)
                 continue
             if notebook:  # the fixes work on its code cells as one module; with_module puts them back
                 text = python_source(filename, raw).decode("utf-8", "surrogatepass")

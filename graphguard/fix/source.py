@@ -9,12 +9,15 @@ assigns, which names it mentions) and which helpers of the file build nothing bu
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from graphguard.analysis.syntax import dotted_name
+from graphguard.notebook import notebook_of
+from graphguard.python2 import read_python2
 
 #: Builtins that compute a value from their arguments and nothing else.
 PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "abs", "round", "min", "max", "tuple", "range"})
@@ -401,3 +404,23 @@ def assigns(node: cst.CSTNode, name: str) -> bool:
     if any(mentions(t, name) for t in targets):
         return True
     return any(assigns(child, name) for child in node.children)
+
+
+def python2_reason(filename: str, raw: bytes) -> str | None:
+    """Why ``filename`` (bytes ``raw``) gets no fixes, when graphguard reads it as Python 2 (a
+    notebook: when any of its cells is); else None. Fixes are made on Python 3 syntax and would
+    rewrite the Python 2 statements they touch."""
+    if filename.endswith(".ipynb"):
+        notebook = notebook_of(filename, raw)
+        if notebook is None or not notebook.python2:
+            return None
+        return f"cell {notebook.python2[0]} is Python 2, read for findings only"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(raw)
+        return None
+    except (SyntaxError, ValueError):
+        return "the file is Python 2, read for findings only" if read_python2(raw) else None
+    except (RecursionError, MemoryError):
+        return None  # nested too deeply for CPython's parser: not Python 2, and no fix either
