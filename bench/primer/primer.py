@@ -44,7 +44,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-KEPT = (".py", ".pyi", ".ipynb", "pyproject.toml", ".gitignore")
+KEPT = (".py", ".pyi", ".ipynb", "pyproject.toml", ".gitignore", ".txt", "setup.cfg", ".yml", ".yaml", "Pipfile")
+
+
+def _declares_dependencies(path: str) -> bool:
+    """Whether a text file is one where a project pins its dependencies (requirements*.txt, environment.yml)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.startswith("requirement") or name.startswith("environment") or name.startswith("conda")
 
 
 def read_csv(name: str) -> list[dict[str, str]]:
@@ -79,7 +85,7 @@ def extract(mirror: str, dest: str) -> int:
         meta, raw = record.split(b"\t", 1)
         path = raw.decode("utf-8", "surrogateescape")
         mode, kind, sha = meta.decode().split()
-        if kind != "blob" or not path.endswith(KEPT):
+        if kind != "blob" or not path.endswith(KEPT) or (path.endswith((".txt", ".yml", ".yaml")) and not _declares_dependencies(path)):
             continue
         blob = subprocess.run(["git", "--git-dir", git, "cat-file", "blob", sha], capture_output=True)
         if blob.returncode:
