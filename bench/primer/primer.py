@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--set", action="append", help="only repositories of this set (repeatable)")
         p.add_argument("--unjudged", action="store_true", help="list the findings with no verdict yet")
         p.add_argument("revs", nargs=2 if name == "diff" else 1)
+    sub.choices["score"].add_argument("--noise", action="store_true", help="list the findings judged Tb or F, with their reasons")
     args = parser.parse_args(argv)
     if args.command == "extract":
         return extract(args.mirror, args.dest)
@@ -225,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for rev, (result, vias) in zip(args.revs, results):
         print_score(rev, score(result, repos, vias))
+    if getattr(args, "noise", False):
+        print("\nfindings judged noise (Tb) or false (F):")
+        for k in sorted(k for k in results[0][0] if verdicts.get(k, {}).get("verdict") in ("Tb", "F")):
+            v = verdicts[k]
+            print(f"  {v['verdict']:2} {k[4]} {k[0]} {k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]}  {v['reason']}")
     if args.unjudged:
         print("\nunjudged findings:")
         for k in sorted({k for result, _ in results for k in result if k not in verdicts}):
