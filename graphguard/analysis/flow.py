@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from graphguard.analysis.bindings import GraphValue, TFName
+from graphguard.analysis.bindings import GraphValue, Param, TFName
 from graphguard.analysis.facts import CALLER, Loop, Retention
 from graphguard.analysis.syntax import (
     looks_up_by,
@@ -22,7 +22,9 @@ from graphguard.analysis.syntax import (
     ends_in_break,
     is_as_default,
     is_once_guard,
+    TENSOR_PREDICATES,
     names_a_graph,
+    names_tensor_types,
     short,
 )
 
@@ -91,12 +93,12 @@ class FlowReader:
         if loop.trips is None:
             self._note_over(loop, node.iter)
         # ``for t in range(n):`` takes each value once: ``if t == k:`` in its body holds on one iteration.
-        counter = node.target.id if isinstance(node.target, ast.Name) and _is_range(node.iter) else None
-        if counter is not None:
-            self._counters.append((counter, loop))
+        counters = _stepped_counters(node.body)
+        if isinstance(node.target, ast.Name) and _is_range(node.iter):
+            counters.append(node.target.id)
+        self._counters.extend((counter, loop) for counter in counters)
         self._in_loop(loop, (node.body,))
-        if counter is not None:
-            self._counters.pop()
+        del self._counters[len(self._counters) - len(counters):]
         if (loop.trips is None and self.lookups and node.target.__class__ is ast.Name
                 and looks_up_by(node.body, node.target.id)):
             # ``for name in names: t = graph.get_tensor_by_name(name)``: the loop walks the graph's or the
@@ -108,7 +110,11 @@ class FlowReader:
     visit_AsyncFor = visit_For
 
     def visit_While(self, node: ast.While) -> None:
-        self._in_loop(self._new_loop(node), (node.test, node.body))
+        loop = self._new_loop(node)
+        counters = _stepped_counters(node.body)
+        self._counters.extend((counter, loop) for counter in counters)
+        self._in_loop(loop, (node.test, node.body))
+        del self._counters[len(self._counters) - len(counters):]
         for statement in node.orelse:
             self.visit(statement)
 
@@ -235,6 +241,27 @@ class FlowReader:
                     break
         return None
 
+    def _tensor_branch(self, test: ast.AST) -> str:
+        """Which branch of ``if test:`` runs only when a parameter holds a TensorFlow tensor: ``"body"``
+        for ``isinstance(p, tf.Tensor)``, ``tf.is_tensor(p)`` or a predicate of this module that returns
+        such a test of its argument (``is_tf_expression(p)``); ``"orelse"`` for their negation; ``""``
+        otherwise."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        if negated:
+            test = test.operand
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)
+                and isinstance(self.resolve(test.args[0]), Param)):
+            return ""
+        func = test.func
+        if isinstance(func, ast.Name) and func.id == "isinstance":
+            tested = len(test.args) == 2 and names_tensor_types(test.args[1])
+        else:
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            tested = name in TENSOR_PREDICATES or (isinstance(func, ast.Name) and func.id in self._tensor_tests)
+        if not tested:
+            return ""
+        return "orelse" if negated else "body"
+
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
@@ -244,12 +271,47 @@ class FlowReader:
             once = True
         elif once:
             self._frame.exempt.append(self._exemption())
-        for statement in node.body:
-            self.visit(statement)
-        if once:
-            self._frame.exempt.pop()
-        for statement in node.orelse:
-            self.visit(statement)
+        # ``if is_tensor(value): <build>`` in a helper called in a loop with Python numbers: the branch
+        # never runs for that caller (a summary helper that takes a tensor while the graph is built, a
+        # number per step). The caller's loop does not repeat what the tensor branch builds.
+        tensor_branch = "" if once else self._tensor_branch(node.test)
+        for branch, statements in (("body", node.body), ("orelse", node.orelse)):
+            guarded = branch == tensor_branch
+            if guarded:
+                self._frame.exempt.append(frozenset({CALLER}))
+            for statement in statements:
+                self.visit(statement)
+            if guarded:
+                self._frame.exempt.pop()
+            if branch == "body" and once:
+                self._frame.exempt.pop()
+
+
+def _stepped_counters(body: list) -> list:
+    """Names that every pass of a loop body increases: ``iter += 1`` as a statement of the body itself
+    (not under an ``if``) in a body with no ``continue`` that could skip it (one in an ``except`` clause,
+    the error path, does not count). Such a name takes each value once, so ``if iter == step_size + 1:``
+    holds on one iteration (a learning-rate drop, a snapshot)."""
+    stepped = [statement.target.id for statement in body
+               if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
+               and isinstance(statement.target, ast.Name) and isinstance(statement.value, ast.Constant)
+               and isinstance(statement.value.value, int) and statement.value.value > 0]
+    if stepped and any(isinstance(node, ast.Continue) for statement in body for node in _same_loop(statement)):
+        return []
+    return stepped
+
+
+def _same_loop(node: ast.AST):
+    """The nodes of a loop body's statement that belong to that loop (not to loops or functions inside),
+    outside ``except`` clauses."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                      ast.Lambda, ast.ClassDef, ast.ExceptHandler)):
+                stack.append(child)
 
 
 def _is_range(node: ast.AST) -> bool:

@@ -76,6 +76,7 @@ from graphguard.analysis.syntax import (
     dotted_name,
     present_target,
     rebound_definitions,
+    tensor_predicates,
     request_route,
     short,
 )
@@ -188,6 +189,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
         self._attr_numbers: set = set()  # (class name, attribute) set to a Python number in a method (GG301)
         self._counters: list = []  # (name, Loop) of the enclosing ``for name in range(...)`` loops
+        self._tensor_tests: frozenset = frozenset()  # module functions that test whether their argument is a tensor
 
     # ------------------------------------------------------------------ traversal
 
@@ -737,6 +739,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
+    reader._tensor_tests = tensor_predicates(tree.body)
     rows: dict = {}
     for statement in tree.body:
         if statement.__class__ is ast.FunctionDef or statement.__class__ is ast.AsyncFunctionDef:

@@ -323,3 +323,37 @@ def looks_up_by(body: list, name: str) -> bool:
                             for part in ast.walk(arg))):
                 return True
     return False
+
+
+#: TensorFlow's classes of graph values: ``isinstance(x, tf.Tensor)`` tests whether ``x`` is one.
+_TENSOR_TYPES = frozenset({"Tensor", "Variable", "Operation", "SparseTensor", "RaggedTensor", "IndexedSlices",
+                           "EagerTensor", "KerasTensor", "RefVariable", "ResourceVariable"})
+#: Functions that test whether their argument is a tensor (``tf.is_tensor``, ``K.is_keras_tensor``, ...).
+TENSOR_PREDICATES = frozenset({"is_tensor", "is_keras_tensor", "is_symbolic_tensor", "is_tensor_like"})
+
+
+def names_tensor_types(node: ast.AST) -> bool:
+    """Whether ``node``, the second argument of ``isinstance``, names only TensorFlow's tensor classes
+    (``tf.Tensor``, ``(tf.Tensor, tf.Variable)``)."""
+    parts = node.elts if isinstance(node, ast.Tuple) else (node,)
+    return bool(parts) and all((dotted_name(part) or "").rsplit(".", 1)[-1] in _TENSOR_TYPES for part in parts)
+
+
+def tensor_predicates(body: list) -> frozenset:
+    """The module's functions that return whether their first argument is a tensor: ``def
+    is_tf_expression(x): return isinstance(x, tf.Tensor) or isinstance(x, tf.Variable)``."""
+    found = set()
+    for statement in body:
+        if not isinstance(statement, ast.FunctionDef) or not statement.args.args:
+            continue
+        code = [s for s in statement.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(code) != 1 or not isinstance(code[0], ast.Return) or code[0].value is None:
+            continue
+        param = statement.args.args[0].arg
+        value = code[0].value
+        tests = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        if all(isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance"
+               and len(t.args) == 2 and isinstance(t.args[0], ast.Name) and t.args[0].id == param
+               and names_tensor_types(t.args[1]) for t in tests):
+            found.add(statement.name)
+    return frozenset(found)

@@ -116,6 +116,31 @@ with tf.Session() as sess:
         logits = graph.get_tensor_by_name("logits:0")
         sess.run(logits)
 """,
+        # A helper whose ops are built only for a tensor argument, called per step with Python numbers:
+        # the number branch fills its cache once per name.
+        """import tensorflow.compat.v1 as tf
+
+_fed = {}
+
+def is_graph_value(x):
+    return isinstance(x, (tf.Tensor, tf.Variable))
+
+def track(name, value, sess=None):
+    if is_graph_value(value):
+        return tf.identity(value, name=name)
+    if name not in _fed:
+        holder = tf.placeholder(tf.float32)
+        _fed[name] = (holder, tf.summary.scalar(name, holder))
+    holder, summary = _fed[name]
+    return sess.run(summary, {holder: value})
+
+with tf.Session() as sess:
+    for step in range(100000):
+        loss_value, _ = sess.run([loss, train_op])
+        track("loss", loss_value, sess)
+        if not tf.is_tensor(step):
+            track("step", step, sess)
+""",
     )
 
     INVALID = (

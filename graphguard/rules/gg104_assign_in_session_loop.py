@@ -142,6 +142,23 @@ with tf.Session() as sess:
             sess.run(tf.assign(lr_var, decayed_lr))
         sess.run(train_op)
 """,
+        # The same on a while loop's counter, bumped on every pass (a skip in an except clause is the
+        # error path): `if it == drop_at:` holds once.
+        """\
+import tensorflow.compat.v1 as tf
+
+lr_var = tf.Variable(0.1, trainable=False)
+with tf.Session() as sess:
+    it = 1
+    while it <= max_iters:
+        if it == drop_at + 1:
+            sess.run(tf.assign(lr_var, lr_var * 0.1))
+        try:
+            sess.run(train_op, next_feed())
+        except ValueError:
+            continue
+        it += 1
+""",
     )
 
     INVALID = (
