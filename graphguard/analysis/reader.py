@@ -107,6 +107,7 @@ class _Frame:
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
+    node: ast.AST | None = None  # the ``def`` being read (its parameters' defaults and calls give counts)
     pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
 
 
@@ -190,6 +191,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._attr_numbers: set = set()  # (class name, attribute) set to a Python number in a method (GG301)
         self._counters: list = []  # (name, Loop) of the enclosing ``for name in range(...)`` loops
         self._tensor_tests: frozenset = frozenset()  # module functions that test whether their argument is a tensor
+        self._tree: ast.Module | None = None  # the module read (the calls of a function give its parameters' counts)
+        self._calls_by_name: dict | None = None  # function or method name -> the module's calls of it (on first use)
+        self._module_ints: dict = {}  # module-level names bound once to an int
+        self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
 
     # ------------------------------------------------------------------ traversal
 
@@ -520,7 +525,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self.facts.functions[qualname] = facts  # a lambda too: it may be passed on and called
         if not lambda_:
             enclosing.scope[node.name] = ProjectRef(Ref("", qualname), is_class=False)
-        frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None)
+        frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None,
+                       node=None if lambda_ else node)
         facts.params = tuple(p.arg for p in (*params.posonlyargs, *params.args))
         all_params = [*params.posonlyargs, *params.args, *params.kwonlyargs]
         for extra in (params.vararg, params.kwarg):
@@ -740,6 +746,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
     reader._tensor_tests = tensor_predicates(tree.body)
+    reader._tree = tree
     rows: dict = {}
     for statement in tree.body:
         if statement.__class__ is ast.FunctionDef or statement.__class__ is ast.AsyncFunctionDef:
@@ -780,6 +787,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
+    reader._tree = reader._calls_by_name = None
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

@@ -284,10 +284,74 @@ class Resolver:
         frame = self._frame
         entry = frame.counts.get(name, _UNSET)
         if entry is _UNSET:
+            if len(self._frames) > 1 and name in frame.params and kind != "splits" and frame.node is not None:
+                return self._param_count(frame, name, kind)
             if len(self._frames) > 1 and (name in frame.params or name in frame.scope):
                 return None  # a parameter, or bound here to something else
             entry = self._frames[0].counts.get(name)
         return entry[1] if entry is not None and entry is not _UNSET and entry[0] == kind else None
+
+    def _param_count(self, frame, name: str, kind: str = "int") -> int | None:
+        """The most that parameter ``name`` of the function being read can be (``kind`` "int"), or the
+        longest literal list it can hold ("len"), when every call of it in this module passes such a value
+        or leaves a default that is one (``def cross_validate(n_folds=10)`` called as
+        ``cross_validate(5)``, ``losses=["mae", "mse"]``): a loop of ``range(n_folds)`` runs at most that
+        often. None when a call passes anything else, or nothing in the module calls it."""
+        node = frame.node
+        key = (id(node), name, kind)
+        if key in self._param_counts:
+            return self._param_counts[key]
+        self._param_counts[key] = None  # a call that passes the parameter on to itself
+        args = node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        method = frame.class_name is not None and bool(positional) and positional[0] in ("self", "cls")
+        values = []
+        for call in self._calls_named(node.name):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
+            given = next((k.value for k in call.keywords if k.arg == name), None)
+            index = positional.index(name) - shift if name in positional else -1
+            if given is None and 0 <= index < len(call.args):
+                given = call.args[index]
+            given = given if given is not None else defaults.get(name)
+            if kind == "len":
+                value = len(given.elts) if isinstance(given, (ast.List, ast.Tuple, ast.Set)) else None
+            else:
+                value = None if given is None else constant_int(given)
+                if value is None and isinstance(given, ast.Name):
+                    value = self._module_ints.get(given.id)
+            if value is None:
+                return None
+            values.append(value)
+        self._param_counts[key] = max(values) if values else None
+        return self._param_counts[key]
+
+    def _calls_named(self, name: str) -> list:
+        """The module's calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``),
+        gathered once per module on first use (few modules loop over a count given as a parameter)."""
+        if self._calls_by_name is None:
+            self._calls_by_name, self._module_ints = {}, {}
+            ints: dict = {}
+            statements = list(self._tree.body) if self._tree is not None else []
+            while statements:  # module-level code, ``if __name__ == "__main__":`` blocks included
+                statement = statements.pop()
+                if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                        and isinstance(statement.targets[0], ast.Name)):
+                    ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
+                elif isinstance(statement, (ast.If, ast.With, ast.Try)):
+                    statements.extend(statement.body)
+                    statements.extend(getattr(statement, "orelse", ()))
+            self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
+            for sub in ast.walk(self._tree) if self._tree is not None else ():
+                if isinstance(sub, ast.Call):
+                    func = sub.func
+                    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                    if called is not None:
+                        self._calls_by_name.setdefault(called, []).append(sub)
+        return self._calls_by_name.get(name, [])
 
     def _splits(self, node: ast.AST) -> int | None:
         """How many splits a scikit-learn splitter made by ``node`` yields (``KFold(5)``,
@@ -299,7 +363,9 @@ class Resolver:
         if not (name.endswith("Fold") or name.endswith("ShuffleSplit")):
             return None
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
-        given = keywords.get("n_splits", node.args[0] if node.args else None)
+        # ``KFold(n, n_folds=5)``: scikit-learn's old cross_validation module (before 0.20) took the
+        # number of samples first.
+        given = keywords.get("n_splits", keywords.get("n_folds", node.args[0] if node.args and "n_folds" not in keywords else None))
         splits = self._count_value(given) if given is not None else (10 if name.endswith("ShuffleSplit") else 5)
         if splits is not None and name.startswith("Repeated"):
             repeats = keywords.get("n_repeats")
@@ -346,6 +412,8 @@ class Resolver:
             return 1 if self._trips(iterable.generators[0].iter) == 1 else None  # ``[l for l in model.layers if ...]``
         if iterable.__class__ is ast.Name:
             count = self._named_count(iterable.id, "len")  # ``folds = kf.split(x)``, then ``for f in folds``
+            if count is None:
+                count = self._named_count(iterable.id, "splits")  # ``for tr, te in kf`` (scikit-learn < 0.20)
             if count is not None:
                 return count
         if (iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Name and iterable.args
@@ -361,6 +429,13 @@ class Resolver:
             if receiver.__class__ is ast.Name:
                 return self._named_count(receiver.id, "splits")
             return self._splits(receiver)
+        if (iterable.__class__ is ast.Call and len(iterable.args) == 2 and not iterable.keywords
+                and callee_text(iterable.func) in ("random.sample", "sample")):
+            return self._count_value(iterable.args[1])  # ``random.sample(sentences, 10)``: ten
+        if (iterable.__class__ is ast.Subscript and iterable.slice.__class__ is ast.Slice
+                and iterable.slice.upper is not None and iterable.slice.step is None
+                and (iterable.slice.lower is None or constant_int(iterable.slice.lower) == 0)):
+            return self._count_value(iterable.slice.upper)  # ``best[:top_n]``: at most top_n
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
             bounds = [self._count_value(arg) for arg in iterable.args]
             if bounds and None not in bounds and len(bounds) <= 3 and not iterable.keywords:
