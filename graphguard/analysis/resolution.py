@@ -384,8 +384,8 @@ class Resolver:
         elif cls is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", "")
-            if last == "split" or last in STRUCTURAL_METHODS:
-                count = self._trips(value)  # ``folds = kf.split(x)``: that many splits
+            if last == "split" or last == "sample" or last in STRUCTURAL_METHODS:
+                count = self._trips(value)  # ``folds = kf.split(x)``: that many splits; ``random.sample(xs, 10)``
                 new = None if count is None else ("len", count)
             elif last.endswith(("Fold", "ShuffleSplit")):
                 splits = self._splits(value)  # ``kf = KFold(5)``
@@ -394,6 +394,9 @@ class Resolver:
             # ``convs = [l for l in model.layers if ...]``, ``layers = model.layers``: one pass over the
             # model's structure
             count = self._trips(value)
+            new = None if count is None else ("len", count)
+        elif cls is ast.Subscript and value.slice.__class__ is ast.Slice:
+            count = self._trips(value)  # ``best = ranked[:top_n]``
             new = None if count is None else ("len", count)
         counts = frame.counts
         if new is None and name not in counts:
