@@ -179,6 +179,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             if (effect is Effect.VARIABLE and module.reuse_from and call.site.row > module.reuse_from
                     and origin.subject.startswith("`tf.get_variable")):
                 continue  # the root variable scope reuses: the helper's get_variable makes nothing
+            if effect is Effect.OPERATOR and Effect.OP in callee.builds:
+                continue  # one call, one finding: a helper's operators are more of the ops GG101 reports
             if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path, eager):
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=origin))

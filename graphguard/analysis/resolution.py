@@ -421,8 +421,13 @@ class Resolver:
                 return count
         if (iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Name and iterable.args
                 and (len(iterable.args) == 1 or iterable.func.id == "enumerate")
-                and iterable.func.id in ("enumerate", "sorted", "list", "tuple", "reversed")):
+                and iterable.func.id in ("enumerate", "sorted", "list", "tuple", "reversed", "tqdm")):
             return self._trips(iterable.args[0])  # ``enumerate(kf.split(x), 1)``: as many as its argument
+        if (iterable.__class__ is ast.Call and iterable.args and callee_text(iterable.func) in ("tqdm.tqdm", "tqdm.auto.tqdm",
+                                                                                          "tqdm.notebook.tqdm", "tqdm_notebook")):
+            return self._trips(iterable.args[0])  # a progress bar over it: ``tqdm(range(n_epochs))``
+        if iterable.__class__ is ast.Call and callee_text(iterable.func).rsplit(".", 1)[-1] == "trange":
+            return self._trips(ast.Call(ast.Name("range"), iterable.args, []))  # ``trange(n)``: range(n) with a bar
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
                 and iterable.func.attr in ("split", "array_split")):
             if len(iterable.args) >= 2 and iterable.func.attr == "array_split" or (
