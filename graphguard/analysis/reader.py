@@ -195,6 +195,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._calls_by_name: dict | None = None  # function or method name -> the module's calls of it (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
+        self._counting_trips = False  # in Resolver._trips: a parameter's count may be looked up
 
     # ------------------------------------------------------------------ traversal
 

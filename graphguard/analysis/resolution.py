@@ -284,7 +284,8 @@ class Resolver:
         frame = self._frame
         entry = frame.counts.get(name, _UNSET)
         if entry is _UNSET:
-            if len(self._frames) > 1 and name in frame.params and kind != "splits" and frame.node is not None:
+            if (self._counting_trips and len(self._frames) > 1 and name in frame.params and kind == "int"
+                    and frame.node is not None):
                 return self._param_count(frame, name, kind)
             if len(self._frames) > 1 and (name in frame.params or name in frame.scope):
                 return None  # a parameter, or bound here to something else
@@ -292,11 +293,10 @@ class Resolver:
         return entry[1] if entry is not None and entry is not _UNSET and entry[0] == kind else None
 
     def _param_count(self, frame, name: str, kind: str = "int") -> int | None:
-        """The most that parameter ``name`` of the function being read can be (``kind`` "int"), or the
-        longest literal list it can hold ("len"), when every call of it in this module passes such a value
-        or leaves a default that is one (``def cross_validate(n_folds=10)`` called as
-        ``cross_validate(5)``, ``losses=["mae", "mse"]``): a loop of ``range(n_folds)`` runs at most that
-        often. None when a call passes anything else, or nothing in the module calls it."""
+        """The most that parameter ``name`` of the function being read can be (``kind`` "int"; "len": the
+        longest literal list), when every call of it in this module passes such a value or leaves a
+        default that is one (``def cross_validate(n_folds=10)`` called as ``cross_validate(5)``): a loop
+        of ``range(n_folds)`` runs at most that often. Looked up for a loop's count only (``_trips``). None when a call passes anything else, or nothing in the module calls it."""
         node = frame.node
         key = (id(node), name, kind)
         if key in self._param_counts:
@@ -330,8 +330,8 @@ class Resolver:
         return self._param_counts[key]
 
     def _calls_named(self, name: str) -> list:
-        """The module's calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``),
-        gathered once per module on first use (few modules loop over a count given as a parameter)."""
+        """The module-level calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``,
+        outside any ``def`` or class), gathered once per module on first use."""
         if self._calls_by_name is None:
             self._calls_by_name, self._module_ints = {}, {}
             ints: dict = {}
@@ -345,12 +345,19 @@ class Resolver:
                     statements.extend(statement.body)
                     statements.extend(getattr(statement, "orelse", ()))
             self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
-            for sub in ast.walk(self._tree) if self._tree is not None else ():
-                if isinstance(sub, ast.Call):
+            # Module-level code only (a script's ``if __name__ == "__main__":`` block, a notebook's cells):
+            # where a script's counts are fixed, and cheap next to walking every function body.
+            stack = list(self._tree.body) if self._tree is not None else []
+            while stack:
+                sub = stack.pop()
+                if sub.__class__ in _DEFINITIONS:
+                    continue
+                if sub.__class__ is ast.Call:
                     func = sub.func
                     called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
                     if called is not None:
                         self._calls_by_name.setdefault(called, []).append(sub)
+                stack.extend(ast.iter_child_nodes(sub))
         return self._calls_by_name.get(name, [])
 
     def _splits(self, node: ast.AST) -> int | None:
@@ -388,7 +395,11 @@ class Resolver:
                 count = self._trips(value)  # ``folds = kf.split(x)``: that many splits; ``random.sample(xs, 10)``
                 new = None if count is None else ("len", count)
             elif last.endswith(("Fold", "ShuffleSplit")):
-                splits = self._splits(value)  # ``kf = KFold(5)``
+                self._counting_trips = True  # ``kf = KFold(n_folds)``: the loop over it runs that often
+                try:
+                    splits = self._splits(value)  # ``kf = KFold(5)``
+                finally:
+                    self._counting_trips = False
                 new = None if splits is None else ("splits", splits)
         elif cls in _COMPREHENSIONS or (cls in _STRUCTURES and structural(value)):
             # ``convs = [l for l in model.layers if ...]``, ``layers = model.layers``: one pass over the
@@ -406,9 +417,19 @@ class Resolver:
 
     def _trips(self, iterable: ast.AST) -> int | None:
         """How many times a loop over ``iterable`` runs, when the source says: a literal's length,
-        ``range`` of counts the source fixes (``range(k)`` after ``k = 4``), a splitter's ``split``
-        (``KFold(5).split(x)``), ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed
-        collection (its variables, ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        ``range`` of counts the source fixes (``range(k)`` after ``k = 4``, ``range(n_folds)`` of a
+        parameter that module-level calls fix), a splitter's ``split`` (``KFold(5).split(x)``),
+        ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed collection (its variables,
+        ``tf.gradients``' list, a file of saved weights): one-shot setup."""
+        if self._counting_trips:
+            return self._count_trips(iterable)
+        self._counting_trips = True  # a parameter's count is looked up for a loop's iterable only
+        try:
+            return self._count_trips(iterable)
+        finally:
+            self._counting_trips = False
+
+    def _count_trips(self, iterable: ast.AST) -> int | None:
         if structural(iterable):
             return 1  # ``for layer in model.layers``: one op per element of the model, built once
         if iterable.__class__ in _COMPREHENSIONS and len(iterable.generators) == 1:
@@ -459,6 +480,7 @@ class Resolver:
 
 
 _UNSET = object()
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _ARRAY_MODULES = frozenset({"np", "numpy", "tf", "tensorflow"})
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
 _COUNTED = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp)  # what _count_value may read as an int
