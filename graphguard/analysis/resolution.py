@@ -286,19 +286,18 @@ class Resolver:
         if entry is _UNSET:
             if (self._counting_trips and len(self._frames) > 1 and name in frame.params and kind == "int"
                     and frame.node is not None):
-                return self._param_count(frame, name, kind)
+                return self._param_count(frame, name)
             if len(self._frames) > 1 and (name in frame.params or name in frame.scope):
                 return None  # a parameter, or bound here to something else
             entry = self._frames[0].counts.get(name)
         return entry[1] if entry is not None and entry is not _UNSET and entry[0] == kind else None
 
-    def _param_count(self, frame, name: str, kind: str = "int") -> int | None:
-        """The most that parameter ``name`` of the function being read can be (``kind`` "int"; "len": the
-        longest literal list), when every call of it in this module passes such a value or leaves a
-        default that is one (``def cross_validate(n_folds=10)`` called as ``cross_validate(5)``): a loop
+    def _param_count(self, frame, name: str) -> int | None:
+        """The most that parameter ``name`` of the function being read can be, when every module-level
+        call of it passes an int the source fixes or leaves a default that is one (``def cross_validate(n_folds=10)`` called as ``cross_validate(5)``): a loop
         of ``range(n_folds)`` runs at most that often. Looked up for a loop's count only (``_trips``). None when a call passes anything else, or nothing in the module calls it."""
         node = frame.node
-        key = (id(node), name, kind)
+        key = (id(node), name)
         if key in self._param_counts:
             return self._param_counts[key]
         self._param_counts[key] = None  # a call that passes the parameter on to itself
@@ -317,12 +316,9 @@ class Resolver:
             if given is None and 0 <= index < len(call.args):
                 given = call.args[index]
             given = given if given is not None else defaults.get(name)
-            if kind == "len":
-                value = len(given.elts) if isinstance(given, (ast.List, ast.Tuple, ast.Set)) else None
-            else:
-                value = None if given is None else constant_int(given)
-                if value is None and isinstance(given, ast.Name):
-                    value = self._module_ints.get(given.id)
+            value = None if given is None else constant_int(given)
+            if value is None and isinstance(given, ast.Name):
+                value = self._module_ints.get(given.id)
             if value is None:
                 return None
             values.append(value)
