@@ -294,8 +294,10 @@ class Resolver:
 
     def _param_count(self, frame, name: str) -> int | None:
         """The most that parameter ``name`` of the function being read can be, when every module-level
-        call of it passes an int the source fixes or leaves a default that is one (``def cross_validate(n_folds=10)`` called as ``cross_validate(5)``): a loop
-        of ``range(n_folds)`` runs at most that often. Looked up for a loop's count only (``_trips``). None when a call passes anything else, or nothing in the module calls it."""
+        call of it passes an int the source fixes or leaves a default that is one (``def
+        cross_validate(n_folds=10)`` called as ``cross_validate(5)``): a loop of ``range(n_folds)`` runs
+        at most that often. Looked up for a loop's count only (``_trips``). None when a call passes
+        anything else, or no module-level code calls it."""
         node = frame.node
         key = (id(node), name)
         if key in self._param_counts:
