@@ -188,24 +188,6 @@ for x_fold, y_fold in folds:
     )
 
     INVALID = (
-        # The fold count is a parameter that one call gives from the command line: unknown, reported.
-        """\
-import sys
-
-import tensorflow as tf
-
-def cross_validate(folds, n_folds=5):
-    scores = []
-    for train, valid in folds[:n_folds]:
-        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])  # GG201
-        model.compile(optimizer="adam", loss="mse")
-        model.fit(*train, epochs=3)
-        scores.append(model.evaluate(*valid))
-    return scores
-
-cross_validate(load_folds(), 3)
-cross_validate(load_folds(), n_folds=int(sys.argv[1]))
-""",
         """\
 import tensorflow as tf
 
