@@ -444,7 +444,15 @@ class Project:
                                                                                   subject_of(construction)))
                             continue
                         if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
-                            continue  # made in a loop: reported at that loop, not at callers
+                            # Made in a loop: reported at that loop, not at callers; unless the function's
+                            # loops run a handful of times (not reported there): then every call makes it a
+                            # few times more, and a caller's loop is what repeats it.
+                            if (construction.effect in EAGER_EFFECTS and self.bound > 0
+                                    and bounded(module, construction.loops, self.bound)
+                                    and self._repeats_for_caller(module, construction)):
+                                summary.builds.setdefault(construction.effect, Origin(
+                                    module.path, construction.site.row, subject_of(construction)))
+                            continue
                         if self._repeats_for_caller(module, construction):
                             summary.builds.setdefault(
                                 construction.effect,
