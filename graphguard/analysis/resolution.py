@@ -456,6 +456,13 @@ class Resolver:
             if receiver.__class__ is ast.Name:
                 return self._named_count(receiver.id, "splits")
             return self._splits(receiver)
+        if (iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Attribute and iterable.func.attr == "take"
+                and len(iterable.args) == 1 and not iterable.keywords):
+            return self._count_value(iterable.args[0])  # ``dataset.take(3)``: at most three elements
+        if (iterable.__class__ is ast.Call and len(iterable.args) in (2, 3)
+                and callee_text(iterable.func) in ("itertools.islice", "islice")):
+            stop = self._count_value(iterable.args[-1]) if len(iterable.args) == 2 else self._count_value(iterable.args[2])
+            return stop  # ``islice(batches, 5)``: at most five (``islice(it, start, stop)``: at most stop)
         if (iterable.__class__ is ast.Call and len(iterable.args) == 2 and not iterable.keywords
                 and callee_text(iterable.func) in ("random.sample", "sample")):
             return self._count_value(iterable.args[1])  # ``random.sample(sentences, 10)``: ten

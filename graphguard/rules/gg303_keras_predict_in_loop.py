@@ -53,6 +53,19 @@ whole. A call with other arguments, or a finding at the call of a helper that pr
 """
 
     VALID = (
+        # A look at the first three batches of a dataset (`take(3)`), or of a generator (`islice`):
+        # three predicts, a handful.
+        """\
+import itertools
+
+import tensorflow as tf
+
+model = tf.keras.models.load_model("forecast.keras")
+for x, y in validation.take(3):
+    plot(x[0], y[0], model.predict(x[:1])[0])
+for x, y in itertools.islice(batches(), 3):
+    plot(x[0], y[0], model.predict(x[:1])[0])
+""",
         # The fix: call the model on the sample.
         """\
 import numpy as np
