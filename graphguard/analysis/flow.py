@@ -13,7 +13,12 @@ from __future__ import annotations
 import ast
 
 from graphguard.analysis.bindings import GraphValue, Param, TFName
+from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, Loop, Retention
+
+#: What a comprehension whose element is the construction itself makes one of per element, to keep
+#: (a new Keras optimizer, a ``tf.function``): a collection, not a rebuild.
+_KEPT_PER_ELEMENT = frozenset({Effect.RECOMPILE, Effect.NEW_FUNCTION})
 from graphguard.analysis.syntax import (
     looks_up_by,
     assigned_targets,
@@ -138,8 +143,12 @@ class FlowReader:
             for condition in generator.ifs:
                 self.visit(condition)
         loop.trips = trips
+        facts = self._frame.facts
+        made, checked = len(facts.constructions), len(facts.eager_checks)
         for element in elements:
             self.visit(element)
+        if elements[-1].__class__ is ast.Call and not isinstance(node, ast.GeneratorExp):
+            self._one_per_element(loop, self._site(elements[-1]), made, checked)
         if not isinstance(node, ast.GeneratorExp):
             # ``[train(u) for u in units]``: the result keeps every iteration's model. Only values
             # that count without a use (what a project function returns, graphs, sessions): a
@@ -149,6 +158,20 @@ class FlowReader:
                 self._frame.pending_retentions.append(
                     (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
         self._frame.loops.pop()
+
+    def _one_per_element(self, loop: Loop, site, made: int, checked: int) -> None:
+        """``self.optimizers = [Adam(lr) for _ in models]``: a comprehension whose elements are new
+        optimizers or ``tf.function`` objects makes a collection, one object per element, each kept and
+        needed: it does not repeat a construction. Loops around the comprehension still do."""
+        facts = self._frame.facts
+        exempt = frozenset({loop.index})
+        for start, items in ((made, facts.constructions), (checked, facts.eager_checks)):
+            for position in range(start, len(items)):
+                item = items[position]
+                construction = item if items is facts.constructions else item[0]
+                if construction.site == site and construction.effect in _KEPT_PER_ELEMENT:
+                    construction = construction._replace(exempt=construction.exempt | exempt)
+                    items[position] = construction if items is facts.constructions else (construction, *item[1:])
 
     def visit_ListComp(self, node: ast.ListComp) -> None:
         self._comprehension(node, (node.elt,))

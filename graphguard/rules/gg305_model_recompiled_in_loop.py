@@ -46,6 +46,20 @@ author's decision.
 """
 
     VALID = (
+        # One optimizer per member of an ensemble, made once into a list: a collection, not a rebuild.
+        """\
+import tensorflow as tf
+
+class Ensemble:
+    def __init__(self, members, lr=1e-3):
+        self.members = [make_member() for _ in range(members)]
+        self.optimizers = [tf.keras.optimizers.Adam(learning_rate=lr) for _ in range(members)]
+
+    def train(self, batches):
+        for x, y in batches:
+            for member, optimizer in zip(self.members, self.optimizers):
+                step(member, optimizer, x, y)
+""",
         # The fix: one compile, the learning rate changed in place.
         """\
 import tensorflow as tf
