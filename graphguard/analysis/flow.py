@@ -25,6 +25,7 @@ from graphguard.analysis.syntax import (
     callee_text,
     dotted_name,
     ends_in_break,
+    guarded_target,
     is_as_default,
     is_once_guard,
     TENSOR_PREDICATES,
@@ -264,6 +265,21 @@ class FlowReader:
                     break
         return None
 
+    def _guard_filled_by_method(self, node: ast.If) -> bool:
+        """``if not hasattr(self, "fn"): self.build_fn(...)`` where ``build_fn``, a method of the same
+        class, assigns ``self.fn``: a once-guard whose body fills its target through a call."""
+        target = guarded_target(node.test)
+        methods = self._class_methods.get(self._frame.class_name) if self._frame.class_name else None
+        if not methods or target is None or not target.startswith("self."):
+            return False
+        for statement in node.body:
+            call = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+                    and call.func.attr in methods and target in assigned_targets(methods[call.func.attr].body)):
+                return True
+        return False
+
     def _tensor_branch(self, test: ast.AST) -> str:
         """Which branch of ``if test:`` runs only when a parameter holds a TensorFlow tensor: ``"body"``
         for ``isinstance(p, tf.Tensor)``, ``tf.is_tensor(p)`` or a predicate of this module that returns
@@ -288,7 +304,7 @@ class FlowReader:
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
-        once = counted is None and is_once_guard(node.test, node.body)
+        once = counted is None and (is_once_guard(node.test, node.body) or self._guard_filled_by_method(node))
         if counted is not None:
             self._frame.exempt.append(counted)
             once = True

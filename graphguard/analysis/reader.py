@@ -196,6 +196,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._module_ints: dict = {}  # module-level names bound once to an int
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
         self._counting_trips = False  # in Resolver._trips: a parameter's count may be looked up
+        self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
 
     # ------------------------------------------------------------------ traversal
 
@@ -614,6 +615,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
             elif isinstance(value, TFName) and value.path.rsplit(".", 1)[-1] in _PER_STEP_BASES:
                 per_step = _PER_STEP_BASES[value.path.rsplit(".", 1)[-1]]
         qualname = self._qualname(node.name)
+        self._class_methods[qualname] = {statement.name: statement for statement in node.body
+                                         if statement.__class__ is ast.FunctionDef}
         if per_step is not None:
             self._per_step[qualname] = per_step
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
@@ -788,7 +791,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
-    reader._tree = reader._calls_by_name = None
+    reader._tree = reader._calls_by_name = reader._class_methods = None
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

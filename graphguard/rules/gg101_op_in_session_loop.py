@@ -37,6 +37,26 @@ class OpInSessionLoop(Rule):
     )
 
     VALID = (
+        # A once-guard whose body fills its target through a method of the same class.
+        """\
+import tensorflow.compat.v1 as tf
+
+class Replay:
+    def build_targets(self, q):
+        batch = tf.placeholder(tf.float32, [None, 4])
+        self.targets_fn = (batch, tf.reduce_max(q(batch), axis=1))
+
+    def targets(self, sess, q, rows):
+        if not hasattr(self, "targets_fn"):
+            self.build_targets(q)
+        batch, best = self.targets_fn
+        return sess.run(best, {batch: rows})
+
+replay = Replay()
+with tf.Session() as sess:
+    for step in range(100000):
+        sess.run(train_op, {targets: replay.targets(sess, q_network, sample())})
+""",
         # The fix for the first INVALID example: built once, run per step.
         """\
 import tensorflow.compat.v1 as tf
