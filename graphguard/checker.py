@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
-from graphguard.analysis.findings import Finding
+from graphguard.analysis.findings import Finding, findings as project_findings
 from graphguard.analysis.runtimes import read_runtime
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.diagnostics import Diagnostic
@@ -642,7 +642,7 @@ class Checker:
             self._kept.append(project)
         for module in modules:
             try:
-                findings = project.findings(module)
+                findings = project_findings(project, module)
             except Exception as error:
                 if reraise:
                     raise

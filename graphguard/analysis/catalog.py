@@ -26,66 +26,8 @@ TF-FACTS: ``tf.constant`` +1 op, ``tf.reduce_sum(x)`` +2, ``Saver()`` +13 with o
 
 from __future__ import annotations
 
-import enum
-
-from graphguard.analysis import tf_api
-
-
-class Effect(enum.Enum):
-    """What calling a TensorFlow name (or evaluating an expression) does to the graph."""
-
-    # Members are singletons compared by identity: hashed by it too, in C (``Enum.__hash__`` hashes the
-    # name in Python, on every lookup in the sets and dicts keyed by effects, in phases 1 to 3).
-    __hash__ = object.__hash__
-
-    NONE = "none"  #: builds nothing (configuration, I/O, protobufs, context managers)
-    OP = "op"  #: adds one or more ops to the default graph
-    SAVER = "saver"  #: ``tf.train.Saver``: adds save/restore ops for every variable
-    INITIALIZER = "initializer"  #: a variables initializer op
-    ASSIGN = "assign"  #: an assign op (``tf.assign``, ``var.assign``)
-    CONSTANT = "constant"  #: a constant holding the argument's data (``tf.constant``, ``tf.convert_to_tensor``)
-    OPERATOR = "operator"  #: a Python operator or subscript on a tensor (``loss * 2``)
-    VARIABLE = "variable"  #: a placeholder or variable
-    GRAPH_IMPORT = "graph_import"  #: a whole imported graph (``import_meta_graph``)
-    DATASET = "dataset"  #: a ``tf.data`` dataset
-    ITERATOR = "iterator"  #: an iterator or its ``get_next`` op
-    SUMMARY = "summary"  #: a v1 summary op (``tf.summary.scalar``, ``merge_all``)
-    FILE_WRITER = "file_writer"  #: ``tf.summary.FileWriter``: an event file, no op
-    SESSION = "session"  #: returns a session whose ``run`` is a step
-    GRAPH = "graph"  #: returns a new ``tf.Graph``
-    RESET = "reset"  #: replaces the default graph (``tf.reset_default_graph``)
-    #: Not a call's effect: a loop that builds a model and opens a new session per iteration in the
-    #: same default graph (``graph-not-reset-in-loop``).
-    REBUILT_GRAPH = "rebuilt_graph"
-    #: A Keras model (``tf.keras.Sequential``, ``Model``, ``load_model``, ``clone_model``, an
-    #: application): repeated by *any* loop without a release, not only a session loop (GG201).
-    MODEL = "model"
-    #: Not a call's effect: every iteration's model kept in a container that outlives the loop (GG202).
-    RETAINED = "retained"
-    # TF 2 (eager) effects, repeated by any loop, never by a session loop (GG301-GG305):
-    #: a Python number that changes per iteration passed to a ``tf.function``: a new trace per value
-    RETRACE_ARGUMENT = "retrace_argument"
-    #: a new ``tf.function`` object (``tf.function(f)``, a nested ``@tf.function`` def): traced on its first call
-    NEW_FUNCTION = "new_function"
-    #: Keras ``model.predict`` on one sample or one iteration's data: a data pipeline and a call per use
-    PREDICT = "predict"
-    #: a variable, layer, optimizer or model made in a ``tf.function`` body on every trace
-    TRACED_VARIABLE = "traced_variable"
-    #: ``model.compile(...)`` or a new Keras optimizer: the training state rebuilt
-    RECOMPILE = "recompile"
-
-    @property
-    def builds(self) -> bool:
-        """True for the effects of calls that a rule reports when repeated in a session loop."""
-        return self not in _NOT_SESSION_LOOP_EFFECTS
-
-
-#: The TF 2 effects (GG301-GG305): any unbounded loop repeats them; a session loop alone does not matter.
-EAGER_EFFECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.TRACED_VARIABLE,
-                           Effect.RECOMPILE})
-
-_NOT_SESSION_LOOP_EFFECTS = frozenset({Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH,
-                                       Effect.MODEL, Effect.RETAINED, *EAGER_EFFECTS})
+from graphguard.analysis import tf1_names, tf_api
+from graphguard.analysis.effects import EAGER_EFFECTS, Effect  # noqa: F401 (imported from here across the analysis)
 
 
 #: Modules whose functions never touch the graph. Reason for each: they are host-side utilities.
@@ -306,8 +248,6 @@ def _effect_of(name: str) -> Effect:
 def _known_effect(name: str) -> Effect | None:
     """The effect of ``name`` when a table says it (no fallback rule): OVERRIDES, the generated data,
     :data:`FALLBACK_EFFECTS` or the TF 1.x table."""
-    from graphguard.analysis import tf1_names  # imports this module: import it late
-
     known = OVERRIDES.get(name)
     if known is not None:
         return known
@@ -323,8 +263,6 @@ def _known_effect(name: str) -> Effect | None:
 def _tf1_effect(name: str) -> Effect | None:
     """What TF 1.x's sources say about ``name`` (:mod:`graphguard.analysis.tf1_names`), or None: its
     entry, its TF 1.0 name if it is a TF 0.x one, its core twin if the data has it, its module's rule."""
-    from graphguard.analysis import tf1_names  # imports this module: import it late
-
     known = tf1_names.effect(name)
     if known is not None:
         return known

@@ -641,9 +641,3 @@ class Project:
                 return False
             in_session_loop = in_session_loop or loop.runs_step
         return not in_session_loop or bounded(module, item.loops, self.bound)
-
-    def findings(self, module: ModuleFacts) -> list:
-        """Every finding in ``module``, in source order (phase 3: :func:`graphguard.analysis.findings.findings`)."""
-        from graphguard.analysis.findings import findings
-
-        return findings(self, module)

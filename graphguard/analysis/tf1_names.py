@@ -25,7 +25,7 @@ spelling too (:func:`candidates`): ``tf.contrib.layers.python.layers.layers.conv
 
 from __future__ import annotations
 
-from graphguard.analysis.catalog import Effect
+from graphguard.analysis.effects import Effect
 
 NONE = Effect.NONE
 OP = Effect.OP
