@@ -541,6 +541,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
             frame.scope[params.args[0].arg] = Instance(Ref("", enclosing.facts.name))
         saved_depth, self._nested_depth = self._nested_depth, 0
         self._push(frame)
+        if not lambda_ and node.decorator_list and _memoized(node.decorator_list):
+            # ``@functools.lru_cache`` on a builder (``get_predictor(path)``): a call with arguments seen
+            # before returns the first result, so callers do not repeat what the body builds.
+            frame.exempt.append(frozenset({CALLER}))
         per_step = self._per_step.get(frame.class_name) if enclosing.is_class else None
         if per_step is not None and node.name in _PER_STEP_METHODS[per_step]:
             # ``SessionRunHook.after_run``, ``Callback.on_batch_end``: the framework calls the body on
@@ -736,6 +740,17 @@ _PER_STEP_METHODS = {
                            "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
                            "on_predict_batch_end", "on_epoch_begin", "on_epoch_end"}),
 }
+
+
+#: Decorators that cache a function's results by its arguments (a builder's body runs once per key).
+_MEMOIZERS = frozenset({"lru_cache", "cache", "cached_property", "memoize", "memoized"})
+
+
+def _memoized(decorators: list) -> bool:
+    """Whether one of ``decorators`` caches the function's results (``@functools.lru_cache(maxsize=1)``,
+    ``@cache``, ``@cached_property``)."""
+    return any(callee_text(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in _MEMOIZERS
+               for d in decorators)
 
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
