@@ -38,6 +38,7 @@ from graphguard.analysis.syntax import (
     ONE_SAMPLE_FUNCTIONS,
     SAME_ROWS,
     SHAPED,
+    assigned_targets,
     callee_text,
     dotted_name,
     loaded_names,
@@ -107,6 +108,13 @@ class EagerReader:
             self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
+        if value is not None and not augmented and self.keras and self._minibatch(value, frame):
+            # ``samples = random.sample(self.memory, 32)`` and what is made of it (``states =
+            # np.array(...)``): a replay minibatch drawn on every call, which costs predict what one
+            # sample does (the fixed cost is per call, ../shared/TF-FACTS.md).
+            for name in assigned_targets([ast.Assign(targets=[target], value=value)]):
+                frame.samples.add(name)
+            return
         if kind is ast.Name:
             dotted = target.id
         elif kind is ast.Attribute:
@@ -144,6 +152,23 @@ class EagerReader:
             samples.add(dotted)
         else:
             samples.discard(dotted)
+
+    def _minibatch(self, value: ast.AST, frame) -> bool:
+        """Whether ``value`` is a random minibatch drawn here (``random.sample(memory, n)``,
+        ``buffer.sample(n)``, ``np.random.choice(len(memory), n)``) or is made from one bound in this
+        body (``np.array(states).reshape(n, -1)``, ``memory[indices]``, ``zip(*samples)``)."""
+        if value.__class__ is ast.Call:
+            func = value.func
+            last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
+            if last == "sample" and (len(value.args) + len(value.keywords)) >= 1:
+                return True
+            if last == "choice" and (len(value.args) >= 2 or any(k.arg == "size" for k in value.keywords)):
+                return True
+        elif value.__class__ is ast.Constant:
+            return False
+        if not frame.samples or frame.loops:
+            return False
+        return not frame.samples.isdisjoint(self._read_names(value, numbers_only=False))
 
     def _note_parts(self, target: ast.Tuple, value: ast.Call) -> None:
         """``self.actor, self.critic = build_models(...)``: each target holds one element of what a project
