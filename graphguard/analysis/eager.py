@@ -407,19 +407,23 @@ class EagerReader:
         frame.facts.constructions.append(construction)
 
     def _settle_retrace(self, frame, candidates: tuple, traced) -> None:
-        """The first argument of a call that a loop changes per iteration is a GG301 finding there."""
+        """The argument of a call that the innermost loop changes per iteration is a GG301 finding there
+        (``step(images, resolution, alpha)`` with ``resolution`` set per phase of a three-phase loop and
+        ``alpha`` per batch: ``alpha``, the one that retraces most often)."""
+        chosen = None
         for construction, names in candidates:
             index = self._varying_index(names, construction.loops)
-            if index is None:
-                continue
-            construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
+            if index is not None and (chosen is None or construction.loops.index(index) > chosen[1]):
+                chosen = (construction, construction.loops.index(index))
+        if chosen is not None:
+            construction, depth = chosen
+            construction = construction._replace(loops=construction.loops[:depth + 1])
             if traced is True:
                 self._eager_fact(construction, frame=frame)
             elif isinstance(traced, _Returns):
                 self._eager_fact(construction, "returns_traced", (traced.ref,), frame=frame)
             else:
                 self._eager_fact(construction, "traced", (traced,), frame=frame)
-            return
 
     def _traced_ref(self, ref):
         """``True``/``False`` for a function of this module, the ref itself when phase 3 must decide."""
