@@ -203,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--unjudged", action="store_true", help="list the findings with no verdict yet")
         p.add_argument("revs", nargs=2 if name == "diff" else 1)
     sub.choices["score"].add_argument("--noise", action="store_true", help="list the findings judged Tb or F, with their reasons")
+    sub.choices["score"].add_argument("--missed", action="store_true", help="list the real bugs (T verdicts and misses) no finding reports")
     args = parser.parse_args(argv)
     if args.command == "extract":
         return extract(args.mirror, args.dest)
@@ -231,6 +232,19 @@ def main(argv: list[str] | None = None) -> int:
         for k in sorted(k for k in results[0][0] if verdicts.get(k, {}).get("verdict") in ("Tb", "F")):
             v = verdicts[k]
             print(f"  {v['verdict']:2} {k[4]} {k[0]} {k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]}  {v['reason']}")
+    if getattr(args, "missed", False):
+        found, vias = results[0]
+        places = {k[:4] for k in found} | set(vias)
+        print("\nreal bugs no finding reports:")
+        real = [(key(v["repo"], v["path"], v["line"], v["cell"], v["code"]), v["reason"]) for v in read_csv("verdicts.csv")
+                if v["verdict"] == "T" and v["repo"] in repos]
+        real += [(key(m["repo"], m["path"], m["line"], m["cell"], m["code"]), m["reason"]) for m in read_csv("misses.csv")
+                 if m["repo"] in repos]
+        shown = set()
+        for k, reason in sorted(real):
+            if k[:4] not in places and k[:4] not in shown:
+                shown.add(k[:4])
+                print(f"  {k[4]} {k[0]} {k[1]}:{'cell ' + k[3] + ':' if k[3] else ''}{k[2]}  {reason}")
     if args.unjudged:
         print("\nunjudged findings:")
         for k in sorted({k for result, _ in results for k in result if k not in verdicts}):

@@ -162,8 +162,14 @@ class EagerReader:
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
             if last == "sample" and (len(value.args) + len(value.keywords)) >= 1:
                 return True
-            if last == "choice" and (len(value.args) >= 2 or any(k.arg == "size" for k in value.keywords)):
-                return True
+            if last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
+                                                  or any(k.arg == "size" for k in value.keywords)):
+                return True  # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
+            if self._minibatch_functions:
+                called = self.resolve(value)
+                ref = getattr(called, "ref", None)
+                if ref is not None and ref.module == "" and ref.name in self._minibatch_functions:
+                    return True  # ``states, ... = self.get_random_batch()``
         elif value.__class__ is ast.Constant:
             return False
         if not frame.samples or frame.loops:
@@ -301,6 +307,8 @@ class EagerReader:
         samples = self._frame.samples
         if not samples and (node.__class__ is ast.Name or node.__class__ is ast.Attribute):
             return False  # a name holds one sample only when this body bound it to one
+        if node.__class__ is ast.Subscript and samples and dotted_name(node.value) in samples:
+            return True  # ``batch[:, :4]``: part of a sample or of a minibatch is no bigger
         return one_sample(node, samples.__contains__)
 
     # ------------------------------------------------------------------ calls

@@ -197,6 +197,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
         self._counting_trips = False  # in Resolver._trips: a parameter's count may be looked up
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
+        self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
 
     # ------------------------------------------------------------------ traversal
 
@@ -480,6 +481,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self.visit(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
+        if self.keras and not self._frame.loops and self._minibatch(node.value, self._frame):
+            self._minibatch_functions.add(facts.name)  # ``get_random_batch()``: its callers hold a minibatch
         elements = node.value.elts if isinstance(node.value, ast.Tuple) else ()
         for position, element in ((None, node.value), *enumerate(elements)):
             made = self._model_value(element)
