@@ -210,7 +210,7 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
         lines = None if source.isascii() else _utf8_lines(source)
         from graphguard.analysis.reader import read_module  # (phase 1: not imported by a run that reads nothing)
 
-        result.facts = read_module(tree, path, lines, settings[0], settings[1], project, read_runtime(source))
+        result.facts = read_module(tree, path, lines, settings[0], settings[1], project, read_runtime(source), source)
     except RecursionError:
         # Parsed, but nested deeper than the analysis can follow (thousands of chained operators, which
         # CPython's compiler refuses as well): reported like a file that cannot be parsed.

@@ -108,7 +108,8 @@ class EagerReader:
             self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
-        if value is not None and not augmented and self.keras and self._minibatch(value, frame):
+        if (value is not None and not augmented and self.keras and (frame.drew or value.__class__ is ast.Call)
+                and self._minibatch(value, frame)):
             # ``samples = random.sample(self.memory, 32)`` and what is made of it (``states =
             # np.array(...)``): a replay minibatch drawn on every call, which costs predict what one
             # sample does (the fixed cost is per call, ../shared/TF-FACTS.md).
@@ -160,19 +161,19 @@ class EagerReader:
         if value.__class__ is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
-            if last == "sample" and (len(value.args) + len(value.keywords)) >= 1:
+            drawn = (last == "sample" and (len(value.args) + len(value.keywords)) >= 1) or (
+                last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
+                                                   or any(k.arg == "size" for k in value.keywords)))
+            # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
+            if not drawn and self._minibatch_functions and last in self._minibatch_names:
+                ref = getattr(self.resolve(value), "ref", None)
+                drawn = ref is not None and ref.module == "" and ref.name in self._minibatch_functions
+            if drawn:  # (or ``states, ... = self.get_random_batch()``)
+                frame.drew = True
                 return True
-            if last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
-                                                  or any(k.arg == "size" for k in value.keywords)):
-                return True  # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
-            if self._minibatch_functions:
-                called = self.resolve(value)
-                ref = getattr(called, "ref", None)
-                if ref is not None and ref.module == "" and ref.name in self._minibatch_functions:
-                    return True  # ``states, ... = self.get_random_batch()``
         elif value.__class__ is ast.Constant:
             return False
-        if not frame.samples or frame.loops:
+        if not frame.drew or frame.loops:
             return False
         return not frame.samples.isdisjoint(self._read_names(value, numbers_only=False))
 

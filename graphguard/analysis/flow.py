@@ -99,10 +99,10 @@ class FlowReader:
         if loop.trips is None:
             self._note_over(loop, node.iter)
         # ``for t in range(n):`` takes each value once: ``if t == k:`` in its body holds on one iteration.
-        counters = _stepped_counters(node.body)
+        counters = [(counter, loop, node.body) for counter in _stepped_counters(node.body)]
         if isinstance(node.target, ast.Name) and _is_range(node.iter):
-            counters.append(node.target.id)
-        self._counters.extend((counter, loop) for counter in counters)
+            counters.append((node.target.id, loop, None))
+        self._counters.extend(counters)
         self._in_loop(loop, (node.body,))
         del self._counters[len(self._counters) - len(counters):]
         if (loop.trips is None and self.lookups and node.target.__class__ is ast.Name
@@ -117,8 +117,8 @@ class FlowReader:
 
     def visit_While(self, node: ast.While) -> None:
         loop = self._new_loop(node)
-        counters = _stepped_counters(node.body)
-        self._counters.extend((counter, loop) for counter in counters)
+        counters = [(counter, loop, node.body) for counter in _stepped_counters(node.body)]
+        self._counters.extend(counters)
         self._in_loop(loop, (node.test, node.body))
         del self._counters[len(self._counters) - len(counters):]
         for statement in node.orelse:
@@ -257,10 +257,10 @@ class FlowReader:
         for name, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
             if not isinstance(name, ast.Name) or any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(other)):
                 continue
-            for counter, loop in reversed(self._counters):
+            for counter, loop, stepped_in in reversed(self._counters):
                 if counter == name.id:
                     loops = self._frame.loops
-                    if loop in loops:
+                    if loop in loops and (stepped_in is None or not _may_skip(stepped_in)):
                         return frozenset(l.index for l in loops[loops.index(loop):])
                     break
         return None
@@ -327,17 +327,19 @@ class FlowReader:
 
 
 def _stepped_counters(body: list) -> list:
-    """Names that every pass of a loop body increases: ``iter += 1`` as a statement of the body itself
-    (not under an ``if``) in a body with no ``continue`` that could skip it (one in an ``except`` clause,
-    the error path, does not count). Such a name takes each value once, so ``if iter == step_size + 1:``
-    holds on one iteration (a learning-rate drop, a snapshot)."""
-    stepped = [statement.target.id for statement in body
-               if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
-               and isinstance(statement.target, ast.Name) and isinstance(statement.value, ast.Constant)
-               and isinstance(statement.value.value, int) and statement.value.value > 0]
-    if stepped and any(isinstance(node, ast.Continue) for statement in body for node in _same_loop(statement)):
-        return []
-    return stepped
+    """Names that a loop body increases as a statement of its own (``iter += 1``, not under an ``if``).
+    When the body has no ``continue`` that could skip it (:func:`_may_skip`, checked where a test
+    consults the counter), such a name takes each value once, so ``if iter == step_size + 1:`` holds on
+    one iteration (a learning-rate drop, a snapshot)."""
+    return [statement.target.id for statement in body
+            if statement.__class__ is ast.AugAssign and statement.op.__class__ is ast.Add
+            and statement.target.__class__ is ast.Name and statement.value.__class__ is ast.Constant
+            and type(statement.value.value) is int and statement.value.value > 0]
+
+
+def _may_skip(body: list) -> bool:
+    """Whether a loop body holds a ``continue`` of its own outside ``except`` clauses (the error path)."""
+    return any(isinstance(node, ast.Continue) for statement in body for node in _same_loop(statement))
 
 
 def _same_loop(node: ast.AST):

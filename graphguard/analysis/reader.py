@@ -108,6 +108,7 @@ class _Frame:
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
     node: ast.AST | None = None  # the ``def`` being read (its parameters' defaults and calls give counts)
+    drew: bool = False  # the body drew a random minibatch (what is made of it is one too, GG303)
     pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
 
 
@@ -189,15 +190,19 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
         self._attr_numbers: set = set()  # (class name, attribute) set to a Python number in a method (GG301)
-        self._counters: list = []  # (name, Loop) of the enclosing ``for name in range(...)`` loops
+        self._counters: list = []  # (name, Loop, body or None) of enclosing loops' counters (range: None)
         self._tensor_tests: frozenset = frozenset()  # module functions that test whether their argument is a tensor
         self._tree: ast.Module | None = None  # the module read (the calls of a function give its parameters' counts)
         self._calls_by_name: dict | None = None  # function or method name -> the module's calls of it (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
+        self._top_statements: list = []  # module-level statements outside defs (their calls give counts)
+        self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)
+        self._source_lines: list | None = None
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
         self._counting_trips = False  # in Resolver._trips: a parameter's count may be looked up
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
         self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
+        self._minibatch_names: set = set()  # their last names
 
     # ------------------------------------------------------------------ traversal
 
@@ -481,8 +486,9 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self.visit(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
-        if self.keras and not self._frame.loops and self._minibatch(node.value, self._frame):
+        if self.keras and not self._frame.loops and self._frame.drew and self._minibatch(node.value, self._frame):
             self._minibatch_functions.add(facts.name)  # ``get_random_batch()``: its callers hold a minibatch
+            self._minibatch_names.add(facts.name.rsplit(".", 1)[-1])
         elements = node.value.elts if isinstance(node.value, ast.Tuple) else ()
         for position, element in ((None, node.value), *enumerate(elements)):
             made = self._model_value(element)
@@ -758,17 +764,19 @@ def _memoized(decorators: list) -> bool:
 
 def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = None,
                 session_names: frozenset = frozenset(), session_factories: frozenset = frozenset(),
-                project: frozenset | None = None, runtime: Runtime = Runtime()) -> ModuleFacts:
+                project: frozenset | None = None, runtime: Runtime = Runtime(), source: bytes | None = None) -> ModuleFacts:
     """Phase 1 for one parsed module: its :class:`ModuleFacts`. ``session_names`` and
     ``session_factories`` are the configuration's extra sessions (``session-names``,
     ``session-factories``); ``project`` the dotted module names of the run (imports of anything
     else are third-party code and are not followed; None: follow every import); ``runtime`` what its
-    source says of the runtime that executes it (:mod:`graphguard.analysis.runtimes`)."""
+    source says of the runtime that executes it (:mod:`graphguard.analysis.runtimes`); ``source`` the bytes
+    ``tree`` was parsed from (optional: with it, a loop's count given as a parameter looks for the
+    function's calls only in the statements whose text names it)."""
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
     reader._tensor_tests = tensor_predicates(tree.body)
-    reader._tree = tree
+    reader._tree, reader._source = tree, source
     rows: dict = {}
     for statement in tree.body:
         if statement.__class__ is ast.FunctionDef or statement.__class__ is ast.AsyncFunctionDef:
@@ -809,7 +817,8 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
-    reader._tree = reader._calls_by_name = reader._class_methods = None
+    reader._tree = reader._calls_by_name = reader._class_methods = reader._source = reader._source_lines = None
+    reader._top_statements = []
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

@@ -329,13 +329,17 @@ class Resolver:
 
     def _calls_named(self, name: str) -> list:
         """The module-level calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``,
-        outside any ``def`` or class), gathered once per module on first use."""
+        outside any ``def`` or class): only the statements whose text holds ``name(`` are walked."""
         if self._calls_by_name is None:
-            self._calls_by_name, self._module_ints = {}, {}
+            self._calls_by_name = {}
             ints: dict = {}
             statements = list(self._tree.body) if self._tree is not None else []
+            top = []
             while statements:  # module-level code, ``if __name__ == "__main__":`` blocks included
                 statement = statements.pop()
+                if statement.__class__ in _DEFINITIONS:
+                    continue
+                top.append(statement)
                 if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                         and isinstance(statement.targets[0], ast.Name)):
                     ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
@@ -343,9 +347,20 @@ class Resolver:
                     statements.extend(statement.body)
                     statements.extend(getattr(statement, "orelse", ()))
             self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
-            # Module-level code only (a script's ``if __name__ == "__main__":`` block, a notebook's cells):
-            # where a script's counts are fixed, and cheap next to walking every function body.
-            stack = list(self._tree.body) if self._tree is not None else []
+            self._top_statements = top
+            self._source_lines = self._source.splitlines() if self._source is not None else None
+        calls = self._calls_by_name.get(name)
+        if calls is not None:
+            return calls
+        calls = self._calls_by_name[name] = []
+        needle = name.encode() + b"("
+        lines = self._source_lines
+        for statement in self._top_statements:
+            if statement.__class__ in (ast.If, ast.With, ast.Try):
+                continue  # their bodies are in the list on their own
+            if lines is not None and needle not in b"\n".join(lines[statement.lineno - 1:statement.end_lineno]):
+                continue
+            stack = [statement]
             while stack:
                 sub = stack.pop()
                 if sub.__class__ in _DEFINITIONS:
@@ -353,10 +368,10 @@ class Resolver:
                 if sub.__class__ is ast.Call:
                     func = sub.func
                     called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-                    if called is not None:
-                        self._calls_by_name.setdefault(called, []).append(sub)
+                    if called == name:
+                        calls.append(sub)
                 stack.extend(ast.iter_child_nodes(sub))
-        return self._calls_by_name.get(name, [])
+        return calls
 
     def _splits(self, node: ast.AST) -> int | None:
         """How many splits a scikit-learn splitter made by ``node`` yields (``KFold(5)``,
@@ -419,13 +434,10 @@ class Resolver:
         parameter that module-level calls fix), a splitter's ``split`` (``KFold(5).split(x)``),
         ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed collection (its variables,
         ``tf.gradients``' list, a file of saved weights): one-shot setup."""
-        if self._counting_trips:
-            return self._count_trips(iterable)
-        self._counting_trips = True  # a parameter's count is looked up for a loop's iterable only
-        try:
-            return self._count_trips(iterable)
-        finally:
-            self._counting_trips = False
+        saved, self._counting_trips = self._counting_trips, True  # a parameter's count: for a loop's iterable only
+        count = self._count_trips(iterable)
+        self._counting_trips = saved
+        return count
 
     def _count_trips(self, iterable: ast.AST) -> int | None:
         if structural(iterable):
