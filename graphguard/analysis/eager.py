@@ -140,7 +140,11 @@ class EagerReader:
             if numbers:
                 numbers.discard(dotted)
             if samples:
-                samples.discard(dotted)
+                first = value.args[0] if value.args else None
+                if first.__class__ is ast.Name and first.id in samples:
+                    samples.add(dotted)  # ``x = preprocess_input(x, mode="tf")``: made from one sample, row for row
+                else:
+                    samples.discard(dotted)
             return
         if self._is_number(value):
             numbers.add(dotted)
