@@ -371,13 +371,15 @@ _LAYER_MODULES = ("tf.keras.layers.", "tf.layers.", "tf.keras.Model", "tf.keras.
                   "tf.keras.applications.", "tf.contrib.rnn.", "tf.nn.rnn_cell.")
 
 
-#: Functions that return a tuple of Python lists (or of a list and a state tuple): the static RNNs and
-#: the TF 1.x seq2seq builders (``outputs, losses = tf.nn.seq2seq.model_with_buckets(...)``). Indexing
-#: a part (``losses[bucket]``) adds no op.
+#: Functions that return a tuple of Python lists (or of a list and a state tuple): the static RNNs, the
+#: TF 1.x seq2seq builders (``outputs, losses = tf.nn.seq2seq.model_with_buckets(...)``) and the CTC
+#: decoders (``decoded, log_probs = tf.nn.ctc_beam_search_decoder(...)``: a list of SparseTensors).
+#: Indexing a part (``losses[bucket]``, ``decoded[0]``) adds no op.
 LISTS_RESULTS = frozenset({"model_with_buckets", "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn",
                            "rnn", "bidirectional_rnn", "basic_rnn_seq2seq", "tied_rnn_seq2seq", "embedding_rnn_seq2seq",
                            "embedding_tied_rnn_seq2seq", "embedding_attention_seq2seq", "one2many_rnn_seq2seq",
-                           "rnn_decoder", "attention_decoder", "embedding_rnn_decoder", "embedding_attention_decoder"})
+                           "rnn_decoder", "attention_decoder", "embedding_rnn_decoder", "embedding_attention_decoder",
+                           "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2", "ctc_greedy_decoder"})
 
 
 def result_kind(name: str, effect: Effect) -> str:
