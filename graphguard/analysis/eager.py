@@ -108,8 +108,10 @@ class EagerReader:
             self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
-        if (value is not None and not augmented and self.keras and (frame.drew or value.__class__ is ast.Call)
-                and self._minibatch(value, frame)):
+        if self.keras and value is not None and not augmented and (frame.drew or (
+                value.__class__ is ast.Call and (getattr(value.func, "attr", None) in self._draw_names
+                                                 or getattr(value.func, "id", None) in self._draw_names))) \
+                and self._minibatch(value, frame):
             # ``samples = random.sample(self.memory, 32)`` and what is made of it (``states =
             # np.array(...)``): a replay minibatch drawn on every call, which costs predict what one
             # sample does (the fixed cost is per call, ../shared/TF-FACTS.md).
@@ -169,7 +171,7 @@ class EagerReader:
                 last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
                                                    or any(k.arg == "size" for k in value.keywords)))
             # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
-            if not drawn and self._minibatch_functions and last in self._minibatch_names:
+            if not drawn and self._minibatch_functions and last in self._draw_names:
                 ref = getattr(self.resolve(value), "ref", None)
                 drawn = ref is not None and ref.module == "" and ref.name in self._minibatch_functions
             if drawn:  # (or ``states, ... = self.get_random_batch()``)

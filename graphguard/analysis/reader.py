@@ -199,10 +199,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)
         self._source_lines: list | None = None
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
-        self._counting_trips = False  # in Resolver._trips: a parameter's count may be looked up
+        self._counting_trips = True  # False while a name's count is noted: a parameter's count is for loops
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
         self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
-        self._minibatch_names: set = set()  # their last names
+        self._draw_names: frozenset = _DRAWS  # last names of calls that may draw a random minibatch
 
     # ------------------------------------------------------------------ traversal
 
@@ -488,7 +488,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, a
         facts = self._frame.facts
         if self.keras and not self._frame.loops and self._frame.drew and self._minibatch(node.value, self._frame):
             self._minibatch_functions.add(facts.name)  # ``get_random_batch()``: its callers hold a minibatch
-            self._minibatch_names.add(facts.name.rsplit(".", 1)[-1])
+            self._draw_names = self._draw_names | {facts.name.rsplit(".", 1)[-1]}
         elements = node.value.elts if isinstance(node.value, ast.Tuple) else ()
         for position, element in ((None, node.value), *enumerate(elements)):
             made = self._model_value(element)
@@ -751,6 +751,8 @@ _PER_STEP_METHODS = {
 }
 
 
+#: Calls that may draw a random minibatch (``random.sample``, ``np.random.choice``/``randint``): GG303.
+_DRAWS = frozenset({"sample", "choice", "randint"})
 #: Decorators that cache a function's results by its arguments (a builder's body runs once per key).
 _MEMOIZERS = frozenset({"lru_cache", "cache", "cached_property", "memoize", "memoized"})
 
@@ -775,7 +777,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader = ModuleReader(path, source_lines, session_names, session_factories, project)
     reader.keras, reader.lookups = runtime.keras, runtime.lookups
     reader._rebound = rebound_definitions(tree.body)
-    reader._tensor_tests = tensor_predicates(tree.body)
+    reader._tensor_tests = tensor_predicates(tree.body) if source is None or b"isinstance" in source else frozenset()
     reader._tree, reader._source = tree, source
     rows: dict = {}
     for statement in tree.body:

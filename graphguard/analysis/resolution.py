@@ -399,7 +399,10 @@ class Resolver:
         new = None
         cls = value.__class__
         if cls in _COUNTED:
+            # (``n = n_folds``: a parameter's count is looked up for a loop's iterable, not for every name)
+            self._counting_trips = False
             number = self._count_value(value)
+            self._counting_trips = True
             new = None if number is None else ("int", number)
         elif cls is ast.Call:
             func = value.func
@@ -408,11 +411,7 @@ class Resolver:
                 count = self._trips(value)  # ``folds = kf.split(x)``: that many splits; ``random.sample(xs, 10)``
                 new = None if count is None else ("len", count)
             elif last.endswith(("Fold", "ShuffleSplit")):
-                self._counting_trips = True  # ``kf = KFold(n_folds)``: the loop over it runs that often
-                try:
-                    splits = self._splits(value)  # ``kf = KFold(5)``
-                finally:
-                    self._counting_trips = False
+                splits = self._splits(value)  # ``kf = KFold(5)``, ``KFold(n_folds)`` of a parameter
                 new = None if splits is None else ("splits", splits)
         elif cls in _COMPREHENSIONS or (cls in _STRUCTURES and structural(value)):
             # ``convs = [l for l in model.layers if ...]``, ``layers = model.layers``: one pass over the
@@ -434,12 +433,6 @@ class Resolver:
         parameter that module-level calls fix), a splitter's ``split`` (``KFold(5).split(x)``),
         ``enumerate``/``zip``/``sorted`` of those; 1 for one model's fixed collection (its variables,
         ``tf.gradients``' list, a file of saved weights): one-shot setup."""
-        saved, self._counting_trips = self._counting_trips, True  # a parameter's count: for a loop's iterable only
-        count = self._count_trips(iterable)
-        self._counting_trips = saved
-        return count
-
-    def _count_trips(self, iterable: ast.AST) -> int | None:
         if structural(iterable):
             return 1  # ``for layer in model.layers``: one op per element of the model, built once
         if iterable.__class__ in _COMPREHENSIONS and len(iterable.generators) == 1:
