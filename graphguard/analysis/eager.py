@@ -30,7 +30,7 @@ import ast
 from typing import NamedTuple
 
 from graphguard.analysis import catalog
-from graphguard.analysis.bindings import CallResult, Instance, Param, ProjectRef, TFName, TFObject
+from graphguard.analysis.bindings import CallResult, Choice, Instance, Param, ProjectRef, TFName, TFObject
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
@@ -327,6 +327,8 @@ class EagerReader:
         value = self.resolve(node)
         if isinstance(value, TFObject):
             return True if value.kind == "model" else None
+        if isinstance(value, Choice) and any(isinstance(v, TFObject) and v.kind == "model" for v in value.values):
+            return True  # ``self.model = load_model(path) if is_eval else self.build()``: a model either way
         if isinstance(node, (ast.Name, ast.Attribute)) and self._parts:
             dotted = dotted_name(node)
             part = self._parts.get((self._frame.class_name if dotted and dotted.startswith("self.") else self._frame.facts.name,

@@ -153,8 +153,15 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                                  loop.row, loop.column))
     rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
+    # In TF 2 a model left behind holds memory (about 5 MB for a small one, ../shared/TF-FACTS.md) but
+    # slows no later step, where in TF1 every later step runs in the grown graph: a loop of models
+    # matters only over more trials.
+    # TF 2's Keras in a module that does not turn eager execution off (compat.v1 names beside it, such
+    # as a Session made for its GPU options, leave Keras eager)
+    tf2 = eager or (module.keras_era == "new" and module.tf_mode in (None, "", "compat", "eager"))
+    model_bound = project.bound * EAGER_MODEL_FACTOR if tf2 else project.bound
     for trial in facts.trials:
-        loop = _model_loop(module, trial, project.bound)
+        loop = _model_loop(module, trial, model_bound)
         if loop is None or trial.site in rebuilt_sites:
             continue
         via = None
@@ -168,7 +175,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if id(call) in suppressed or not (callee.builds or callee.trains_model):
             continue
         if callee.trains_model is not None:
-            loop = _model_loop(module, call, project.bound)
+            loop = _model_loop(module, call, model_bound)
             if loop is not None:
                 found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
                                      loop.row, loop.column, via=callee.trains_model))
@@ -203,6 +210,10 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         found.extend(_eager_findings(project, module, facts, constructions, calls))
     return found
 
+
+#: How many times ``max-bounded-iterations`` a loop of models may run in TF 2 eager code and still be a
+#: handful (GG201): there an old model costs memory, not step time.
+EAGER_MODEL_FACTOR = 3
 
 #: TF 2 effects that a function's callers repeat when they call it in a loop (GG302, GG303, GG305).
 _CALLER_EAGER_EFFECTS = (Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE)

@@ -191,6 +191,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._tensor_tests: frozenset = frozenset()  # module functions that test whether their argument is a tensor
         self._tree: ast.Module | None = None  # the module read (the calls of a function give its parameters' counts)
         self._calls_by_name: dict | None = None  # function or method name -> the module's calls of it (on first use)
+        self._class_sites: tuple | None = None  # the module's calls of its classes, what each scope binds (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
         self._top_statements: list = []  # module-level statements outside defs (their calls give counts)
         self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)
@@ -361,7 +362,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         elif isinstance(target, ast.Attribute):
             self._frame.assigned.add(dotted_name(target))
             if isinstance(value, (Param, MethodResult)):
-                value = None  # a parameter means something else in the other methods that read the attribute
+                # A parameter means something else in the other methods that read the attribute, unless
+                # it is ``__init__``'s and the module's calls of the class say what it is given.
+                value = (self._constructed(self._frame, value.name)
+                         if value.__class__ is Param and self._frame.facts.name.endswith(".__init__") else None)
             dotted = dotted_name(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER
@@ -738,7 +742,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
-    reader._tree = reader._calls_by_name = reader._class_methods = reader._source = reader._source_lines = None
+    reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds

@@ -327,6 +327,92 @@ class Resolver:
         self._param_counts[key] = max(values) if values else None
         return self._param_counts[key]
 
+    def _constructed(self, frame, param: str):
+        """What ``param`` of a module class's ``__init__`` (``frame``) is given by the module's calls of
+        the class: ``agent = DQNAgent(model)`` after ``model = QNet(n)`` makes ``self.model = model``
+        an instance of ``QNet`` in every method. A call's argument counts when it is a call (or a name
+        its function binds only to such calls) of a class or function of the module, or of a Keras
+        model constructor; every call of the class must give the same value. None otherwise."""
+        node, cls = frame.node, frame.class_name
+        if node is None or cls is None or "." in cls or self._tree is None:
+            return None
+        if self._source is not None and self._source.count(cls.encode() + b"(") < 2 - (self._source.count(b"class " + cls.encode() + b"(") == 0):
+            return None  # no call of the class in the module's text
+        if self._class_sites is None:
+            self._index_class_sites()
+        sites = self._class_sites[0].get(cls)
+        if not sites:
+            return None
+        positional = [a.arg for a in (*node.args.posonlyargs, *node.args.args)][1:]
+        index = positional.index(param) if param in positional else -1
+        found = _UNSEEN
+        for call, scope in sites:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            given = next((k.value for k in call.keywords if k.arg == param), None)
+            if given is None and 0 <= index < len(call.args):
+                given = call.args[index]
+            if given is None:
+                return None
+            if given.__class__ is ast.Name:
+                bound = self._class_sites[1].get((id(scope), given.id))
+                if not bound:
+                    return None
+                values = {self._made_at_module(value) for value in bound}
+                value = values.pop() if len(values) == 1 else None
+            else:
+                value = self._made_at_module(given)
+            if value is None or (found is not _UNSEEN and value != found):
+                return None
+            found = value
+        return None if found is _UNSEEN else found
+
+    def _index_class_sites(self) -> None:
+        """The module's calls of its own classes, with the scope (def or module) each stands in, and
+        what each scope binds to each name (``model = QNet(n)``): read once per module, on first use."""
+        classes = {s.name for s in self._tree.body if s.__class__ is ast.ClassDef}
+        sites: dict = {}
+        bound: dict = {}
+        stack = [(self._tree, self._tree)]
+        while stack:
+            node, scope = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                cls = child.__class__
+                if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                    stack.append((child, child))
+                    continue
+                if cls is ast.Call and child.func.__class__ is ast.Name and child.func.id in classes:
+                    sites.setdefault(child.func.id, []).append((child, scope))
+                elif cls is ast.Assign and len(child.targets) == 1 and child.targets[0].__class__ is ast.Name:
+                    bound.setdefault((id(scope), child.targets[0].id), []).append(child.value)
+                stack.append((child, scope))
+        self._class_sites = (sites, bound)
+
+    def _made_at_module(self, node: ast.AST):
+        """The value of the call ``node`` as the module's own names give it (its classes, functions and
+        imports): an instance, a project call's result or a Keras model; None for anything else."""
+        if node.__class__ is not ast.Call:
+            return None
+        func, parts = node.func, []
+        while func.__class__ is ast.Attribute:
+            parts.append(func.attr)
+            func = func.value
+        if func.__class__ is not ast.Name:
+            return None
+        value = self._frames[0].scope.get(func.id)
+        for part in reversed(parts):
+            if isinstance(value, TFName):
+                value = value.attribute(part)
+            elif isinstance(value, ProjectRef):
+                value = ProjectRef(value.ref.member(part))
+            else:
+                return None
+        if isinstance(value, ProjectRef):
+            return Instance(value.ref) if project_class(value) else CallResult(value.ref)
+        if isinstance(value, TFName) and catalog.effect_of(value.path) is Effect.MODEL:
+            return tf_object(catalog.result_kind(value.path, Effect.MODEL))
+        return None
+
     def _calls_named(self, name: str) -> list:
         """The module-level calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``,
         outside any ``def`` or class): only the statements whose text holds ``name(`` are walked."""
