@@ -18,7 +18,7 @@ demo: $(BIN)/.graphguard-installed
 	$(BIN)/graphguard demo tf2
 
 test: $(BIN)/.graphguard-installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 clean:
 	rm -rf $(VENV) build *.egg-info
