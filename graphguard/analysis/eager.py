@@ -54,6 +54,18 @@ _PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
 _COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
                                "steps_per_execution"})
 
+#: What a Keras model has (``tf.keras.Model``, Keras 3): a parameter used with anything else in the same
+#: function (``actor.add_experience(...)``, ``agent.memory``) is a project object with a ``predict`` of its own.
+_MODEL_ATTRIBUTES = frozenset({
+    "predict", "fit", "compile", "evaluate", "train_on_batch", "predict_on_batch", "test_on_batch", "save",
+    "save_weights", "load_weights", "get_weights", "set_weights", "summary", "layers", "inputs", "outputs",
+    "input", "output", "input_shape", "output_shape", "weights", "trainable_weights", "non_trainable_weights",
+    "variables", "trainable_variables", "non_trainable_variables", "get_layer", "to_json", "count_params",
+    "call", "reset_states", "stop_training", "optimizer", "loss", "metrics", "metrics_names", "name", "trainable",
+    "built", "build", "predict_generator", "fit_generator", "evaluate_generator", "make_predict_function",
+    "_make_predict_function", "history", "reset_metrics", "add_loss", "compute_output_shape", "export",
+})
+
 TRACED, SIGNED = 1, 2
 
 
@@ -455,7 +467,8 @@ class EagerReader:
         keywords = _PREDICT_KEYWORDS if method == "predict" else _COMPILE_KEYWORDS
         model = self._keras_model(receiver, keywords, node)
         if (model is None and method == "predict" and self.keras and node.args and receiver.__class__ is ast.Name
-                and isinstance(self.resolve(receiver), Param) and self._one_sample(node.args[0])):
+                and isinstance(self.resolve(receiver), Param) and self._one_sample(node.args[0])
+                and self._used_as_model(receiver.id)):
             # ``def detect(Yolo, frame): Yolo.predict(image[np.newaxis])`` in a module that names Keras or
             # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
             # taken by its use: its value is unknown, not a parameter).
@@ -505,6 +518,19 @@ class EagerReader:
             frame.facts.constructions.append(construction)
         else:
             self._eager_fact(construction, "model", model)
+
+    def _used_as_model(self, name: str) -> bool:
+        """Whether the function being read uses its parameter ``name`` only as a Keras model has it
+        (``yolo.predict(x)``, ``net.layers``), not with methods or attributes of a project object
+        (``actor.add_experience(...)``, ``actor.train()``: a wrapper with its own ``predict``)."""
+        node = self._frame.node
+        if node is None:
+            return True
+        for sub in ast.walk(node):
+            if (sub.__class__ is ast.Attribute and sub.value.__class__ is ast.Name and sub.value.id == name
+                    and sub.attr not in _MODEL_ATTRIBUTES):
+                return False
+        return True
 
     def _settle_predict(self, frame, construction, names: frozenset, one: bool, model) -> None:
         """``model.predict(data)`` in a loop: a finding for the innermost loop that changes ``data``, or
