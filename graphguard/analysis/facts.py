@@ -84,6 +84,9 @@ class ProjectCall(NamedTuple):
     #: innermost loop, or :data:`CALLER` for a call outside loops) or that the loop at that index
     #: changes per iteration (GG303 through a helper that predicts on its parameter)
     samples: tuple = ()
+    #: the call stands in ``tf.variable_scope(..., reuse=True or tf.AUTO_REUSE)``: the callee's
+    #: ``tf.get_variable`` returns the variables made before, so it makes none for this caller
+    reuses: bool = False
 
 
 class DeferredUse(NamedTuple):

@@ -183,7 +183,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None:
             continue
         for effect, origin in callee.builds.items():
-            if (effect is Effect.VARIABLE and module.reuse_from and call.site.row > module.reuse_from
+            if (effect is Effect.VARIABLE and (call.reuses or module.reuse_from and call.site.row > module.reuse_from)
                     and origin.subject.startswith("`tf.get_variable")):
                 continue  # the root variable scope reuses: the helper's get_variable makes nothing
             if effect is Effect.OPERATOR and Effect.OP in callee.builds:

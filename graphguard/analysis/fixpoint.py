@@ -525,6 +525,8 @@ class Project:
                     for effect, origin in callee.builds.items():
                         if (effect is Effect.MODEL or effect in EAGER_EFFECTS) and call.loops:
                             continue  # made in a loop of this function: reported at that loop
+                        if effect is Effect.VARIABLE and call.reuses and origin.subject.startswith("`tf.get_variable"):
+                            continue  # ``get_variable`` under the caller's reusing scope makes nothing
                         if effect not in summary.builds:
                             summary.builds[effect] = origin
                             changed = True
