@@ -145,7 +145,7 @@ SAVER_CELLS = [
     new_code_cell("x = tf.placeholder(tf.float32, [None, 4])\nw = tf.Variable(tf.zeros([4, 1]))\n"
                   "train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_mean(tf.matmul(x, w)))"),
     new_code_cell("%%time\nwith tf.Session() as sess:\n    sess.run(tf.global_variables_initializer())\n"
-                  "    for step in range(1000):\n        sess.run(train, {x: np.ones((2, 4))})\n"
+                  "    for step in range(100000):\n        sess.run(train, {x: np.ones((2, 4))})\n"
                   "        if step % 100 == 0:\n            tf.train.Saver().save(sess, 'ckpt/model')\n"
                   "            !ls ckpt"),
 ]

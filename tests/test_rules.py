@@ -175,7 +175,7 @@ def test_periodic_condition_is_not_a_once_guard():
     source = b"""\
 import tensorflow as tf
 sess = tf.Session()
-for step in range(1000):
+for step in range(100000):
     sess.run(train_op)
     if step % 100 == 0:
         saver = tf.train.Saver()

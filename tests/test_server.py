@@ -442,7 +442,7 @@ def test_invalid_initialization_options_warn(project: Path, options: dict, name:
 
 
 def test_unsafe_quick_fix_says_so_once(project: Path) -> None:
-    conditional = ("import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(100):\n"
+    conditional = ("import tensorflow as tf\n\nsess = tf.Session()\nfor step in range(100000):\n"
                    "    if step % 10 == 0:\n        sess.run(tf.argmax(y, 1))\n")
 
     async def body(s: Session):

@@ -17,6 +17,9 @@ from graphguard.analysis.catalog import Effect
 EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE,
                             Effect.TRACED_VARIABLE})
 
+#: Marks an exemption ``(EVERY, loop index, k)``: what is under ``if i % k == 0:`` runs on every
+#: ``k``-th iteration of that loop (a loop of known count then counts ``ceil(trips / k)``).
+EVERY = "every"
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
 

@@ -94,7 +94,7 @@ def _session_loop(module: ModuleFacts, item, bound: int):
         if loop.runs_step:
             if index in item.exempt:
                 continue
-            if loop.resets_graph or bounded(module, item.loops, bound):
+            if loop.resets_graph or bounded(module, item.loops, bound, item.exempt):
                 return None
             return loop
     return None
@@ -324,7 +324,7 @@ def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) 
 def _eager_loop(project: Project, module: ModuleFacts, item):
     """The innermost loop that repeats the TF 2 construction or call ``item``, or None when no loop
     does or the loops around it run at most ``max-bounded-iterations`` times in all."""
-    if not item.loops or bounded(module, item.loops, max(project.bound, 1)):
+    if not item.loops or bounded(module, item.loops, max(project.bound, 1), item.exempt):
         return None
     index = item.loops[-1]
     if index in item.exempt:
@@ -336,7 +336,7 @@ def _model_loop(module: ModuleFacts, item, bound: int):
     loop releases what it builds (a fresh graph or a once-guard in it, a reset or
     ``clear_session()`` anywhere in its iteration, directly or through a call), or when the loops
     around it run at most ``bound`` times in all (``max-bounded-iterations``; at least once)."""
-    if not item.loops or bounded(module, item.loops, max(bound, 1)):
+    if not item.loops or bounded(module, item.loops, max(bound, 1), item.exempt):
         return None  # a 5-fold split, ``max_evals=10``, ``for x in [a, b]``: a handful of models
     index = item.loops[-1]
     loop = module.loops[index]

@@ -73,11 +73,13 @@ def _is_model(summary, kind: str) -> bool:
     return int(kind.partition(":")[2]) in summary.model_positions  # "returns:1": an element of a returned tuple
 
 
-def bounded(module: ModuleFacts, loops: tuple, bound: int) -> bool:
+def bounded(module: ModuleFacts, loops: tuple, bound: int, exempt: frozenset = frozenset()) -> bool:
     """Whether the nest of ``loops`` (indices into ``module.loops``) runs its body at most ``bound``
     times in all: every loop's trip count is known and their product is at most ``bound``
     (``for case in (a, b, c)``: 3; ``range(8)`` in ``range(4)`` in ``range(4)``: 128, not bounded).
-    A loop with an unknown count (an epoch, batch or episode loop, a ``while``) makes the nest unbounded."""
+    A loop with an unknown count (an epoch, batch or episode loop, a ``while``) makes the nest unbounded.
+    ``exempt`` (the item's): an ``(EVERY, loop, k)`` in it says the item runs on every ``k``-th
+    iteration of that loop (``if epoch % 5 == 0:``), so that loop counts ``ceil(trips / k)``."""
     if bound <= 0:
         return False
     product = 1
@@ -85,6 +87,10 @@ def bounded(module: ModuleFacts, loops: tuple, bound: int) -> bool:
         trips = module.loops[index].trips if index >= 0 else None
         if trips is None:
             return False
+        if exempt:
+            for mark in exempt:
+                if mark.__class__ is tuple and mark[1] == index:
+                    trips = -(-trips // mark[2])
         product *= trips
         if product > bound:
             return False

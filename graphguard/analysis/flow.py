@@ -14,7 +14,7 @@ import ast
 
 from graphguard.analysis.bindings import GraphValue, Param, TFName
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import CALLER, Loop, Retention
+from graphguard.analysis.facts import CALLER, EVERY, Loop, Retention
 
 #: What a comprehension whose element is the construction itself makes one of per element, to keep
 #: (a new Keras optimizer, a ``tf.function``): a collection, not a rebuild.
@@ -102,6 +102,9 @@ class FlowReader:
         counters = [(counter, loop, node.body) for counter in _stepped_counters(node.body)]
         if isinstance(node.target, ast.Name) and _is_range(node.iter):
             counters.append((node.target.id, loop, None))
+        elif (isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name)
+              and isinstance(node.iter, ast.Call) and getattr(node.iter.func, "id", None) == "enumerate"):
+            counters.append((node.target.elts[0].id, loop, None))  # ``for i, batch in enumerate(batches):``
         self._counters.extend(counters)
         self._in_loop(loop, (node.body,))
         del self._counters[len(self._counters) - len(counters):]
@@ -265,6 +268,33 @@ class FlowReader:
                     break
         return None
 
+    def _every(self, test: ast.AST) -> frozenset | None:
+        """``if i % k == c:`` (also ``not i % k``, ``(i + 1) % k == 0``) where ``i`` is the variable of an
+        enclosing ``for`` over a ``range`` or a counter its body steps, and ``k`` an int the source fixes:
+        the body runs on every ``k``-th iteration of that loop (``if epoch % save_every == 0:``). An
+        exemption that only scales the loop's count (:func:`fixpoint.bounded`); None otherwise."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            modulo = test.operand
+        elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+              and isinstance(test.comparators[0], ast.Constant)):
+            modulo = test.left
+        else:
+            return None
+        if not (isinstance(modulo, ast.BinOp) and isinstance(modulo.op, ast.Mod)):
+            return None
+        counted = modulo.left
+        if isinstance(counted, ast.BinOp) and isinstance(counted.op, (ast.Add, ast.Sub)) and isinstance(counted.right, ast.Constant):
+            counted = counted.left  # ``(epoch + 1) % 10``
+        if not isinstance(counted, ast.Name) or not self._counters:
+            return None
+        k = self._count_value(modulo.right)
+        if k is None or k < 2:
+            return None
+        for counter, loop, _ in reversed(self._counters):
+            if counter == counted.id:
+                return frozenset({(EVERY, loop.index, k)}) if loop in self._frame.loops else None
+        return None
+
     def _guard_filled_by_method(self, node: ast.If) -> bool:
         """``if not hasattr(self, "fn"): self.build_fn(...)`` where ``build_fn``, a method of the same
         class, assigns ``self.fn``: a once-guard whose body fills its target through a call."""
@@ -314,13 +344,16 @@ class FlowReader:
         # never runs for that caller (a summary helper that takes a tensor while the graph is built, a
         # number per step). The caller's loop does not repeat what the tensor branch builds.
         tensor_branch = "" if once else self._tensor_branch(node.test)
+        every = None if once or tensor_branch or self._frame.facts.traced else self._every(node.test)
         for branch, statements in (("body", node.body), ("orelse", node.orelse)):
             guarded = branch == tensor_branch
             if guarded:
                 self._frame.exempt.append(frozenset({CALLER}))
+            if every is not None and branch == "body":
+                self._frame.exempt.append(every)
             for statement in statements:
                 self.visit(statement)
-            if guarded:
+            if guarded or (every is not None and branch == "body"):
                 self._frame.exempt.pop()
             if branch == "body" and once:
                 self._frame.exempt.pop()

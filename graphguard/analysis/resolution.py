@@ -273,12 +273,44 @@ class Resolver:
         cls = node.__class__
         if cls is ast.Name:
             return self._named_count(node.id, "int")
+        if (cls is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == "self"
+                and self._frame.class_name is not None):
+            return self._attribute_count(self._frame.class_name, node.attr)
         if cls is ast.BinOp and node.op.__class__ in _ARITHMETIC:
             left, right = self._count_value(node.left), self._count_value(node.right)
             if left is None or right is None or (right == 0 and node.op.__class__ is ast.FloorDiv):
                 return None
             return _ARITHMETIC[node.op.__class__](left, right)
         return constant_int(node)
+
+    def _attribute_count(self, cls: str, attr: str) -> int | None:
+        """The int ``self.attr`` holds when its class's methods assign it once, to an int constant
+        (``self.epochs = 30`` in ``__init__``), and never change it otherwise."""
+        key = (cls, attr)
+        counts = self._attribute_counts
+        if key in counts:
+            return counts[key]
+        counts[key] = None
+        methods = self._class_methods.get(cls) if self._class_methods else None
+        if not methods:
+            return None
+        found = []
+        for method in methods.values():
+            for sub in ast.walk(method):
+                kind = sub.__class__
+                if kind is ast.Assign:
+                    targets = sub.targets
+                elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                    targets = [sub.target]
+                else:
+                    continue
+                for target in targets:
+                    for element in (target.elts if target.__class__ is ast.Tuple else (target,)):
+                        if (element.__class__ is ast.Attribute and element.attr == attr
+                                and element.value.__class__ is ast.Name and element.value.id == "self"):
+                            found.append(constant_int(sub.value) if kind is ast.Assign and element is target else None)
+        counts[key] = found[0] if len(found) == 1 else None
+        return counts[key]
 
     def _named_count(self, name: str, kind: str) -> int | None:
         frame = self._frame

@@ -104,7 +104,7 @@ with tf_session() as sess:
 import tensorflow as tf
 
 with tf.Session() as sess:
-    for step in range(10000):
+    for step in range(100000):
         sess.run(train_op)
         if step % 1000 == 0:
             saver = tf.train.Saver()  # GG102
@@ -184,7 +184,7 @@ import tensorflow as tf
 
 checkpoint_saver = tf.train.Saver()
 with tf.Session() as sess:
-    for step in range(10000):
+    for step in range(100000):
         sess.run(train_op)
         if step % 1000 == 0:
             saver = checkpoint_saver  # GG102
