@@ -237,6 +237,9 @@ class ModuleFacts:
     tf_mode: str = ""
     #: the Keras era its source shows (:attr:`graphguard.analysis.runtimes.Runtime.keras_era`)
     keras_era: str = ""
+    #: its Keras' ``predict`` is cheap (:attr:`graphguard.analysis.runtimes.Runtime.cheap_predict`):
+    #: no GG303 here, even where eager TensorFlow code beside it keeps the other TF 2 rules on
+    cheap_predict: bool = False
     #: the row of a module-level ``tf.get_variable_scope().reuse_variables()`` (0: none): a helper's
     #: ``tf.get_variable`` called below it returns the existing variable
     reuse_from: int = 0

@@ -207,7 +207,12 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
     if not module.eager_off and not (project.old_keras_program and not module.keras_era):
-        found.extend(_eager_findings(project, module, facts, constructions, calls))
+        eager_found = _eager_findings(project, module, facts, constructions, calls)
+        if module.cheap_predict:
+            # Keras 3 on JAX or torch (``KERAS_BACKEND``) beside TensorFlow code of its own (a notebook's
+            # ``%%backend tensorflow`` cells): predict is cheap there; tf.function still retraces.
+            eager_found = [f for f in eager_found if f.effect is not Effect.PREDICT]
+        found.extend(eager_found)
     return found
 
 
