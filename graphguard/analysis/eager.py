@@ -30,7 +30,7 @@ import ast
 from typing import NamedTuple
 
 from graphguard.analysis import catalog
-from graphguard.analysis.bindings import CallResult, Choice, Instance, Param, ProjectRef, TFName, TFObject
+from graphguard.analysis.bindings import OTHER, CallResult, Choice, Instance, Param, ProjectRef, TFName, TFObject
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
@@ -64,6 +64,14 @@ _MODEL_ATTRIBUTES = frozenset({
     "call", "reset_states", "stop_training", "optimizer", "loss", "metrics", "metrics_names", "name", "trainable",
     "built", "build", "predict_generator", "fit_generator", "evaluate_generator", "make_predict_function",
     "_make_predict_function", "history", "reset_metrics", "add_loss", "compute_output_shape", "export",
+})
+
+#: Methods only a Keras model has among the objects a ``predict`` is called on (scikit-learn's
+#: estimators, XGBoost's, statsmodels' have none of them): ``self.model.compile(...)`` in one method
+#: makes ``self.model.predict(...)`` in another Keras', whatever the class was given.
+_KERAS_ONLY_METHODS = frozenset({
+    "compile", "train_on_batch", "predict_on_batch", "test_on_batch", "fit_generator", "predict_generator",
+    "evaluate_generator", "get_weights", "set_weights", "save_weights", "load_weights",
 })
 
 TRACED, SIGNED = 1, 2
@@ -362,7 +370,31 @@ class EagerReader:
             return None
         if any(keyword.arg in keywords for keyword in call.keywords):
             return True
+        if self.keras and (value is None or value is OTHER) and node.__class__ is ast.Attribute \
+                and node.value.__class__ is ast.Name and node.value.id == "self" and self._frame.class_name:
+            return True if self._attribute_is_model(self._frame.class_name, node.attr) else None
         return None
+
+    def _attribute_is_model(self, cls: str, attr: str) -> bool:
+        """Whether the class's methods use ``self.attr`` as only a Keras model is used: with a method only
+        Keras models have (``self.model.compile(...)``, ``self.target.set_weights(...)``) and with nothing
+        a Keras model lacks (``self.agent.remember(...)``: a project object with a predict of its own)."""
+        key = (cls, attr)
+        known = self._attribute_models.get(key)
+        if known is not None:
+            return known
+        methods = self._class_methods.get(cls) if self._class_methods else None
+        keras_only = other = False
+        for method in (methods or {}).values():
+            for sub in ast.walk(method):
+                if (sub.__class__ is ast.Attribute and sub.value.__class__ is ast.Attribute and sub.value.attr == attr
+                        and sub.value.value.__class__ is ast.Name and sub.value.value.id == "self"):
+                    if sub.attr in _KERAS_ONLY_METHODS:
+                        keras_only = True
+                    elif sub.attr not in _MODEL_ATTRIBUTES:
+                        other = True
+        self._attribute_models[key] = found = keras_only and not other
+        return found
 
     def _eager_call(self, node: ast.Call, func_value) -> None:
         """Record what call ``node`` (whose callee resolved to ``func_value``) does in TF 2 terms."""
