@@ -30,7 +30,7 @@ import ast
 from typing import NamedTuple
 
 from graphguard.analysis import catalog
-from graphguard.analysis.bindings import OTHER, CallResult, Choice, Instance, Param, ProjectRef, TFName, TFObject
+from graphguard.analysis.bindings import OTHER, CallResult, Choice, Instance, Param, ProjectRef, Ref, TFName, TFObject
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
@@ -505,6 +505,11 @@ class EagerReader:
             # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
             # taken by its use: its value is unknown, not a parameter).
             model = True
+        if (model is None and method == "predict" and receiver.__class__ is ast.Name and frame.facts.name != "<module>"
+                and isinstance(self.resolve(receiver), Param) and self._used_as_model(receiver.id)):
+            # ``def accuracy(self, model): ... model.predict(batch)``: a Keras model when what the calls
+            # pass for ``model`` is one (phase 2's values, decided in phase 3).
+            model = ((Ref("", frame.facts.name), f"param:{receiver.id}"),)
         if model is None:
             return
         text = f"{short(callee_text(node.func))}(...)"

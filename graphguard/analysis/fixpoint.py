@@ -621,7 +621,21 @@ class Project:
         method is not a project method, and one of the other refs gives a model (:meth:`is_model`)."""
         if any(kind == "absent" and self.resolve(importer, ref) is not None for ref, kind in refs):
             return False
-        return any(self.is_model(importer, ref, kind) for ref, kind in refs if kind != "absent")
+        return any(self._param_is_model(importer, ref, kind[6:]) if kind.startswith("param:")
+                   else self.is_model(importer, ref, kind) for ref, kind in refs if kind != "absent")
+
+    def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
+        """Whether some call passes a Keras model for parameter ``param`` of ``function`` (of
+        ``importer``): a TensorFlow model, or an instance of a project class that makes one."""
+        for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
+            if value == ("tf", "model"):
+                return True
+            if value[0] == "instance":
+                module = self._by_path.get(os.path.normpath(value[1]))
+                summary = None if module is None else self.summary(module, Ref("", f"{value[2]}.__init__"))
+                if summary is not None and Effect.MODEL in summary.builds:
+                    return True
+        return False
 
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
         """Whether what project code ``ref`` gives is a model (see :func:`_is_model` for ``kind``)."""
