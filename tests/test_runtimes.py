@@ -38,6 +38,9 @@ while True:
     # Standalone Keras before 2.4 (lr=, the TF1 backend): predict runs a cached predict function.
     ("from keras.models import Sequential\nfrom keras.layers import Dense", "Adam(lr=1e-3)", []),
     ("from keras.models import Sequential\nfrom keras.layers.core import Dense", "'adam'", []),
+    # Keras 2.6-2.8 on TF 2 (its optimizers' *_v2 modules) still runs lr= with a warning: TF 2's predict.
+    ("from keras.models import Sequential\nfrom keras.layers import Dense\nfrom keras.optimizers import adam_v2",
+     "adam_v2.Adam(lr=1e-3)", [("GG303", 6)]),
     # Keras 3 on JAX: predict reuses its jitted function.
     ("import os\nos.environ['KERAS_BACKEND'] = 'jax'\nfrom keras.models import Sequential\nfrom keras.layers import Dense",
      "'adam'", []),
@@ -53,6 +56,8 @@ def test_cheap_predict_reads_spellings_not_names():
     assert not cheap_predict(b"import keras\nlr = 0.1\ndef set_rate(net, lr): pass\n")  # a name, not a keyword
     assert not cheap_predict(b"from tensorflow import keras\nAdam(lr=0.1)\n")  # tf.keras: TF's own Keras
     assert cheap_predict(b'import os\nos.environ.setdefault("KERAS_BACKEND", "torch")\n')
+    # A TF 2 spelling beside lr= (Keras 2.6-2.10 accept lr= with a warning): TF 2's Keras.
+    assert not cheap_predict(b"import keras\nwriter = tf.summary.create_file_writer(d)\nAdam(lr=0.1)\n")
     assert spells_compat_v1(b"import tensorflow.compat.v1 as tf\n")
     assert spells_compat_v1(b"from tensorflow.compat import v1\n")
     assert not spells_compat_v1(b"import tensorflow as tf\n")

@@ -39,6 +39,10 @@ _BEFORE_2_4 = re.compile(
     rb"|\bkeras\.(?:layers\.(?:core|convolutional|recurrent|merge|normalization|advanced_activations|embeddings|pooling"
     rb"|wrappers|noise|local)|utils\.np_utils|engine|backend\.tensorflow_backend|legacy)\b"
     rb"|\b(?:get_session|set_session)[ \t]*\(|\bConvolution[123]D\b|\bimage_dim_ordering\b")
+#: Spellings only Keras 2.6 and later (on TF 2, eager) has: the ``keras.optimizers.*_v2`` modules (Keras
+#: 2.6-2.8, where ``Adam(lr=...)`` still runs with a warning) and TF 2's ``tf.summary.create_file_writer``.
+#: They outweigh a spelling of :data:`_BEFORE_2_4` beside them.
+_KERAS_2_6 = re.compile(rb"\b(?:adam|rmsprop|gradient_descent|nadam|adagrad|adadelta|adamax|ftrl)_v2\b|\bcreate_file_writer\b")
 #: ``import tensorflow.compat.v1 as tf``, ``from tensorflow.compat import v1``, ``tf.compat.v1.Session()``.
 _COMPAT_V1 = re.compile(rb"compat\.v1\b|compat[ \t]+import[ \t]+v1\b")
 #: ``os.environ["KERAS_BACKEND"] = "jax"``, ``os.environ.setdefault("KERAS_BACKEND", "torch")``.
@@ -53,7 +57,7 @@ def cheap_predict(source: bytes) -> bool:
         return False
     if _OTHER_BACKEND.search(source):
         return True
-    return bool(_STANDALONE.search(source) and _BEFORE_2_4.search(source))
+    return bool(_STANDALONE.search(source) and _BEFORE_2_4.search(source) and not _KERAS_2_6.search(source))
 
 
 def spells_compat_v1(source: bytes) -> bool:
@@ -84,7 +88,7 @@ def read_runtime(source: bytes) -> Runtime:
     keras = b"keras" in source
     era = ""
     if keras:
-        if _STANDALONE.search(source) and _BEFORE_2_4.search(source):
+        if _STANDALONE.search(source) and _BEFORE_2_4.search(source) and not _KERAS_2_6.search(source):
             era = "old"
         elif _NEW_KERAS.search(source):
             era = "new"
