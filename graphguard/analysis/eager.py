@@ -64,6 +64,7 @@ _MODEL_ATTRIBUTES = frozenset({
     "call", "reset_states", "stop_training", "optimizer", "loss", "metrics", "metrics_names", "name", "trainable",
     "built", "build", "predict_generator", "fit_generator", "evaluate_generator", "make_predict_function",
     "_make_predict_function", "history", "reset_metrics", "add_loss", "compute_output_shape", "export",
+    "predict_classes", "predict_proba",
 })
 
 #: Methods only a Keras model has among the objects a ``predict`` is called on (scikit-learn's
@@ -430,8 +431,9 @@ class EagerReader:
                 frame.facts.constructions.append(self._new_construction(
                     Effect.RECOMPILE, node, f"{callee_text(node.func)}(...)"))
             return
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("predict", "compile"):
-            self._keras_call(node, node.func.attr)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("predict", "compile", "predict_classes"):
+            # ``Sequential.predict_classes(x)`` (tf.keras before 2.6) is ``predict`` then an argmax.
+            self._keras_call(node, "compile" if node.func.attr == "compile" else "predict")
             return
         if not frame.loops or not (frame.numbers or self._attr_numbers):
             return

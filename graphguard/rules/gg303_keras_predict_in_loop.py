@@ -7,7 +7,7 @@ from graphguard.rules.base import Rule
 class KerasPredictInLoop(Rule):
     """
     ## What it does
-    Finds Keras `model.predict(x)` called in a loop on one sample (`x[None]`, `x[np.newaxis]`,
+    Finds Keras `model.predict(x)` (or `predict_classes(x)`, tf.keras before 2.6) called in a loop on one sample (`x[None]`, `x[np.newaxis]`,
     `np.expand_dims(x, 0)`, `x.reshape(1, -1)`, `np.array([x])`, `[x]`, `x[i:i+1]`, or a name bound to
     one of these) or on data the loop changes on every iteration (its target, or a name the body
     assigns: the state of an episode loop, the batch of a batch loop); also a call in the loop of a
