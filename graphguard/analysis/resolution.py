@@ -368,8 +368,9 @@ class Resolver:
         node, cls = frame.node, frame.class_name
         if node is None or cls is None or "." in cls or self._tree is None:
             return None
-        if self._source is not None and self._source.count(cls.encode() + b"(") < 2 - (self._source.count(b"class " + cls.encode() + b"(") == 0):
-            return None  # no call of the class in the module's text
+        needle = cls.encode() + b"("
+        if self._source is not None and self._source.count(needle) <= self._source.count(b"class " + needle):
+            return None  # the module's text names the class with a parenthesis only where it defines it
         if self._class_sites is None:
             self._index_class_sites()
         sites = self._class_sites[0].get(cls)
