@@ -113,8 +113,9 @@ def checkout(rev: str, scratch: Path) -> Path:
 
 def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
     """graphguard's findings in one repository folder, counted by their key (see ``key``). A finding at a
-    call names the helper line it goes through (``(through ... at core/model.py:104)``): ``vias`` gets
-    those places, ``(repo, path, line, "")``, as lines the run reports too."""
+    call names the helper line it goes through (``(through ... at core/model.py:104)``, or ``at
+    train.ipynb:cell 11:32`` in a notebook): ``vias`` gets those places, ``(repo, path, line, cell or
+    "")``, as lines the run reports too."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     run = subprocess.run(
         [sys.executable, "-m", "graphguard", "check", ".", "--output-format", "json", "--no-cache", "--exit-zero", "-q"],
@@ -128,14 +129,22 @@ def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
         path = os.path.relpath(item["filename"], folder)
         counts[key(repo, path, item["location"]["row"], item["cell"], item["code"])] += 1
         # A finding at a call names the helper's line it goes through: that line is reported too.
+        if vias is None:
+            continue
+        through = NOTEBOOK_VIA.search(item["message"])
+        if through:  # ``at train.ipynb:cell 11:32``: that cell's row
+            vias.add((repo, os.path.relpath(os.path.join(folder, through[1]), folder), through[3], through[2]))
+            continue
         through = VIA.search(item["message"])
-        if through and vias is not None and item["cell"] is None:
+        if through:
             vias.add((repo, os.path.relpath(os.path.join(folder, through[1]), folder), through[2], ""))
     return counts
 
 
 #: ``(through `self.model.predict(...)` at core/model.py:104)`` in a message.
 VIA = re.compile(r"\(through `.*?` at (\S+?):(\d+)\)")
+#: ``(through `model.predict(...)` at notebooks/train.ipynb:cell 17:13)``: a notebook's cell and row.
+NOTEBOOK_VIA = re.compile(r"\(through `.*?` at (.+?\.ipynb):cell (\d+):(\d+)\)")
 
 
 def selected(args) -> list[dict[str, str]]:
