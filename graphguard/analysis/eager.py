@@ -15,6 +15,9 @@ once-guards. It records, as constructions of the TF 2 effects (:data:`catalog.EA
 * ``PREDICT`` (GG303): Keras ``model.predict(x)`` where ``x`` is one sample (``x[None]``,
   ``np.expand_dims``, ``reshape(1, ...)``, ``[x]``, ``x[i:i+1]``, or a name bound to one) or data the
   loop changes per iteration;
+* ``FIT`` (GG306): Keras ``model.fit(x, y)`` on the same kinds of data (one sample, a replay minibatch
+  drawn per call, the iteration's data), unless it asks for several epochs or batches large data itself
+  (``epochs=5``, ``batch_size=`` on data that is not one minibatch);
 * ``TRACED_VARIABLE`` (GG304): a ``tf.Variable``, a Keras layer, optimizer or model made in a
   ``tf.function`` body outside a once-guard (TF raises "tf.function only supports singleton
   tf.Variables created on the first call", measured on TF 2.21 for all four);
@@ -51,6 +54,10 @@ _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
 #: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
 #: none of them): a call with one is Keras' whatever the receiver is known to be.
 _PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
+#: Keywords only Keras' ``Model.fit`` takes among the ``fit`` methods of the libraries ML code uses
+#: (scikit-learn, XGBoost and LightGBM take ``verbose``/``callbacks`` too, none of these).
+_FIT_KEYWORDS = frozenset({"epochs", "validation_split", "steps_per_epoch", "initial_epoch", "validation_steps",
+                           "validation_freq"})
 _COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
                                "steps_per_execution"})
 
@@ -74,6 +81,11 @@ _KERAS_ONLY_METHODS = frozenset({
     "compile", "train_on_batch", "predict_on_batch", "test_on_batch", "fit_generator", "predict_generator",
     "evaluate_generator", "get_weights", "set_weights", "save_weights", "load_weights",
 })
+
+#: Keras model methods read here: method -> what :meth:`EagerReader._keras_call` takes it for.
+_KERAS_CALLS = {"predict": "predict", "predict_classes": "predict", "fit": "fit", "compile": "compile"}
+#: The per-step Keras calls (GG303, GG306): method -> (effect, keywords only Keras' method takes).
+_STEP_CALLS = {"predict": (Effect.PREDICT, _PREDICT_KEYWORDS), "fit": (Effect.FIT, _FIT_KEYWORDS)}
 
 TRACED, SIGNED = 1, 2
 
@@ -123,7 +135,7 @@ class EagerReader:
         a name that held neither) returns after a few type checks."""
         frame = self._frames[-1]
         if frame.loops:
-            self._note_loop_bind(target)
+            self._note_loop_bind(target, None if augmented else value)
         kind = target.__class__
         if kind is ast.Name:
             self._note_count(frame, target.id, None if augmented else value)
@@ -268,13 +280,20 @@ class EagerReader:
         owner = self.resolve(node.value)
         return isinstance(owner, Instance) and owner.cls.module == "" and (owner.cls.name, node.attr) in self._attr_numbers
 
-    def _note_loop_bind(self, target: ast.AST) -> None:
+    def _note_loop_bind(self, target: ast.AST, value: ast.AST | None = None) -> None:
         """``target`` is bound in the body of every enclosing loop: remember it per loop, so that a value
         read in the loop is known to change per iteration once the function has been read (a name
-        assigned after its use, ``state = next_state`` at the end of the body, counts too)."""
+        assigned after its use, ``state = next_state`` at the end of the body, counts too). A call or
+        subscript ``value`` made of the targets themselves (``x, y = shuffle(x, y)``, ``x = x[order]``:
+        the same data reordered each epoch) is not new data."""
         loops = self._frame.loops
         if not loops:
             return
+        if value is not None and _reorders(value):
+            names = {dotted_name(node) for node in (target.elts if target.__class__ is ast.Tuple else (target,))}
+            read = value.value if value.__class__ is ast.Subscript else value
+            if None not in names and names <= {dotted_name(node) for node in loaded_names(read)}:
+                return
         stack = [target]
         while stack:
             node = stack.pop()
@@ -431,9 +450,9 @@ class EagerReader:
                 frame.facts.constructions.append(self._new_construction(
                     Effect.RECOMPILE, node, f"{callee_text(node.func)}(...)"))
             return
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("predict", "compile", "predict_classes"):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _KERAS_CALLS:
             # ``Sequential.predict_classes(x)`` (tf.keras before 2.6) is ``predict`` then an argmax.
-            self._keras_call(node, "compile" if node.func.attr == "compile" else "predict")
+            self._keras_call(node, _KERAS_CALLS[node.func.attr])
             return
         if not frame.loops or not (frame.numbers or self._attr_numbers):
             return
@@ -495,19 +514,19 @@ class EagerReader:
         return ref
 
     def _keras_call(self, node: ast.Call, method: str) -> None:
-        """``model.predict(x)`` and ``model.compile(...)`` (GG303, GG305)."""
+        """``model.predict(x)``, ``model.fit(x, y)`` and ``model.compile(...)`` (GG303, GG306, GG305)."""
         frame = self._frame
         receiver = node.func.value
-        keywords = _PREDICT_KEYWORDS if method == "predict" else _COMPILE_KEYWORDS
-        model = self._keras_model(receiver, keywords, node)
-        if (model is None and method == "predict" and self.keras and node.args and receiver.__class__ is ast.Name
+        step = _STEP_CALLS.get(method)
+        model = self._keras_model(receiver, _COMPILE_KEYWORDS if step is None else step[1], node)
+        if (model is None and step is not None and self.keras and node.args and receiver.__class__ is ast.Name
                 and isinstance(self.resolve(receiver), Param) and self._one_sample(node.args[0])
                 and self._used_as_model(receiver.id)):
             # ``def detect(Yolo, frame): Yolo.predict(image[np.newaxis])`` in a module that names Keras or
             # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
             # taken by its use: its value is unknown, not a parameter).
             model = True
-        if (model is None and method == "predict" and receiver.__class__ is ast.Name and frame.facts.name != "<module>"
+        if (model is None and step is not None and receiver.__class__ is ast.Name and frame.facts.name != "<module>"
                 and isinstance(self.resolve(receiver), Param) and self._used_as_model(receiver.id)):
             # ``def accuracy(self, model): ... model.predict(batch)``: a Keras model when what the calls
             # pass for ``model`` is one (phase 2's values, decided in phase 3).
@@ -516,22 +535,25 @@ class EagerReader:
             return
         text = f"{short(callee_text(node.func))}(...)"
         loops = tuple(loop.index for loop in frame.loops)
-        if method == "predict":
+        if step is not None:
             if not node.args:
                 return
             data = node.args[0]
             if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
                 return  # batched on purpose: a large input, split by predict itself (chunked inference)
+            if any(k.arg == "epochs" and not (k.value.__class__ is ast.Constant and k.value.value == 1)
+                   for k in node.keywords):
+                return  # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them
             if not frame.loops and frame.params and not self._one_sample(data):
                 # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
                 # per call of ``act`` in a loop that passes one sample or the iteration's data for
                 # ``state`` (decided at the call, phase 3).
                 params = [name for name in self._read_names(data, numbers_only=False) if name in frame.params]
                 if params:
-                    construction = self._new_construction(Effect.PREDICT, node, text)
+                    construction = self._new_construction(step[0], node, text)
                     frame.facts.predicts = [*frame.facts.predicts, *((p, construction, model) for p in sorted(params))]
                 return
-            construction = self._new_construction(Effect.PREDICT, node, text)
+            construction = self._new_construction(step[0], node, text)
             one = self._one_sample(data)
             if not loops:
                 if one and model is True:
@@ -655,6 +677,21 @@ def _few_values(node: ast.AST) -> bool:
             and node.func.id in ("int", "float"):
         return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
             isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or _few_values(node.args[0])
+    return False
+
+
+#: Functions that return their arguments' rows in another order (scikit-learn's ``shuffle`` and
+#: ``resample``, NumPy's ``permutation``).
+_REORDERING_FUNCTIONS = frozenset({"shuffle", "permutation", "resample"})
+
+
+def _reorders(value: ast.AST) -> bool:
+    """Whether ``value`` may be its operands' rows reordered: ``shuffle(x, y)``, ``x[order]``."""
+    if value.__class__ is ast.Subscript:
+        return value.slice.__class__ is ast.Name
+    if value.__class__ is ast.Call:
+        func = value.func
+        return (func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)) in _REORDERING_FUNCTIONS
     return False
 
 

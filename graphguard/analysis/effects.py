@@ -40,13 +40,15 @@ class Effect(enum.Enum):
     MODEL = "model"
     #: Not a call's effect: every iteration's model kept in a container that outlives the loop (GG202).
     RETAINED = "retained"
-    # TF 2 (eager) effects, repeated by any loop, never by a session loop (GG301-GG305):
+    # TF 2 (eager) effects, repeated by any loop, never by a session loop (GG301-GG306):
     #: a Python number that changes per iteration passed to a ``tf.function``: a new trace per value
     RETRACE_ARGUMENT = "retrace_argument"
     #: a new ``tf.function`` object (``tf.function(f)``, a nested ``@tf.function`` def): traced on its first call
     NEW_FUNCTION = "new_function"
     #: Keras ``model.predict`` on one sample or one iteration's data: a data pipeline and a call per use
     PREDICT = "predict"
+    #: Keras ``model.fit`` on one sample, a minibatch or one iteration's data: a data pipeline per step
+    FIT = "fit"
     #: a variable, layer, optimizer or model made in a ``tf.function`` body on every trace
     TRACED_VARIABLE = "traced_variable"
     #: ``model.compile(...)`` or a new Keras optimizer: the training state rebuilt
@@ -58,9 +60,9 @@ class Effect(enum.Enum):
         return self not in _NOT_SESSION_LOOP_EFFECTS
 
 
-#: The TF 2 effects (GG301-GG305): any unbounded loop repeats them; a session loop alone does not matter.
+#: The TF 2 effects (GG301-GG306): any unbounded loop repeats them; a session loop alone does not matter.
 EAGER_EFFECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.TRACED_VARIABLE,
-                           Effect.RECOMPILE})
+                           Effect.RECOMPILE, Effect.FIT})
 
 _NOT_SESSION_LOOP_EFFECTS = frozenset({Effect.NONE, Effect.SESSION, Effect.GRAPH, Effect.RESET, Effect.REBUILT_GRAPH,
                                        Effect.MODEL, Effect.RETAINED, *EAGER_EFFECTS})

@@ -15,7 +15,7 @@ from graphguard.analysis.catalog import Effect
 
 #: Effects whose construction's ``callee`` is already the whole subject (```step` in `train_step(...)```)
 EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE,
-                            Effect.TRACED_VARIABLE})
+                            Effect.TRACED_VARIABLE, Effect.FIT})
 
 #: Marks an exemption ``(EVERY, loop index, k)``: what is under ``if i % k == 0:`` runs on every
 #: ``k``-th iteration of that loop (a loop of known count then counts ``ceil(trips / k)``).

@@ -211,7 +211,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if module.cheap_predict:
             # Keras 3 on JAX or torch (``KERAS_BACKEND``) beside TensorFlow code of its own (a notebook's
             # ``%%backend tensorflow`` cells): predict is cheap there; tf.function still retraces.
-            eager_found = [f for f in eager_found if f.effect is not Effect.PREDICT]
+            eager_found = [f for f in eager_found if f.effect not in _PIPELINE_EFFECTS]
         found.extend(eager_found)
     return found
 
@@ -220,8 +220,10 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
 #: handful (GG201): there an old model costs memory, not step time.
 EAGER_MODEL_FACTOR = 3
 
-#: TF 2 effects that a function's callers repeat when they call it in a loop (GG302, GG303, GG305).
-_CALLER_EAGER_EFFECTS = (Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE)
+#: TF 2 effects that a function's callers repeat when they call it in a loop (GG302, GG303, GG305, GG306).
+_CALLER_EAGER_EFFECTS = (Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE, Effect.FIT)
+#: Keras calls whose cost is a data pipeline per call (GG303, GG306): cheap on Keras 3's JAX and torch.
+_PIPELINE_EFFECTS = (Effect.PREDICT, Effect.FIT)
 #: TF 2 effects that belong to a new model: a loop that makes one per iteration (a sweep) needs them anew.
 _SWEEP_EFFECTS = (Effect.NEW_FUNCTION, Effect.RECOMPILE)
 
@@ -269,7 +271,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break
-        if call.samples and call.loops and callee.predict_params and Effect.PREDICT not in callee.builds:
+        if call.samples and call.loops and callee.predict_params:
             found.extend(_predicts_through(project, module, call, callee))
         if not call.loops or not any(effect in callee.builds for effect in _CALLER_EAGER_EFFECTS):
             continue
@@ -286,10 +288,12 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
 
 
 def _predicts_through(project: Project, module: ModuleFacts, call, callee) -> list[Finding]:
-    """GG303 at ``call`` (in a loop) of a function that runs Keras' predict on a parameter (directly or
-    through calls), when the call passes one sample or the iteration's data for it (``agent.act(state)``)."""
-    for param, origin in callee.predict_params.items():
-        if param not in callee.params:
+    """GG303 (GG306) at ``call`` (in a loop) of a function that runs Keras' predict (fit) on a parameter
+    (directly or through calls), when the call passes one sample or the iteration's data for it
+    (``agent.act(state)``); one finding per effect, none for an effect the callee has anyway."""
+    found: dict = {}
+    for (param, effect), origin in callee.predict_params.items():
+        if effect in found or effect in callee.builds or param not in callee.params:
             continue
         position = callee.params.index(param) - (1 if project.passes_receiver(module, call) else 0)
         index = next((i for where, i in call.samples if where in (position, param)), None)
@@ -299,9 +303,9 @@ def _predicts_through(project: Project, module: ModuleFacts, call, callee) -> li
         loop = _eager_loop(project, module, call._replace(loops=loops))
         if loop is None:
             continue
-        return [Finding(module.path, call.site, Effect.PREDICT, f"`{call.callee}(...)`", loop.row, loop.column,
-                        via=origin)]
-    return []
+        found[effect] = Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
+                                via=origin)
+    return list(found.values())
 
 
 def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) -> bool:

@@ -49,7 +49,8 @@ class Summary:
     #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
     retains: Origin | None = None
     params: tuple = ()  #: positional parameter names, in order (to place an argument of a call)
-    #: parameter -> Origin of a Keras ``predict`` on what is passed for it, directly or through calls (GG303)
+    #: (parameter, effect) -> Origin of a Keras ``predict`` (effect PREDICT, GG303) or ``fit`` (FIT, GG306)
+    #: on what is passed for the parameter, directly or through calls
     predict_params: dict = field(default_factory=dict)
 
 
@@ -420,8 +421,8 @@ class Project:
                     params=facts.params,
                 )
                 if facts.predicts:
-                    predicts.append((module, summary, [(param, Origin(module.path, c.site.row, subject_of(c)), model)
-                                                       for param, c, model in facts.predicts]))
+                    predicts.append((module, summary, [(param, Origin(module.path, c.site.row, subject_of(c)), model,
+                                                        c.effect) for param, c, model in facts.predicts]))
                 key = (module.path, name)
                 params = self.flow.params.get(key)
                 if params:
@@ -571,25 +572,25 @@ class Project:
                 summary.retains = Origin(module.path, retention.site.row, f"`{retention.text}`")
 
     def _decide_predicts(self, predicts: list, edges: list, decided: list) -> bool:
-        """One round of GG303's value flow: a ``predict`` on a Keras model whose receiver is now known
-        to be one becomes the function's (``builds[PREDICT]`` for one sample, ``predict_params`` for a
-        parameter); a call outside loops that passes one sample to such a parameter builds it, and one
-        that passes its own parameter predicts on that parameter too. True when anything changed;
-        the summaries changed are appended to ``decided``."""
+        """One round of GG303's and GG306's value flow: a ``predict`` or ``fit`` on a Keras model whose
+        receiver is now known to be one becomes the function's (``builds[effect]`` for one sample,
+        ``predict_params`` for a parameter); a call outside loops that passes one sample to such a
+        parameter builds it, and one that passes its own parameter predicts on that parameter too.
+        True when anything changed; the summaries changed are appended to ``decided``."""
         changed = False
         for module, summary, pending in predicts:
             for entry in list(pending):
-                param, origin, model = entry
+                param, origin, model, effect = entry
                 if model is not True and not self.keras_model(module, model):
                     continue
                 pending.remove(entry)
                 if param is None:
-                    if Effect.PREDICT not in summary.builds:
-                        summary.builds[Effect.PREDICT] = origin
+                    if effect not in summary.builds:
+                        summary.builds[effect] = origin
                         changed = True
                         decided.append(summary)
-                elif param not in summary.predict_params:
-                    summary.predict_params[param] = origin
+                elif (param, effect) not in summary.predict_params:
+                    summary.predict_params[param, effect] = origin
                     self._predicts_on_params = True
                     changed = True
                     decided.append(summary)
@@ -599,19 +600,20 @@ class Project:
             for call, callee, repeats, bound in calls:
                 if not callee.predict_params or call.loops or not repeats:
                     continue
-                for param, origin in callee.predict_params.items():
+                for (param, effect), origin in list(callee.predict_params.items()):
                     if param not in callee.params:
                         continue
                     position = callee.params.index(param) - (1 if bound else 0)
                     if any(where in (position, param) for where, _ in call.samples):
-                        if Effect.PREDICT not in summary.builds:
-                            summary.builds[Effect.PREDICT] = origin
+                        if effect not in summary.builds:
+                            summary.builds[effect] = origin
                             changed = True
                             decided.append(summary)
                         continue
                     for where, value in call.values:
-                        if where in (position, param) and isinstance(value, Param) and value.name not in summary.predict_params:
-                            summary.predict_params[value.name] = origin
+                        if (where in (position, param) and isinstance(value, Param)
+                                and (value.name, effect) not in summary.predict_params):
+                            summary.predict_params[value.name, effect] = origin
                             changed = True
                             decided.append(summary)
         return changed

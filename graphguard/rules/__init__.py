@@ -25,6 +25,7 @@ from graphguard.rules.gg302_tf_function_created_in_loop import TfFunctionCreated
 from graphguard.rules.gg303_keras_predict_in_loop import KerasPredictInLoop
 from graphguard.rules.gg304_variable_created_in_tf_function import VariableCreatedInTfFunction
 from graphguard.rules.gg305_model_recompiled_in_loop import ModelRecompiledInLoop
+from graphguard.rules.gg306_keras_fit_per_step import KerasFitPerStep
 
 RULES: dict[str, type[Rule]] = {
     rule.CODE: rule
@@ -47,6 +48,7 @@ RULES: dict[str, type[Rule]] = {
         KerasPredictInLoop,
         VariableCreatedInTfFunction,
         ModelRecompiledInLoop,
+        KerasFitPerStep,
     )
 }
 
