@@ -34,7 +34,15 @@ from graphguard.analysis.bindings import (
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, DeferredStep, DeferredUse, ProjectCall, SessionOpen, add
 from graphguard.analysis.resolution import STEP_METHODS, followable, project_class
-from graphguard.analysis.sweeps import KEEPING_METHODS, KERAS_STEP_METHODS, KERAS_WRAPPERS, SEARCH_DRIVERS, TRIAL_METHODS, inert_call
+from graphguard.analysis.sweeps import (
+    KEEPING_METHODS,
+    KERAS_STEP_METHODS,
+    KERAS_WRAPPERS,
+    SEARCH_DRIVERS,
+    SEARCH_FITS,
+    TRIAL_METHODS,
+    inert_call,
+)
 from graphguard.analysis.syntax import callee_text, dotted_name
 
 _STEP_KEYWORDS = frozenset({"feed_dict", "session"})
@@ -98,6 +106,8 @@ class CallReader:
                 isinstance(func_value, (TFName, TFObject))
                 or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
             self._search_driver(node)
+        elif name in SEARCH_FITS:
+            self._note_search_fits(node, name)
         if name == "reuse_variables" and isinstance(node.func, ast.Attribute) and not node.args:
             # ``tf.get_variable_scope().reuse_variables()``, ``scope.reuse_variables()``: from here to the end
             # of the enclosing ``with`` (or of the module: a notebook's later cells), get_variable reuses.

@@ -203,6 +203,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
         self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
         self._draw_names: frozenset = _DRAWS  # last names of calls that may draw a random minibatch
+        self._wrapper_loops: dict = {}  # id of a KerasClassifier(...) call -> the loop of its fits (GG201)
+        self._search_fits: dict = {}  # id of such a call or of its loop -> fits a search makes of it, None: unknown
+        self._last_wrapper = None  # (frame, loop) of the last Keras wrapper made
+        self._grids: dict = {}  # name -> the dict literal (or ``dict(...)``) last bound to it: a param_grid
 
     # ------------------------------------------------------------------ traversal
 
@@ -441,6 +445,9 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
             self._bind(target, parts if parts is not None and isinstance(target, (ast.Tuple, ast.List)) else value)
             self._note_number(target, node.value)
+            if target.__class__ is ast.Name and (node.value.__class__ is ast.Dict or (
+                    node.value.__class__ is ast.Call and getattr(node.value.func, "id", None) == "dict")):
+                self._grids[target.id] = node.value  # ``param_grid = dict(units=[32, 64])``
         self._note_made(node.targets, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:

@@ -52,6 +52,10 @@ SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "best_ensemb
                              "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
                              "dummy_minimize", "BayesianOptimization"})
 KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor"})
+#: scikit-learn's model selection, which fits a copy of its estimator per candidate and fold: name ->
+#: whether it fits the best candidate once more at the end (``refit=True``, the default).
+SEARCH_FITS = {"GridSearchCV": True, "RandomizedSearchCV": True, "cross_val_score": False,
+               "cross_validate": False, "cross_val_predict": False}
 #: Keywords of drivers that say how many trials they run (Hyperopt/hyperas, Optuna, scikit-optimize).
 _TRIAL_COUNT_KEYWORDS = frozenset({"max_evals", "n_trials", "n_calls"})
 #: Keras model methods that run a session step on TF1 graphs (``Model.predict`` calls the backend's
@@ -332,10 +336,92 @@ class SweepReader:
         for keyword in node.keywords:
             if keyword.arg in _TRIAL_COUNT_KEYWORDS and self._count_value(keyword.value) is not None:
                 loop.trips = self._count_value(keyword.value)  # ``max_evals=20``, ``n_trials=N_TRIALS``
+        if callee_text(node.func).rsplit(".", 1)[-1] in KERAS_WRAPPERS:
+            # ``KerasClassifier(build_fn=make_model)``: a model per fit of the search it is given to
+            # (:meth:`_note_search_fits`, which may come first when the wrapper is written inside it).
+            self._wrapper_loops[id(node)] = loop
+            if id(node) in self._search_fits:
+                loop.trips = self._search_fits[id(node)]
+            self._search_fits[id(loop)] = loop.trips
+            self._last_wrapper = (self._frame, loop)
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
             self._project_call(ref, where, callee_text(where), bound)
         self._frame.loops.pop()
+
+
+    def _note_search_fits(self, node: ast.Call, name: str) -> None:
+        """``GridSearchCV(wrapper, {"units": [32, 64, 128]}, cv=5)``, ``cross_val_score(wrapper, x, y,
+        cv=kfold)``: the Keras wrapper given builds its model once per fit, candidates x folds (+1
+        refit), so its loop runs that often in all (summed over the searches it is given to; unknown
+        once one of them is). The wrapper is the call written in place, or the last one made in this
+        function before the search."""
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        estimator = keywords.get("estimator", node.args[0] if node.args else None)
+        if estimator is None:
+            return
+        fits = self._fits(node, name, keywords)
+        if estimator.__class__ is ast.Call:
+            self._search_fits[id(estimator)] = fits  # read when the wrapper's call is visited, next
+            return
+        last = self._last_wrapper
+        if estimator.__class__ is not ast.Name or last is None or last[0] is not self._frame:
+            return
+        loop = last[1]
+        known = self._search_fits.get(id(loop))
+        loop.trips = None if fits is None or (known is None and loop.trips is not None) else (
+            fits if known is None else known + fits)
+        self._search_fits[id(loop)] = loop.trips
+
+    def _fits(self, node: ast.Call, name: str, keywords: dict) -> int | None:
+        """How many fits a scikit-learn search or cross-validation ``node`` makes (None: unknown)."""
+        cv = keywords.get("cv")
+        if cv is None:
+            folds = 5  # scikit-learn 0.22 and later
+        elif cv.__class__ is ast.Name and self._named_count(cv.id, "splits") is not None:
+            folds = self._named_count(cv.id, "splits")  # ``cv=kfold`` after ``kfold = KFold(3)``
+        else:
+            folds = self._splits(cv) or self._count_value(cv)
+        if folds is None:
+            return None
+        if name == "RandomizedSearchCV":
+            n_iter = keywords.get("n_iter")
+            candidates = 10 if n_iter is None else self._count_value(n_iter)
+        elif name == "GridSearchCV":
+            grid = keywords.get("param_grid", node.args[1] if len(node.args) > 1 else None)
+            candidates = None if grid is None else self._grid_size(grid)
+        else:
+            candidates = 1
+        if candidates is None:
+            return None
+        refit = keywords.get("refit")
+        return candidates * folds + (1 if SEARCH_FITS[name] and not (
+            refit.__class__ is ast.Constant and refit.value is False) else 0)
+
+    def _grid_size(self, grid: ast.AST) -> int | None:
+        """Candidates in a ``param_grid``: the product of its lists' lengths (a dict literal, ``dict(...)``,
+        or a name bound once to one; a list of grids sums them)."""
+        if grid.__class__ is ast.Name:
+            grid = self._grids.get(grid.id) if self._grids else None
+            if grid is None:
+                return None
+        if grid.__class__ is ast.List:
+            sizes = [self._grid_size(element) for element in grid.elts]
+            return None if not sizes or None in sizes else sum(sizes)
+        if grid.__class__ is ast.Dict and None not in grid.keys:
+            values = grid.values
+        elif (grid.__class__ is ast.Call and grid.func.__class__ is ast.Name and grid.func.id == "dict"
+              and not grid.args and all(keyword.arg for keyword in grid.keywords)):
+            values = [keyword.value for keyword in grid.keywords]
+        else:
+            return None
+        size = 1
+        for value in values:
+            count = self._trips(value)
+            if count is None:
+                return None
+            size *= count
+        return size
 
 
 def is_tuner(node: ast.Call) -> bool:

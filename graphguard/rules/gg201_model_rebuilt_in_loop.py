@@ -16,7 +16,9 @@ class ModelRebuiltInLoop(Rule):
     session steps, and a helper that builds and trains a model is reported at its call in the loop.
     A hyperparameter-search driver that calls an objective once per trial (Optuna's
     `study.optimize(objective)`, Hyperopt's `fmin(fn=objective)`, scikit-optimize's `gp_minimize`,
-    `BayesianOptimization(f=...)`) is such a loop, at the driver's line.
+    `BayesianOptimization(f=...)`) is such a loop, at the driver's line, and so is a scikit-learn wrapper
+    (`KerasClassifier(build_fn=...)`) given to `GridSearchCV`, `RandomizedSearchCV` or `cross_val_score`,
+    which fit it candidates × folds times (+1 refit).
     A loop that runs at most `max-bounded-iterations` times in all (a 5-fold split, `max_evals=10`) is a
     handful of models and is not reported; in TF 2 Keras code, where an old model costs memory but no
     step time, up to three times that (a 15-fold cross-validation).
