@@ -88,6 +88,9 @@ _KERAS_CALLS = {"predict": "predict", "predict_classes": "predict", "fit": "fit"
 _STEP_CALLS = {"predict": (Effect.PREDICT, _PREDICT_KEYWORDS), "fit": (Effect.FIT, _FIT_KEYWORDS)}
 
 TRACED, SIGNED = 1, 2
+#: ``_Frame.drew`` when the body's minibatch came from a function of the module (its size unknown here).
+HELPER_DRAW = "helper"
+_NO_NAMES = frozenset().__contains__
 
 
 class _Returns(NamedTuple):
@@ -204,12 +207,15 @@ class EagerReader:
                 last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
                                                    or any(k.arg == "size" for k in value.keywords)))
             # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
-            if not drawn and self._minibatch_functions and last in self._draw_names:
-                ref = getattr(self.resolve(value), "ref", None)
-                drawn = ref is not None and ref.module == "" and ref.name in self._minibatch_functions
-            if drawn:  # (or ``states, ... = self.get_random_batch()``)
+            if drawn:
                 frame.drew = True
                 return True
+            if self._minibatch_functions and last in self._draw_names:
+                ref = getattr(self.resolve(value), "ref", None)
+                if ref is not None and ref.module == "" and ref.name in self._minibatch_functions:
+                    # ``states, ... = self.get_random_batch()``: a draw of a size this body does not say
+                    frame.drew = frame.drew or HELPER_DRAW
+                    return True
         elif value.__class__ is ast.Constant:
             return False
         if not frame.drew or frame.loops:
@@ -541,6 +547,11 @@ class EagerReader:
             data = node.args[0]
             if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
                 return  # batched on purpose: a large input, split by predict itself (chunked inference)
+            if (step[0] is Effect.FIT and frame.drew is HELPER_DRAW and not one_sample(data, _NO_NAMES)
+                    and any(k.arg == "batch_size" for k in node.keywords)):
+                # ``fit(sample_triplets(data), batch_size=64)``: a helper's draw, maybe a whole epoch's
+                # resample, that fit splits into batches itself: no sign of one step per call
+                return
             if any(k.arg == "epochs" and not (k.value.__class__ is ast.Constant and k.value.value == 1)
                    for k in node.keywords):
                 return  # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them
