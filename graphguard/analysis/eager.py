@@ -222,6 +222,22 @@ class EagerReader:
             return False
         return not frame.samples.isdisjoint(self._read_names(value, numbers_only=False))
 
+    def _note_sample_loop(self, loop, iterable: ast.AST) -> None:
+        """``for i, (s, a, r) in enumerate(minibatch):``, ``for s, a in random.sample(memory, 32):`` -- a
+        loop over a minibatch drawn in this body:
+        the lists it fills are one too (:meth:`_note_sample_append`)."""
+        frame = self._frame
+        if ((iterable.__class__ is ast.Call and not frame.loops and self._minibatch(iterable, frame))
+                or not frame.samples.isdisjoint(self._read_names(iterable, numbers_only=False))):
+            self._sample_loops.add(loop.index)
+
+    def _note_sample_append(self, node: ast.Call) -> None:
+        """``X.append(state)`` in a loop over a minibatch: ``X`` holds a minibatch's rows (then
+        ``model.fit(np.array(X), ...)``)."""
+        receiver = node.func.value
+        if receiver.__class__ is ast.Name and self._frame.loops[-1].index in self._sample_loops:
+            self._frame.samples.add(receiver.id)
+
     def _note_parts(self, target: ast.Tuple, value: ast.Call) -> None:
         """``self.actor, self.critic = build_models(...)``: each target holds one element of what a project
         function returns; whether that element is a Keras model is decided in phase 3 (``returns:N``)."""
@@ -362,6 +378,9 @@ class EagerReader:
             return False  # a name holds one sample only when this body bound it to one
         if node.__class__ is ast.Subscript and samples and dotted_name(node.value) in samples:
             return True  # ``batch[:, :4]``: part of a sample or of a minibatch is no bigger
+        if (node.__class__ is ast.Call and samples and node.args and node.args[0].__class__ is ast.Name
+                and node.args[0].id in samples and getattr(node.func, "attr", None) in ARRAY_FUNCTIONS):
+            return True  # ``np.array(X)`` of a minibatch's rows
         return one_sample(node, samples.__contains__)
 
     # ------------------------------------------------------------------ calls
