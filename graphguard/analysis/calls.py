@@ -23,6 +23,7 @@ from graphguard.analysis.bindings import (
     GraphValue,
     Instance,
     MethodResult,
+    OTHER,
     Param,
     ProjectRef,
     Ref,
@@ -73,6 +74,15 @@ class CallReader:
                 last = dotted.rsplit(".", 1)[-1]
                 if looks_like_session(last) or last in self._session_names or dotted in self._session_names:
                     return True
+        return False
+
+    def _hands_session(self, node: ast.Call) -> bool:
+        """Whether call ``node`` passes a session: a name that holds one (``sess = tf.Session()``) or is
+        named like one (``sess``, ``session``; ``sess=sess``). Only looked at for a callee nothing
+        else is known of."""
+        for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if arg.__class__ is ast.Name and (looks_like_session(arg.id) or self.resolve(arg) is SESSION):
+                return True
         return False
 
     def _mark_step(self) -> None:
@@ -192,6 +202,10 @@ class CallReader:
                         self._project_call(value.cls.member(method), node, callee_text(node.func), bound=True)
             elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
                 self._deferred_use(receiver, method, node, callee_text(node.func))  # ``model.save(...)``, ``it.get_next()``
+            elif (receiver is None or receiver is OTHER) and self._hands_session(node):
+                # ``self.actor.get_action(state, sess)`` on an object the analysis cannot follow (made
+                # in another module, given to a constructor there): code handed the session runs it.
+                self._mark_step()
             elif (receiver is None and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
                   and node.func.value.func.id == "super" and frame.class_name in self.facts.classes):
                 # ``super().__init__(...)``: the base class's method (a tf.keras.Model subclass of a
