@@ -424,22 +424,9 @@ class EagerReader:
         """Whether the class's methods use ``self.attr`` as only a Keras model is used: with a method only
         Keras models have (``self.model.compile(...)``, ``self.target.set_weights(...)``) and with nothing
         a Keras model lacks (``self.agent.remember(...)``: a project object with a predict of its own)."""
-        key = (cls, attr)
-        known = self._attribute_models.get(key)
-        if known is not None:
-            return known
-        methods = self._class_methods.get(cls) if self._class_methods else None
-        keras_only = other = False
-        for method in (methods or {}).values():
-            for sub in ast.walk(method):
-                if (sub.__class__ is ast.Attribute and sub.value.__class__ is ast.Attribute and sub.value.attr == attr
-                        and sub.value.value.__class__ is ast.Name and sub.value.value.id == "self"):
-                    if sub.attr in _KERAS_ONLY_METHODS:
-                        keras_only = True
-                    elif sub.attr not in _MODEL_ATTRIBUTES:
-                        other = True
-        self._attribute_models[key] = found = keras_only and not other
-        return found
+        uses = self._self_attributes(cls).get(attr)
+        return (uses is not None and not uses.members.isdisjoint(_KERAS_ONLY_METHODS)
+                and uses.members <= _MODEL_ATTRIBUTES)
 
     def _eager_call(self, node: ast.Call, func_value) -> None:
         """Record what call ``node`` (whose callee resolved to ``func_value``) does in TF 2 terms."""

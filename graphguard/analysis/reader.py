@@ -191,8 +191,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._tensor_tests: frozenset = frozenset()  # module functions that test whether their argument is a tensor
         self._tree: ast.Module | None = None  # the module read (the calls of a function give its parameters' counts)
         self._calls_by_name: dict | None = None  # function or method name -> the module's calls of it (on first use)
-        self._attribute_models: dict = {}  # (class, attribute) -> whether the class uses it as only a Keras model is used
-        self._attribute_counts: dict = {}  # (class, attribute) -> the int its one assignment gives, or None
+        self._attribute_index: dict = {}  # class -> how its methods use each self.X (resolution.SelfUses)
         self._class_sites: tuple | None = None  # the module's calls of its classes, what each scope binds (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
         self._top_statements: list = []  # module-level statements outside defs (their calls give counts)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from dataclasses import dataclass, field
 
 from graphguard.analysis import catalog
 from graphguard.analysis.bindings import (
@@ -286,18 +287,26 @@ class Resolver:
     def _attribute_count(self, cls: str, attr: str) -> int | None:
         """The int ``self.attr`` holds when its class's methods assign it once, to an int constant
         (``self.epochs = 30`` in ``__init__``), and never change it otherwise."""
-        key = (cls, attr)
-        counts = self._attribute_counts
-        if key in counts:
-            return counts[key]
-        counts[key] = None
+        uses = self._self_attributes(cls).get(attr)
+        return uses.assigned[0] if uses is not None and len(uses.assigned) == 1 else None
+
+    def _self_attributes(self, cls: str) -> dict:
+        """How the methods of module class ``cls`` use each ``self.X``: attribute -> :class:`SelfUses`
+        (the values its assignments give, the attributes read on it); one walk per class, on first use."""
+        index = self._attribute_index.get(cls)
+        if index is not None:
+            return index
+        index = self._attribute_index[cls] = {}
         methods = self._class_methods.get(cls) if self._class_methods else None
-        if not methods:
-            return None
-        found = []
-        for method in methods.values():
+        for method in (methods or {}).values():
             for sub in ast.walk(method):
                 kind = sub.__class__
+                if kind is ast.Attribute:
+                    owner = sub.value
+                    if (owner.__class__ is ast.Attribute and owner.value.__class__ is ast.Name
+                            and owner.value.id == "self"):
+                        index.setdefault(owner.attr, SelfUses()).members.add(sub.attr)  # ``self.model.compile``
+                    continue
                 if kind is ast.Assign:
                     targets = sub.targets
                 elif kind is ast.AugAssign or kind is ast.AnnAssign:
@@ -306,11 +315,11 @@ class Resolver:
                     continue
                 for target in targets:
                     for element in (target.elts if target.__class__ is ast.Tuple else (target,)):
-                        if (element.__class__ is ast.Attribute and element.attr == attr
-                                and element.value.__class__ is ast.Name and element.value.id == "self"):
-                            found.append(constant_int(sub.value) if kind is ast.Assign and element is target else None)
-        counts[key] = found[0] if len(found) == 1 else None
-        return counts[key]
+                        if (element.__class__ is ast.Attribute and element.value.__class__ is ast.Name
+                                and element.value.id == "self"):
+                            index.setdefault(element.attr, SelfUses()).assigned.append(
+                                constant_int(sub.value) if kind is ast.Assign and element is target else None)
+        return index
 
     def _named_count(self, name: str, kind: str) -> int | None:
         frame = self._frame
@@ -606,6 +615,15 @@ class Resolver:
         if value is None:
             return None
         return 1 if value.setup else value.count
+
+
+@dataclass
+class SelfUses:
+    """How a class's methods use one ``self.X``: the int each assignment gives (None: not an int
+    constant), and the attributes read on it (``self.X.compile`` gives ``compile``)."""
+
+    assigned: list = field(default_factory=list)
+    members: set = field(default_factory=set)
 
 
 _UNSET = object()
