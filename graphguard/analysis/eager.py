@@ -140,6 +140,10 @@ class EagerReader:
         if frame.loops:
             self._note_loop_bind(target, None if augmented else value)
         kind = target.__class__
+        if kind is ast.Subscript:
+            if frame.drew and frame.samples and value is not None:
+                self._note_sample_row(target, value)  # ``state[i] = minibatch[i][0]``
+            return
         if kind is ast.Name:
             self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
@@ -232,11 +236,23 @@ class EagerReader:
             self._sample_loops.add(loop.index)
 
     def _note_sample_append(self, node: ast.Call) -> None:
-        """``X.append(state)`` in a loop over a minibatch: ``X`` holds a minibatch's rows (then
-        ``model.fit(np.array(X), ...)``)."""
+        """``X.append(state)`` in a loop over a minibatch, ``X.append(minibatch[i][0])``: ``X`` holds a
+        minibatch's rows (then ``model.fit(np.array(X), ...)``)."""
         receiver = node.func.value
-        if receiver.__class__ is ast.Name and self._frame.loops[-1].index in self._sample_loops:
-            self._frame.samples.add(receiver.id)
+        frame = self._frame
+        if receiver.__class__ is ast.Name and (frame.loops[-1].index in self._sample_loops or (
+                frame.drew and node.args and not frame.samples.isdisjoint(self._read_names(node.args[0], False)))):
+            frame.samples.add(receiver.id)
+
+    def _note_sample_row(self, target: ast.Subscript, value: ast.AST) -> None:
+        """``state[i] = minibatch[i][0]`` after ``state = np.zeros((batch_size, n))``: an array filled row
+        by row from a minibatch drawn in this body is one."""
+        base = target.value
+        while base.__class__ is ast.Subscript:
+            base = base.value
+        dotted = dotted_name(base)
+        if dotted is not None and not self._frame.samples.isdisjoint(self._read_names(value, numbers_only=False)):
+            self._frame.samples.add(dotted)
 
     def _note_parts(self, target: ast.Tuple, value: ast.Call) -> None:
         """``self.actor, self.critic = build_models(...)``: each target holds one element of what a project
