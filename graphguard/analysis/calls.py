@@ -159,8 +159,8 @@ class CallReader:
                 # Keras on TF1 runs a session step here; decided at the end of the module (graph mode).
                 self._keras_steps.append(tuple(frame.loops))
             keep = KEEPING_METHODS.get(method)
-            if keep is not None and frame.loops and (self._sample_loops or frame.samples):
-                self._note_sample_append(node)
+            if keep is not None and frame.loops:
+                self._note_accumulation(node)
             if (keep is not None or method in ("update", "setdefault")) and isinstance(receiver, Elements) \
                     and receiver.count is not None and isinstance(node.func.value, ast.Name):
                 # ``configs.append(c)``: the literal's length no longer says how many there are.

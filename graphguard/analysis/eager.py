@@ -55,8 +55,9 @@ _NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
 #: none of them): a call with one is Keras' whatever the receiver is known to be.
 _PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
 #: Keywords only Keras' ``Model.fit`` takes among the ``fit`` methods of the libraries ML code uses
-#: (scikit-learn, XGBoost and LightGBM take ``verbose``/``callbacks`` too, none of these).
-_FIT_KEYWORDS = frozenset({"epochs", "validation_split", "steps_per_epoch", "initial_epoch", "validation_steps",
+#: (scikit-learn, XGBoost and LightGBM take ``verbose``/``callbacks`` too, darts and other PyTorch
+#: libraries ``epochs``: none of these).
+_FIT_KEYWORDS = frozenset({"validation_split", "steps_per_epoch", "initial_epoch", "validation_steps",
                            "validation_freq"})
 _COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
                                "steps_per_execution"})
@@ -88,6 +89,10 @@ _KERAS_CALLS = {"predict": "predict", "predict_classes": "predict", "fit": "fit"
 _STEP_CALLS = {"predict": (Effect.PREDICT, _PREDICT_KEYWORDS), "fit": (Effect.FIT, _FIT_KEYWORDS)}
 
 TRACED, SIGNED = 1, 2
+#: The most rows a slice cut by hand may take and still be a minibatch (``x[i:i + 32]``) for GG303/GG306:
+#: the fixed cost of predict does not depend on the batch up to 64 rows (TF-FACTS), and is still most of
+#: a call at a few hundred.
+MINIBATCH_ROWS = 256
 #: ``_Frame.drew`` when the body's minibatch came from a function of the module (its size unknown here).
 HELPER_DRAW = "helper"
 _NO_NAMES = frozenset().__contains__
@@ -222,18 +227,29 @@ class EagerReader:
                     return True
         elif value.__class__ is ast.Constant:
             return False
-        if not frame.drew or frame.loops:
+        if not frame.drew:
             return False
         return not frame.samples.isdisjoint(self._read_names(value, numbers_only=False))
 
-    def _note_sample_loop(self, loop, iterable: ast.AST) -> None:
+    def _note_sample_loop(self, loop, iterable: ast.AST, target: ast.AST) -> None:
         """``for i, (s, a, r) in enumerate(minibatch):``, ``for s, a in random.sample(memory, 32):`` -- a
-        loop over a minibatch drawn in this body:
+        loop over a minibatch drawn in this body: its targets are one sample each, and
         the lists it fills are one too (:meth:`_note_sample_append`)."""
         frame = self._frame
         if ((iterable.__class__ is ast.Call and not frame.loops and self._minibatch(iterable, frame))
                 or not frame.samples.isdisjoint(self._read_names(iterable, numbers_only=False))):
             self._sample_loops.add(loop.index)
+            # ``for state, action, reward in minibatch:``: each target is one row, one sample
+            frame.samples.update(name for name in assigned_targets([ast.Assign(targets=[target], value=iterable)]))
+
+    def _note_accumulation(self, node: ast.Call) -> None:
+        """``states.append(state)`` in a loop: remember the loop nest (a name filled by a nested loop is
+        a rollout, :meth:`_varying_index`), and whether ``states`` now holds a minibatch's rows."""
+        dotted = dotted_name(node.func.value)
+        if dotted is not None:
+            self._accumulated.setdefault(dotted, set()).add(tuple(loop.index for loop in self._frame.loops))
+        if self._sample_loops or self._frame.samples:
+            self._note_sample_append(node)
 
     def _note_sample_append(self, node: ast.Call) -> None:
         """``X.append(state)`` in a loop over a minibatch, ``X.append(minibatch[i][0])``: ``X`` holds a
@@ -364,12 +380,20 @@ class EagerReader:
 
     def _varying_index(self, names: frozenset, loops: tuple) -> int | None:
         """The innermost of ``loops`` (indices) whose body binds one of ``names``; called once the
-        function is read (:meth:`_settle_eager`)."""
+        function is read (:meth:`_settle_eager`). A rollout is not the iteration's data: a list that a
+        loop nested in that body fills, one row per inner step (``states.append(state)`` in an episode's
+        step loop, then ``agent.learn(states)`` once per episode), so the work of one call is many steps'."""
         for index in reversed(loops):
             binds = self._loop_binds.get(index)
-            if binds and not names.isdisjoint(binds):
-                return index
+            if binds:
+                varying = names & binds
+                if varying and not all(self._rollout(name, index) for name in varying):
+                    return index
         return None
+
+    def _rollout(self, name: str, index: int) -> bool:
+        """Whether ``name`` is appended to in a loop nested in the body of loop ``index``."""
+        return any(index in nest and nest[-1] != index for nest in self._accumulated.get(name, ()))
 
     def _defer(self, decide) -> None:
         """Run ``decide()`` when the current function (or module) has been read."""
@@ -394,12 +418,30 @@ class EagerReader:
             return False  # a name holds one sample only when this body bound it to one
         if node.__class__ is ast.Subscript and samples and dotted_name(node.value) in samples:
             return True  # ``batch[:, :4]``: part of a sample or of a minibatch is no bigger
+        if node.__class__ is ast.Subscript and self._small_slice(node.slice):
+            return True  # ``x[i:i + 32]``: a minibatch cut by hand
         if (node.__class__ is ast.Call and samples and node.args and node.args[0].__class__ is ast.Name
                 and node.args[0].id in samples and getattr(node.func, "attr", None) in ARRAY_FUNCTIONS):
             return True  # ``np.array(X)`` of a minibatch's rows
         return one_sample(node, samples.__contains__)
 
     # ------------------------------------------------------------------ calls
+
+    def _small_slice(self, index: ast.AST) -> bool:
+        """Whether ``index`` cuts at most :data:`MINIBATCH_ROWS` rows: ``i:i + 32``, ``i:i + batch_size``
+        (a count the source fixes), ``i * 32:(i + 1) * 32``."""
+        part = index.elts[0] if index.__class__ is ast.Tuple and index.elts else index
+        if part.__class__ is not ast.Slice or part.lower is None or part.upper is None or part.step is not None:
+            return False
+        lower, upper = part.lower, part.upper
+        if upper.__class__ is ast.BinOp and upper.op.__class__ is ast.Add and ast.dump(upper.left) == ast.dump(lower):
+            width = self._count_value(upper.right)  # ``i:i + 32``
+        elif (lower.__class__ is ast.BinOp and upper.__class__ is ast.BinOp and lower.op.__class__ is ast.Mult
+              and upper.op.__class__ is ast.Mult and ast.dump(lower.right) == ast.dump(upper.right)):
+            width = self._count_value(upper.right)  # ``i * 32:(i + 1) * 32``
+        else:
+            return False
+        return width is not None and 0 < width <= MINIBATCH_ROWS
 
     def _keras_model(self, node: ast.AST, keywords: frozenset, call: ast.Call):
         """Whether the receiver ``node`` of ``call`` is a Keras model: ``True`` when known, a tuple of
@@ -429,8 +471,9 @@ class EagerReader:
             return ((value.ref, "builds"),)
         if isinstance(value, (TFName, ProjectRef)):
             return None
-        if any(keyword.arg in keywords for keyword in call.keywords):
-            return True
+        if any(keyword.arg in keywords or (self.keras and keyword.arg == "epochs" and keywords is _FIT_KEYWORDS)
+               for keyword in call.keywords):
+            return True  # (``epochs=`` is Keras' only in a module that uses Keras: darts' fit takes it too)
         if self.keras and (value is None or value is OTHER) and node.__class__ is ast.Attribute \
                 and node.value.__class__ is ast.Name and node.value.id == "self" and self._frame.class_name:
             return True if self._attribute_is_model(self._frame.class_name, node.attr) else None
@@ -547,8 +590,9 @@ class EagerReader:
         receiver = node.func.value
         step = _STEP_CALLS.get(method)
         model = self._keras_model(receiver, _COMPILE_KEYWORDS if step is None else step[1], node)
-        if (model is None and step is not None and self.keras and node.args and receiver.__class__ is ast.Name
-                and isinstance(self.resolve(receiver), Param) and self._one_sample(node.args[0])
+        data = _data_argument(node)
+        if (model is None and step is not None and self.keras and data is not None and receiver.__class__ is ast.Name
+                and isinstance(self.resolve(receiver), Param) and self._one_sample(data)
                 and self._used_as_model(receiver.id)):
             # ``def detect(Yolo, frame): Yolo.predict(image[np.newaxis])`` in a module that names Keras or
             # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
@@ -564,9 +608,8 @@ class EagerReader:
         text = f"{short(callee_text(node.func))}(...)"
         loops = tuple(loop.index for loop in frame.loops)
         if step is not None:
-            if not node.args:
+            if data is None:
                 return
-            data = node.args[0]
             if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
                 return  # batched on purpose: a large input, split by predict itself (chunked inference)
             if (step[0] is Effect.FIT and frame.drew is HELPER_DRAW and not one_sample(data, _NO_NAMES)
@@ -574,8 +617,7 @@ class EagerReader:
                 # ``fit(sample_triplets(data), batch_size=64)``: a helper's draw, maybe a whole epoch's
                 # resample, that fit splits into batches itself: no sign of one step per call
                 return
-            if any(k.arg == "epochs" and not (k.value.__class__ is ast.Constant and k.value.value == 1)
-                   for k in node.keywords):
+            if any(k.arg == "epochs" and self._count_value(k.value) != 1 for k in node.keywords):
                 return  # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them
             if not frame.loops and frame.params and not self._one_sample(data):
                 # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
@@ -594,6 +636,8 @@ class EagerReader:
                 elif one:
                     frame.facts.predicts = [*frame.facts.predicts, (None, construction, model)]
                 return
+            if step[0] is Effect.FIT and not one:
+                return  # a fit on other data that changes per iteration: a shard, an epoch's shuffle or augmentation
             names = self._read_names(data, numbers_only=False)
             self._defer(lambda frame, c=construction, names=names, one=one, model=model:
                         self._settle_predict(frame, c, names, one, model))
@@ -698,6 +742,13 @@ class EagerReader:
                 return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
 
         facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+def _data_argument(node: ast.Call) -> ast.AST | None:
+    """The input of ``model.predict(x)``/``model.fit(x, y)``: the first argument, or ``x=``."""
+    if node.args:
+        return node.args[0]
+    return next((keyword.value for keyword in node.keywords if keyword.arg == "x"), None)
 
 
 def _few_values(node: ast.AST) -> bool:

@@ -493,7 +493,11 @@ class Project:
                       if c is not None] if facts.trials else ()
             if calls or returns or model_returns or trials:
                 edges.append((module, summary, calls, returns, model_returns, trials))
-        edges_with_samples = [(summary, [(call, callee, repeats, self.passes_receiver(module, call))
+        # (a call in a loop that runs a handful of times, ``for _ in range(10)`` in ``replay()``, passes
+        # what it predicts on for every call of its function, as a call outside loops does)
+        edges_with_samples = [(summary, [(call, callee, repeats and not (call.loops and not bounded(
+                                              module, call.loops, max(self.bound, 1), call.exempt)),
+                                          self.passes_receiver(module, call))
                                          for call, callee, repeats, _ in calls if call.samples or call.values])
                               for module, summary, calls, *_ in edges]
         edges_with_samples = [(summary, calls) for summary, calls in edges_with_samples if calls]
@@ -597,8 +601,8 @@ class Project:
         if not self._predicts_on_params:
             return changed  # no function predicts on a parameter (yet): no call below passes one
         for summary, calls in edges:
-            for call, callee, repeats, bound in calls:
-                if not callee.predict_params or call.loops or not repeats:
+            for call, callee, per_call, bound in calls:
+                if not callee.predict_params or not per_call:
                     continue
                 for (param, effect), origin in list(callee.predict_params.items()):
                     if param not in callee.params:

@@ -96,7 +96,7 @@ class FlowReader:
         self._note_loop_bind(node.target)  # the target changes per iteration
         self._frame.loops.pop()
         if self._frame.samples or (node.iter.__class__ is ast.Call and self.keras):
-            self._note_sample_loop(loop, node.iter)
+            self._note_sample_loop(loop, node.iter, node.target)
         loop.trips = self._trips(node.iter)
         if loop.trips is None:
             self._note_over(loop, node.iter)

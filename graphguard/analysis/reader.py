@@ -202,6 +202,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
         self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
         self._draw_names: frozenset = _DRAWS  # last names of calls that may draw a random minibatch
+        self._accumulated: dict = {}  # dotted name -> the loop nests (indices) it is appended to in
         self._sample_loops: set = set()  # indices of loops over a minibatch (what they append to is one, GG303)
         self._wrapper_loops: dict = {}  # id of a KerasClassifier(...) call -> the loop of its fits (GG201)
         self._search_fits: dict = {}  # id of such a call or of its loop -> fits a search makes of it, None: unknown

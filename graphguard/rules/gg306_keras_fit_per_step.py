@@ -7,14 +7,16 @@ from graphguard.rules.base import Rule
 class KerasFitPerStep(Rule):
     """
     ## What it does
-    Finds Keras `model.fit(x, y)` called in a loop on one sample, on a replay minibatch drawn on every
-    call (`random.sample(memory, 32)` and the arrays made of it), or on data the loop changes on every
-    iteration (its target, or a name the body assigns); also a call in the loop of a function that fits on
-    such data (a DQN's `replay()` called on every environment step). The model is a Keras model the
-    analysis knows, or any object when the call passes a keyword only Keras' `fit` takes (`epochs=`,
-    `validation_split=`). A `fit` that asks for several epochs (`epochs=5`), or that batches data other
-    than one minibatch itself (`batch_size=`), is not reported, nor is a loop that builds a new model on
-    every iteration (a sweep or a k-fold: GG201's business).
+    Finds Keras `model.fit(x, y)` called in a loop on one sample (`x[None]`, a row of a minibatch), on a
+    replay minibatch drawn on every call (`random.sample(memory, 32)` and the arrays and lists filled from
+    it), or on a slice of at most 256 rows cut by hand (`x[i:i + 32]`); also a call in the loop of a
+    function that fits on such data (a DQN's `replay()` called on every environment step) or on what the
+    loop passes it. The model is a Keras model the analysis knows, a parameter used as one in a module
+    that uses TensorFlow or Keras, or any object when the call passes a keyword only Keras' `fit` takes
+    (`validation_split=`, `steps_per_epoch=`). Not reported: a `fit` on other data the loop changes (a
+    shard, the training set shuffled or augmented each epoch), a `fit` that asks for several epochs
+    (`epochs=5`) or batches data other than a minibatch itself (`batch_size=`), and a loop that builds a
+    new model on every iteration (a sweep or a k-fold: GG201's business).
 
     ## Why is this bad?
     `fit` is built to train over a dataset: every call makes a data adapter and iterator, callbacks, a
@@ -139,19 +141,22 @@ agent = Agent()
 for step in range(100000):
     agent.replay()  # GG306
 """,
-        # One sample at a time, with Keras' own keyword, on an object the module does not make.
+        # One sample at a time, on a model the function is given.
         """\
+import tensorflow as tf
+
 def learn(model, transitions):
     for state, target in transitions:
         model.fit(state[None], target[None], epochs=1, verbose=0)  # GG306
 """,
-        # Batch by batch from a generator.
+        # Batch by batch, cut by hand.
         """\
 from tensorflow import keras
 
 model = keras.models.load_model("regressor.keras")
-for x_batch, y_batch in batches():
-    model.fit(x_batch, y_batch, verbose=0)  # GG306
+for epoch in range(20):
+    for i in range(0, len(x_train), 32):
+        model.fit(x_train[i:i + 32], y_train[i:i + 32], verbose=0)  # GG306
 """,
         # A helper that fits what it is given, called with a minibatch on every step.
         """\
