@@ -420,9 +420,9 @@ class EagerReader:
             return True  # ``batch[:, :4]``: part of a sample or of a minibatch is no bigger
         if node.__class__ is ast.Subscript and self._small_slice(node.slice):
             return True  # ``x[i:i + 32]``: a minibatch cut by hand
-        if (node.__class__ is ast.Call and samples and node.args and node.args[0].__class__ is ast.Name
-                and node.args[0].id in samples and getattr(node.func, "attr", None) in ARRAY_FUNCTIONS):
-            return True  # ``np.array(X)`` of a minibatch's rows
+        if (node.__class__ is ast.Call and samples and node.args and getattr(node.func, "attr", None) in ARRAY_FUNCTIONS
+                and not samples.isdisjoint(self._read_names(node.args[0], numbers_only=False))):
+            return True  # ``np.array(X)``, ``np.array([b[0] for b in batch])``: a minibatch's rows
         return one_sample(node, samples.__contains__)
 
     # ------------------------------------------------------------------ calls
@@ -636,8 +636,11 @@ class EagerReader:
                 elif one:
                     frame.facts.predicts = [*frame.facts.predicts, (None, construction, model)]
                 return
-            if step[0] is Effect.FIT and not one:
-                return  # a fit on other data that changes per iteration: a shard, an epoch's shuffle or augmentation
+            if step[0] is Effect.FIT and not one and not (data.__class__ is ast.Name and data.id in frame.targets):
+                # a fit on other data that changes per iteration (a shard loaded, the training set shuffled
+                # or augmented each epoch) is a pass over a dataset; on what a loop hands out
+                # (``for state, target in transitions``, ``for x, y in batches()``) it is one step each
+                return
             names = self._read_names(data, numbers_only=False)
             self._defer(lambda frame, c=construction, names=names, one=one, model=model:
                         self._settle_predict(frame, c, names, one, model))

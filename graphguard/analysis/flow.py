@@ -90,6 +90,7 @@ class FlowReader:
         self._bind(node.target, None if elements is None else elements.element)
         for name in assigned_targets([ast.Assign(targets=[node.target], value=node.iter)]):
             self._frame.numbers.discard(name)
+            self._frame.targets.add(name)
         self._note_loop_numbers(node)
         loop = self._new_loop(node)
         self._frame.loops.append(loop)

@@ -104,6 +104,7 @@ class _Frame:
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
+    targets: set = field(default_factory=set)  # names a ``for`` of this body binds as its target (GG306)
     node: ast.AST | None = None  # the ``def`` being read (its parameters' defaults and calls give counts)
     drew: bool | str = False  # the body drew a random minibatch (what is made of it is one too, GG303); eager.HELPER_DRAW: through a helper
     pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
