@@ -141,6 +141,15 @@ class Param:
 
 
 @dataclass(frozen=True)
+class InitParam:
+    """``self.X`` read in a method of module class ``cls`` whose ``__init__`` sets ``self.X = name``
+    (a parameter): what the calls of the class pass for it, also from other modules (phase 2)."""
+
+    cls: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Elements:
     """A Python container whose elements are ``element`` (a value, a :class:`Parts`, or None when
     unknown). ``count`` is its length when the source says (a literal ``[a, b, c]``); ``setup`` marks

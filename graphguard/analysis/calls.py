@@ -21,6 +21,7 @@ from graphguard.analysis.bindings import (
     Choice,
     Elements,
     GraphValue,
+    InitParam,
     Instance,
     MethodResult,
     OTHER,
@@ -137,7 +138,7 @@ class CallReader:
             self._note_tensor_params(node)
         elif isinstance(func_value, Instance):
             self._project_call(func_value.cls.member("__call__"), node, callee_text(node.func), bound=True)  # ``head(x)``
-        elif isinstance(func_value, (Param, CallResult, MethodResult)):
+        elif isinstance(func_value, (Param, CallResult, MethodResult, InitParam)):
             # ``score(sess, x)``: a closure or a callable argument; ``self.optimizer([...])`` after
             # ``self.optimizer = self.optimizer()`` calls what the method returned, not the method.
             self._deferred_use(func_value, None, node, callee_text(node.func))
@@ -200,8 +201,10 @@ class CallReader:
                 for value in receiver.values:  # ``for head in [ClsHead(), BoxHead()]: head.update(sess)``
                     if isinstance(value, Instance):
                         self._project_call(value.cls.member(method), node, callee_text(node.func), bound=True)
-            elif isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
+            elif isinstance(receiver, (Param, CallResult, MethodResult, InitParam)) and method not in STEP_METHODS:
                 self._deferred_use(receiver, method, node, callee_text(node.func))  # ``model.save(...)``, ``it.get_next()``
+                if receiver.__class__ is InitParam and self._hands_session(node):
+                    self._mark_step()  # (what phase 2 finds for it may not be known: a class made elsewhere)
             elif (receiver is None or receiver is OTHER) and self._hands_session(node):
                 # ``self.actor.get_action(state, sess)`` on an object the analysis cannot follow (made
                 # in another module, given to a constructor there): code handed the session runs it.

@@ -33,7 +33,18 @@ import ast
 from typing import NamedTuple
 
 from graphguard.analysis import catalog
-from graphguard.analysis.bindings import OTHER, CallResult, Choice, Instance, Param, ProjectRef, Ref, TFName, TFObject
+from graphguard.analysis.bindings import (
+    OTHER,
+    CallResult,
+    Choice,
+    InitParam,
+    Instance,
+    Param,
+    ProjectRef,
+    Ref,
+    TFName,
+    TFObject,
+)
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
@@ -469,6 +480,12 @@ class EagerReader:
             return True  # ``self.model`` in a Keras Callback is the model being trained
         if isinstance(value, CallResult):
             return ((value.ref, "builds"),)
+        if isinstance(value, InitParam):
+            # ``self.model`` set from ``__init__(self, model)``: a Keras model when the class's methods use
+            # it as only one is used, or when the calls of the class (any module) pass one (phase 3)
+            if self.keras and node.__class__ is ast.Attribute and self._attribute_is_model(value.cls, node.attr):
+                return True
+            return ((Ref("", f"{value.cls}.__init__"), f"param:{value.name}"),)
         if isinstance(value, (TFName, ProjectRef)):
             return None
         if any(keyword.arg in keywords or (self.keras and keyword.arg == "epochs" and keywords is _FIT_KEYWORDS)

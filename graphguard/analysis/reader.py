@@ -41,6 +41,7 @@ from graphguard.analysis.bindings import (
     TENSOR,
     CallResult,
     Elements,
+    InitParam,
     Instance,
     MethodResult,
     Param,
@@ -371,9 +372,15 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
             self._frame.assigned.add(dotted_name(target))
             if isinstance(value, (Param, MethodResult)):
                 # A parameter means something else in the other methods that read the attribute, unless
-                # it is ``__init__``'s and the module's calls of the class say what it is given.
-                value = (self._constructed(self._frame, value.name)
-                         if value.__class__ is Param and self._frame.facts.name.endswith(".__init__") else None)
+                # it is ``__init__``'s: what the module's calls of the class give, or else what phase 2
+                # finds the calls of the class (in any module) pass for it.
+                frame = self._frame
+                init = value.__class__ is Param and frame.facts.name.endswith(".__init__")
+                name = value.name if init else None
+                value = self._constructed(frame, name) if init else None
+                if (value is None and init and frame.class_name and "." not in frame.class_name
+                        and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                    value = InitParam(frame.class_name, name)
             dotted = dotted_name(target)
             if dotted is not None:
                 self._attributes[dotted] = value if value is not None else OTHER

@@ -27,6 +27,7 @@ from graphguard.analysis.bindings import (
     Choice,
     Elements,
     GraphValue,
+    InitParam,
     Instance,
     MethodResult,
     Param,
@@ -204,7 +205,7 @@ class Resolver:
                 return CallResult(receiver.cls.member(method))
             if method in catalog.DISTINCT_METHODS:
                 return TFObject(catalog.DISTINCT_METHODS[method][1])  # ``ds.make_one_shot_iterator()``
-            if isinstance(receiver, (Param, CallResult, MethodResult)) and method not in STEP_METHODS:
+            if isinstance(receiver, (Param, CallResult, MethodResult, InitParam)) and method not in STEP_METHODS:
                 return MethodResult(receiver, method)  # ``ds.shuffle(n)`` on a parameter
             if isinstance(receiver, Elements):
                 setup = receiver.setup or receiver.saved  # a dict of saved weights: setup
@@ -656,7 +657,7 @@ _ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mul
 def followable(value):
     """``value`` when phase 2 can follow it across calls (a session, a TensorFlow object, a project
     instance or function, a parameter, a project call's result, one of several instances), else None."""
-    if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult)):
+    if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult, InitParam)):
         return value
     if isinstance(value, ProjectRef) and value.is_class is False:
         return value

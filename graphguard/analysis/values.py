@@ -35,6 +35,7 @@ from graphguard.analysis.bindings import (
     CallResult,
     Choice,
     Elements,
+    InitParam,
     Instance,
     MethodResult,
     Param,
@@ -171,6 +172,11 @@ class ValueFlow:
             if self._reads is not None:
                 self._reads.add(("p", key, value.name))
             return self.params.get(key, {}).get(value.name, set())
+        if isinstance(value, InitParam):
+            init = (key[0], f"{value.cls}.__init__")  # ``self.actor`` given to the class's constructor
+            if self._reads is not None:
+                self._reads.add(("p", init, value.name))
+            return self.params.get(init, {}).get(value.name, set())
         if isinstance(value, CallResult):
             target = self.project.resolve(module, value.ref)
             if target is None:
