@@ -230,7 +230,7 @@ _SWEEP_EFFECTS = (Effect.NEW_FUNCTION, Effect.RECOMPILE)
 
 def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts, constructions: list,
                     calls: list) -> list[Finding]:
-    """GG301-GG305 in one function: TF 2 constructions repeated by an unbounded loop (any loop, not only
+    """GG301-GG306 in one function: TF 2 constructions repeated by an unbounded loop (any loop, not only
     a session loop), calls in such loops of functions that make them, and variables made by the
     traces of a ``tf.function``. A loop that makes a model (a sweep) may compile it and make its
     optimizer and functions anew: that is GG201's business."""

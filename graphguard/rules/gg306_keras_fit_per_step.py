@@ -37,9 +37,9 @@ class KerasFitPerStep(Rule):
     NAME = "keras-fit-per-step"
     EFFECTS = frozenset({Effect.FIT})
     MESSAGE = (
-        "{subject} runs Keras' fit on one sample, a minibatch or one iteration's data on every iteration of "
-        "the loop at line {loop_row}, and each call builds a data pipeline and callbacks; use "
-        "model.train_on_batch(x, y) for one step"
+        "{subject} runs Keras' fit on one sample or a small batch on every iteration of the loop at line "
+        "{loop_row}, and each call builds a data pipeline and callbacks; use model.train_on_batch(x, y) for "
+        "one step"
     )
 
     FIX_SAFETY = """\
