@@ -336,6 +336,10 @@ class FlowReader:
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
+        if self._never_true(node.test):
+            for statement in node.orelse:  # ``if TUNING:`` after ``TUNING = False``: the body never runs
+                self.visit(statement)
+            return
         counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
         once = counted is None and (is_once_guard(node.test, node.body) or self._guard_filled_by_method(node))
         if counted is not None:

@@ -196,6 +196,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._attribute_index: dict = {}  # class -> how its methods use each self.X (resolution.SelfUses)
         self._class_sites: tuple | None = None  # the module's calls of its classes, what each scope binds (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
+        self._off_flags: frozenset = frozenset()  # module-level names bound only to False or None
         self._top_statements: list = []  # module-level statements outside defs (their calls give counts)
         self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)
         self._source_lines: list | None = None
@@ -209,6 +210,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._wrapper_loops: dict = {}  # id of a KerasClassifier(...) call -> the loop of its fits (GG201)
         self._search_fits: dict = {}  # id of such a call or of its loop -> fits a search makes of it, None: unknown
         self._last_wrapper = None  # (frame, loop) of the last Keras wrapper made
+        self._unplaced_search = False  # a scikit-learn search whose Keras wrapper was not found (GG201)
+        self._searched_loops: set = set()  # ids of the wrappers' loops a search of the module was given
         self._grids: dict = {}  # name -> the dict literal (or ``dict(...)``) last bound to it: a param_grid
 
     # ------------------------------------------------------------------ traversal
@@ -743,6 +746,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         reader.visit(statement)
     reader._settle_eager(reader._frames[0])
     reader._close_frame(reader._frames[0])
+    reader._settle_wrappers()
     # The TF 2 rules are off in a module that turns TF 2 behaviour off, runs on TF1 graphs (sessions,
     # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
     reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or runtime.cheap_predict) and not reader.eager)

@@ -278,6 +278,10 @@ class Resolver:
         if (cls is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == "self"
                 and self._frame.class_name is not None):
             return self._attribute_count(self._frame.class_name, node.attr)
+        if (cls is ast.Call and node.func.__class__ is ast.Name and node.func.id == "len" and len(node.args) == 1
+                and not node.keywords and self.resolve(node.func) is None):
+            elements = self._elements(node.args[0])  # ``len(batch_sizes)`` after ``batch_sizes = [4]``
+            return None if elements is None or elements.setup else elements.count
         if cls is ast.BinOp and node.op.__class__ in _ARITHMETIC:
             left, right = self._count_value(node.left), self._count_value(node.right)
             if left is None or right is None or (right == 0 and node.op.__class__ is ast.FloorDiv):
@@ -456,12 +460,26 @@ class Resolver:
             return tf_object(catalog.result_kind(value.path, Effect.MODEL))
         return None
 
+    def _never_true(self, test: ast.AST) -> bool:
+        """Whether ``if test:`` can never take its body: ``if False:``, ``if 0:``, or a module-level name
+        the module binds only to ``False``/``None`` (``TUNING = False``, then ``if TUNING:``; a constant
+        a user edits to switch code on, off as the code stands)."""
+        if test.__class__ is ast.Constant:
+            return not test.value
+        if test.__class__ is not ast.Name or self._tree is None:
+            return False
+        if self._calls_by_name is None:
+            self._calls_named("")  # the module-level scan fills ``_off_flags``
+        return test.id in self._off_flags and (len(self._frames) == 1 or (
+            test.id not in self._frame.scope and test.id not in self._frame.params))
+
     def _calls_named(self, name: str) -> list:
         """The module-level calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``,
         outside any ``def`` or class): only the statements whose text holds ``name(`` are walked."""
         if self._calls_by_name is None:
             self._calls_by_name = {}
             ints: dict = {}
+            flags: dict = {}
             statements = list(self._tree.body) if self._tree is not None else []
             top = []
             while statements:  # module-level code, ``if __name__ == "__main__":`` blocks included
@@ -472,10 +490,16 @@ class Resolver:
                 if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                         and isinstance(statement.targets[0], ast.Name)):
                     ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
+                    value = statement.value
+                    flags.setdefault(statement.targets[0].id, set()).add(
+                        value.value if value.__class__ is ast.Constant and value.value in (False, None) else _UNSET)
                 elif isinstance(statement, (ast.If, ast.With, ast.Try)):
                     statements.extend(statement.body)
                     statements.extend(getattr(statement, "orelse", ()))
             self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
+            # ``TUNING = False`` once, and no ``global`` statement that could set it elsewhere
+            self._off_flags = frozenset() if (self._source is None or b"global " in self._source) else frozenset(
+                name for name, values in flags.items() if _UNSET not in values)
             self._top_statements = top
             self._source_lines = self._source.splitlines() if self._source is not None else None
         calls = self._calls_by_name.get(name)

@@ -342,6 +342,7 @@ class SweepReader:
             self._wrapper_loops[id(node)] = loop
             if id(node) in self._search_fits:
                 loop.trips = self._search_fits[id(node)]
+                self._searched_loops.add(id(loop))
             self._search_fits[id(loop)] = loop.trips
             self._last_wrapper = (self._frame, loop)
         self._frame.loops.append(loop)
@@ -366,12 +367,25 @@ class SweepReader:
             return
         last = self._last_wrapper
         if estimator.__class__ is not ast.Name or last is None or last[0] is not self._frame:
+            self._unplaced_search = True  # (a wrapper given by a caller, or made in another module)
             return
         loop = last[1]
+        self._searched_loops.add(id(loop))
         known = self._search_fits.get(id(loop))
         loop.trips = None if fits is None or (known is None and loop.trips is not None) else (
             fits if known is None else known + fits)
         self._search_fits[id(loop)] = loop.trips
+
+    def _settle_wrappers(self) -> None:
+        """After the module: a Keras wrapper no search or cross-validation of the module was given
+        (``VotingClassifier(estimators=[("a", KerasClassifier(build_fn=mlp))])``, a plain ``fit``)
+        builds its model once per ``fit``, unless some search of the module could not be matched to
+        its wrapper (then it may be that one, and stays unknown)."""
+        if self._unplaced_search:
+            return
+        for loop in self._wrapper_loops.values():
+            if id(loop) not in self._searched_loops:
+                loop.trips = 1
 
     def _fits(self, node: ast.Call, name: str, keywords: dict) -> int | None:
         """How many fits a scikit-learn search or cross-validation ``node`` makes (None: unknown)."""

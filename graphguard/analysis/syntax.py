@@ -178,7 +178,24 @@ def is_once_guard(test: ast.AST, body: list) -> bool:
             and isinstance(test.left, ast.Name)):
         return True
     target = guarded_target(test)
-    return target is not None and target in assigned_targets(body)
+    return target is not None and (target in assigned_targets(body) or target in _filled_targets(body))
+
+
+#: Methods that put something into a container (``if not state: state.append(tf.Variable(x))``).
+_FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+
+
+def _filled_targets(body: list) -> set[str]:
+    """Dotted names of the containers a statement of ``body`` fills (``state.append(v)``)."""
+    names = set()
+    for statement in body:
+        call = statement.value if statement.__class__ is ast.Expr else None
+        if (call.__class__ is ast.Call and call.func.__class__ is ast.Attribute
+                and call.func.attr in _FILLING_METHODS):
+            dotted = dotted_name(call.func.value)
+            if dotted is not None:
+                names.add(dotted)
+    return names
 
 
 
