@@ -163,7 +163,7 @@ class FlowReader:
             made = self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
                 self._frame.pending_retentions.append(
-                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None))
+                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None, None))
         self._frame.loops.pop()
 
     def _one_per_element(self, loop: Loop, site, made: int, checked: int) -> None:

@@ -100,7 +100,8 @@ class _Frame:
     made: dict = field(default_factory=dict)  # dotted name -> Made, for names bound to model-like values
     trial_sites: set = field(default_factory=set)  # sites of the trials recorded
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
-    pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept)
+    pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept, container)
+    returned: set = field(default_factory=set)  # dotted names the body returns (``return models``)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
@@ -508,6 +509,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.visit(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
+        for returned in (node.value.elts if node.value.__class__ is ast.Tuple else (node.value,)):
+            dotted = dotted_name(returned)
+            if dotted is not None:
+                self._frame.returned.add(dotted)
         if self.keras and not self._frame.loops and self._frame.drew and self._minibatch(node.value, self._frame):
             self._minibatch_functions.add(facts.name)  # ``get_random_batch()``: its callers hold a minibatch
             self._draw_names = self._draw_names | {facts.name.rsplit(".", 1)[-1]}

@@ -209,7 +209,9 @@ class SweepReader:
 
     def _close_frame(self, frame) -> None:
         """At the end of a body: keep the stores of models that the body uses as trials."""
-        for retention, subject in frame.pending_retentions:
+        for retention, subject, owner in frame.pending_retentions:
+            if retention.loop != CALLER and owner in frame.returned:
+                continue  # ``models.append(model)`` in a loop, then ``return models``: the ensemble it builds
             if subject is None or subject in frame.used:
                 frame.facts.retentions = [*frame.facts.retentions, retention]
 
@@ -284,14 +286,14 @@ class SweepReader:
                     # ``BUILT.append(model)`` at function level, into a global or an attribute: every
                     # call keeps its model (reported at the calls in loops, phase 3).
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject))
+                    frame.pending_retentions.append((retention, None if made.always else made.subject, owner))
                 return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     nest = tuple(outer.index for outer in frame.loops if outer.index not in owner_loops)
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
                                           made.refs, nest)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject))
+                    frame.pending_retentions.append((retention, None if made.always else made.subject, owner))
                     return
 
     def _may_retain(self) -> bool:

@@ -16,9 +16,10 @@ class ModelRetainedAcrossIterations(Rule):
     (`TwoLayerNet`, `ResNet`, `LinearModel`, `Solver`; a project class so named needs a training
     method such as `loss`, `train` or `fit`), a `tf.Graph` or session, or what a project function
     returns when it returns one of these. Keeping one value (`best_model = model`,
-    `best["model"] = model`) is fine, and so is a container made inside the loop. An ensemble that
-    needs every member after the loop keeps them on purpose: save each member to disk and keep the
-    paths, or suppress the finding with `# noqa: GG202`.
+    `best["model"] = model`) is fine, and so is a container made inside the loop, and one the
+    function returns (`return models`: the ensemble it builds, kept on purpose). Another ensemble
+    that needs every member after the loop keeps them on purpose too: save each member to disk and
+    keep the paths, or suppress the finding with `# noqa: GG202`.
 
     ## Why is this bad?
     A kept reference keeps the whole model alive: its weights, its gradients and optimizer state, and
@@ -45,6 +46,20 @@ class ModelRetainedAcrossIterations(Rule):
     )
 
     VALID = (
+        # A function that builds an ensemble and returns it: keeping every member is its purpose.
+        """\
+import tensorflow as tf
+
+def train_ensemble(x, y, seeds):
+    members = []
+    for seed in seeds:
+        tf.keras.utils.set_random_seed(seed)
+        member = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        member.compile(optimizer="adam", loss="mse")
+        member.fit(x, y, epochs=5, verbose=0)
+        members.append(member)
+    return members
+""",
         # The fix for the first INVALID example: keep the scores and the best model only.
         """\
 results = {}
