@@ -157,8 +157,8 @@ class EagerReader:
             self._note_loop_bind(target, None if augmented else value)
         kind = target.__class__
         if kind is ast.Subscript:
-            if frame.drew and frame.samples and value is not None:
-                self._note_sample_row(target, value)  # ``state[i] = minibatch[i][0]``
+            if (frame.samples or self._sample_loops) and value is not None:
+                self._note_filled(target, value)  # ``state[i] = minibatch[i][0]``
             return
         if kind is ast.Name:
             self._note_count(frame, target.id, None if augmented else value)
@@ -245,7 +245,7 @@ class EagerReader:
     def _note_sample_loop(self, loop, iterable: ast.AST, target: ast.AST) -> None:
         """``for i, (s, a, r) in enumerate(minibatch):``, ``for s, a in random.sample(memory, 32):`` -- a
         loop over a minibatch drawn in this body: its targets are one sample each, and
-        the lists it fills are one too (:meth:`_note_sample_append`)."""
+        the lists it fills are one too (:meth:`_note_filled`)."""
         frame = self._frame
         if ((iterable.__class__ is ast.Call and not frame.loops and self._minibatch(iterable, frame))
                 or not frame.samples.isdisjoint(self._read_names(iterable, numbers_only=False))):
@@ -260,26 +260,20 @@ class EagerReader:
         if dotted is not None:
             self._accumulated.setdefault(dotted, set()).add(tuple(loop.index for loop in self._frame.loops))
         if self._sample_loops or self._frame.samples:
-            self._note_sample_append(node)
+            self._note_filled(node.func.value, node.args[0] if node.args else None)
 
-    def _note_sample_append(self, node: ast.Call) -> None:
-        """``X.append(state)`` in a loop over a minibatch, ``X.append(minibatch[i][0])``: ``X`` holds a
-        minibatch's rows (then ``model.fit(np.array(X), ...)``)."""
-        receiver = node.func.value
+    def _note_filled(self, container: ast.AST, value: ast.AST | None) -> None:
+        """``X.append(minibatch[i][1])`` or ``X[i] = minibatch[i][0]`` (into ``np.zeros((32, n))``), or any
+        fill in a loop over a minibatch (``for s, a in batch: X.append(s)``): ``X`` holds a minibatch's
+        rows (then ``model.fit(np.array(X), ...)``)."""
+        while container.__class__ is ast.Subscript:
+            container = container.value
+        dotted = dotted_name(container)
         frame = self._frame
-        if receiver.__class__ is ast.Name and (frame.loops[-1].index in self._sample_loops or (
-                frame.drew and node.args and not frame.samples.isdisjoint(self._read_names(node.args[0], False)))):
-            frame.samples.add(receiver.id)
-
-    def _note_sample_row(self, target: ast.Subscript, value: ast.AST) -> None:
-        """``state[i] = minibatch[i][0]`` after ``state = np.zeros((batch_size, n))``: an array filled row
-        by row from a minibatch drawn in this body is one."""
-        base = target.value
-        while base.__class__ is ast.Subscript:
-            base = base.value
-        dotted = dotted_name(base)
-        if dotted is not None and not self._frame.samples.isdisjoint(self._read_names(value, numbers_only=False)):
-            self._frame.samples.add(dotted)
+        if dotted is not None and ((frame.loops and frame.loops[-1].index in self._sample_loops) or (
+                frame.drew and value is not None
+                and not frame.samples.isdisjoint(self._read_names(value, numbers_only=False)))):
+            frame.samples.add(dotted)
 
     def _note_parts(self, target: ast.Tuple, value: ast.Call) -> None:
         """``self.actor, self.critic = build_models(...)``: each target holds one element of what a project

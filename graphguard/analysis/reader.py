@@ -208,8 +208,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._draw_names: frozenset = _DRAWS  # last names of calls that may draw a random minibatch
         self._accumulated: dict = {}  # dotted name -> the loop nests (indices) it is appended to in
         self._sample_loops: set = set()  # indices of loops over a minibatch (what they append to is one, GG303)
-        self._wrapper_loops: dict = {}  # id of a KerasClassifier(...) call -> the loop of its fits (GG201)
-        self._search_fits: dict = {}  # id of such a call or of its loop -> fits a search makes of it, None: unknown
+        self._wrapper_loops: list = []  # the loops of the Keras wrappers' fits (``KerasClassifier(...)``, GG201)
+        self._search_fits: dict = {}  # id of a wrapper call written in a search -> the fits it makes, None: unknown
         self._last_wrapper = None  # (frame, loop) of the last Keras wrapper made
         self._unplaced_search = False  # a scikit-learn search whose Keras wrapper was not found (GG201)
         self._searched_loops: set = set()  # ids of the wrappers' loops a search of the module was given

@@ -341,11 +341,9 @@ class SweepReader:
         if callee_text(node.func).rsplit(".", 1)[-1] in KERAS_WRAPPERS:
             # ``KerasClassifier(build_fn=make_model)``: a model per fit of the search it is given to
             # (:meth:`_note_search_fits`, which may come first when the wrapper is written inside it).
-            self._wrapper_loops[id(node)] = loop
+            self._wrapper_loops.append(loop)
             if id(node) in self._search_fits:
-                loop.trips = self._search_fits[id(node)]
-                self._searched_loops.add(id(loop))
-            self._search_fits[id(loop)] = loop.trips
+                self._add_fits(loop, self._search_fits.pop(id(node)))
             self._last_wrapper = (self._frame, loop)
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
@@ -371,12 +369,15 @@ class SweepReader:
         if estimator.__class__ is not ast.Name or last is None or last[0] is not self._frame:
             self._unplaced_search = True  # (a wrapper given by a caller, or made in another module)
             return
-        loop = last[1]
-        self._searched_loops.add(id(loop))
-        known = self._search_fits.get(id(loop))
-        loop.trips = None if fits is None or (known is None and loop.trips is not None) else (
-            fits if known is None else known + fits)
-        self._search_fits[id(loop)] = loop.trips
+        self._add_fits(last[1], fits)
+
+    def _add_fits(self, loop, fits: int | None) -> None:
+        """One more search of the wrapper of ``loop``: its fits add up (unknown once one search's are)."""
+        if id(loop) not in self._searched_loops:
+            self._searched_loops.add(id(loop))
+            loop.trips = fits
+        elif loop.trips is not None:
+            loop.trips = None if fits is None else loop.trips + fits
 
     def _settle_wrappers(self) -> None:
         """After the module: a Keras wrapper no search or cross-validation of the module was given
@@ -385,7 +386,7 @@ class SweepReader:
         its wrapper (then it may be that one, and stays unknown)."""
         if self._unplaced_search:
             return
-        for loop in self._wrapper_loops.values():
+        for loop in self._wrapper_loops:
             if id(loop) not in self._searched_loops:
                 loop.trips = 1
 
