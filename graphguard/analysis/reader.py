@@ -772,6 +772,8 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._loop_binds = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []
+    reader._grids = reader._search_fits = {}
+    reader._last_wrapper = None
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as
