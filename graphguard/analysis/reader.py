@@ -32,7 +32,6 @@ pyflakes, the checker is one visitor with a handler per node type.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from graphguard.analysis import catalog, tf_api
 from graphguard.analysis.bindings import (
@@ -69,6 +68,7 @@ from graphguard.analysis.facts import (
     subject_of,
 )
 from graphguard.analysis.flow import FlowReader
+from graphguard.analysis.frame import Frame
 from graphguard.analysis.operators import OperatorReader
 from graphguard.analysis.resolution import BUILTINS, Resolver, followable
 from graphguard.analysis.sweeps import SweepReader
@@ -83,33 +83,6 @@ from graphguard.analysis.syntax import (
     short,
 )
 
-
-
-@dataclass(eq=False, slots=True)
-class _Frame:
-    facts: FunctionFacts
-    scope: dict
-    is_class: bool = False
-    class_name: str | None = None
-    loops: list = field(default_factory=list)
-    exempt: list = field(default_factory=list)  # frozensets of loop indices, one per active exemption
-    tensor_params: set = field(default_factory=set)
-    params: set = field(default_factory=set)
-    pending_param_operators: list = field(default_factory=list)  # (construction, node it names, parameters)
-    bound: dict = field(default_factory=dict)  # dotted name -> loop indices active at its last binding
-    made: dict = field(default_factory=dict)  # dotted name -> Made, for names bound to model-like values
-    trial_sites: set = field(default_factory=set)  # sites of the trials recorded
-    used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
-    pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept, container)
-    returned: set = field(default_factory=set)  # dotted names the body returns (``return models``)
-    assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
-    numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
-    counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
-    samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
-    targets: set = field(default_factory=set)  # names a ``for`` of this body binds as its target (GG306)
-    node: ast.AST | None = None  # the ``def`` being read (its parameters' defaults and calls give counts)
-    drew: bool | str = False  # the body drew a random minibatch (what is made of it is one too, GG303); eager.HELPER_DRAW: through a helper
-    pending_eager: list | None = None  # TF 2 decisions made when the body has been read (EagerReader._defer)
 
 
 #: Nodes with nothing below them that the analysis reads.
@@ -164,7 +137,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._session_factories = session_factories
         module = FunctionFacts("<module>")
         self.facts.functions["<module>"] = module
-        self._frames: list[_Frame] = [_Frame(module, {})]
+        self._frames: list[Frame] = [Frame(module, {})]
         self._frame = self._frames[0]
         self._attributes: dict[str, object] = {}  # "self.sess" -> binding, file-wide
         self._attribute_names: set[str] = set()  # the last part of each of those ("sess")
@@ -312,13 +285,13 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
 
     # ------------------------------------------------------------------ bindings
 
-    def _push(self, frame: _Frame) -> None:
+    def _push(self, frame: Frame) -> None:
         """Enter a body: ``self._frame`` is the innermost frame (an attribute, not a property: it is read
         two million times on the public corpus)."""
         self._frames.append(frame)
         self._frame = frame
 
-    def _pop(self) -> _Frame:
+    def _pop(self) -> Frame:
         frame = self._frames.pop()
         self._frame = self._frames[-1]
         return frame
@@ -563,7 +536,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.facts.functions[qualname] = facts  # a lambda too: it may be passed on and called
         if not lambda_:
             enclosing.scope[node.name] = ProjectRef(Ref("", qualname), is_class=False)
-        frame = _Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None,
+        frame = Frame(facts, {}, class_name=enclosing.class_name if enclosing.is_class else None,
                        node=None if lambda_ else node)
         facts.params = tuple(p.arg for p in (*params.posonlyargs, *params.args))
         all_params = [*params.posonlyargs, *params.args, *params.kwonlyargs]
@@ -662,7 +635,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
-        self._push(_Frame(facts, {}, is_class=True, class_name=qualname))
+        self._push(Frame(facts, {}, is_class=True, class_name=qualname))
         for statement in node.body:
             self.visit(statement)
         self._settle_eager(self._frames[-1])

@@ -40,7 +40,7 @@ NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
 #: the fixed cost of predict does not depend on the batch up to 64 rows (TF-FACTS), and is still most of
 #: a call at a few hundred.
 MINIBATCH_ROWS = 256
-#: ``_Frame.drew`` when the body's minibatch came from a function of the module (its size unknown here).
+#: ``Frame.drew`` when the body's minibatch came from a function of the module (its size unknown here).
 HELPER_DRAW = "helper"
 #: A ``bound`` for :func:`syntax.one_sample` that knows no name: one sample as written, nothing else.
 NO_NAMES = frozenset().__contains__
