@@ -469,39 +469,45 @@ class Resolver:
         if test.__class__ is not ast.Name or self._tree is None:
             return False
         if self._calls_by_name is None:
-            self._calls_named("")  # the module-level scan fills ``_off_flags``
+            self._scan_module_level()
         return test.id in self._off_flags and (len(self._frames) == 1 or (
             test.id not in self._frame.scope and test.id not in self._frame.params))
+
+    def _scan_module_level(self) -> None:
+        """Read the module-level statements once (``if __name__ == "__main__":`` blocks included): the
+        statements :meth:`_calls_named` walks, the names bound once to an int (``_module_ints``) and
+        those bound only to ``False``/``None`` (``_off_flags``)."""
+        self._calls_by_name = {}
+        ints: dict = {}
+        flags: dict = {}
+        statements = list(self._tree.body) if self._tree is not None else []
+        top = []
+        while statements:  # module-level code, ``if __name__ == "__main__":`` blocks included
+            statement = statements.pop()
+            if statement.__class__ in _DEFINITIONS:
+                continue
+            top.append(statement)
+            if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)):
+                ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
+                value = statement.value
+                flags.setdefault(statement.targets[0].id, set()).add(
+                    value.value if value.__class__ is ast.Constant and value.value in (False, None) else _UNSET)
+            elif isinstance(statement, (ast.If, ast.With, ast.Try)):
+                statements.extend(statement.body)
+                statements.extend(getattr(statement, "orelse", ()))
+        self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
+        # ``TUNING = False`` once, and no ``global`` statement that could set it elsewhere
+        self._off_flags = frozenset() if (self._source is None or b"global " in self._source) else frozenset(
+            name for name, values in flags.items() if _UNSET not in values)
+        self._top_statements = top
+        self._source_lines = self._source.splitlines() if self._source is not None else None
 
     def _calls_named(self, name: str) -> list:
         """The module-level calls of a function or method named ``name`` (``name(...)``, ``obj.name(...)``,
         outside any ``def`` or class): only the statements whose text holds ``name(`` are walked."""
         if self._calls_by_name is None:
-            self._calls_by_name = {}
-            ints: dict = {}
-            flags: dict = {}
-            statements = list(self._tree.body) if self._tree is not None else []
-            top = []
-            while statements:  # module-level code, ``if __name__ == "__main__":`` blocks included
-                statement = statements.pop()
-                if statement.__class__ in _DEFINITIONS:
-                    continue
-                top.append(statement)
-                if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                        and isinstance(statement.targets[0], ast.Name)):
-                    ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
-                    value = statement.value
-                    flags.setdefault(statement.targets[0].id, set()).add(
-                        value.value if value.__class__ is ast.Constant and value.value in (False, None) else _UNSET)
-                elif isinstance(statement, (ast.If, ast.With, ast.Try)):
-                    statements.extend(statement.body)
-                    statements.extend(getattr(statement, "orelse", ()))
-            self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
-            # ``TUNING = False`` once, and no ``global`` statement that could set it elsewhere
-            self._off_flags = frozenset() if (self._source is None or b"global " in self._source) else frozenset(
-                name for name, values in flags.items() if _UNSET not in values)
-            self._top_statements = top
-            self._source_lines = self._source.splitlines() if self._source is not None else None
+            self._scan_module_level()
         calls = self._calls_by_name.get(name)
         if calls is not None:
             return calls
