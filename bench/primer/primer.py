@@ -117,13 +117,14 @@ def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
     train.ipynb:cell 11:32`` in a notebook): ``vias`` gets those places, ``(repo, path, line, cell or
     "")``, as lines the run reports too."""
     env = dict(os.environ, PYTHONPATH=str(tree))
+    repo = folder.name.replace("+", "/", 1)
+    folder = folder.resolve()  # a folder of symlinks to the sets' folders works too
     run = subprocess.run(
         [sys.executable, "-m", "graphguard", "check", ".", "--output-format", "json", "--no-cache", "--exit-zero", "-q"],
         cwd=folder, env=env, capture_output=True, text=True,
     )
     if run.returncode:
         raise SystemExit(f"error: graphguard failed in {folder}: {run.stderr.strip()[-300:]}")
-    repo = folder.name.replace("+", "/", 1)
     counts: Counter = Counter()
     for item in json.loads(run.stdout or "[]"):
         path = os.path.relpath(item["filename"], folder)
