@@ -244,7 +244,15 @@ class FlowReader:
         func = self.resolve(node.func)
         if not isinstance(func, TFName) or func.path != "tf.variable_scope":
             return False
-        for keyword in node.keywords:
+        return self._passes_reuse(node)
+
+    def _passes_reuse(self, node: ast.Call) -> bool:
+        """Whether call ``node`` passes ``reuse=True`` or ``reuse=tf.AUTO_REUSE``: to a variable scope, or
+        to a project helper that hands it to one (``generator(z, reuse=True)``, the TF1 idiom for a second
+        tower on the same weights), whose ``get_variable`` then returns the existing variables. A helper
+        that ignores it makes a second ``get_variable`` of a name fail ("Variable ... already exists"),
+        not grow the graph."""
+        for keyword in getattr(node, "keywords", ()):  # (a function's name handed to a driver: no call)
             if keyword.arg == "reuse":
                 value = self.resolve(keyword.value)
                 if isinstance(value, TFName) and value.path == "tf.AUTO_REUSE":
