@@ -190,6 +190,15 @@ class _LoopFacts:
     changes_graph: bool = False
     rebinds_anything: bool = False  #: exec, globals(), setattr...: any name may change
     with_blocks: list = field(default_factory=list)
+    #: names handed to a call that may change them in place (``np.random.shuffle(data)``,
+    #: ``np.multiply(w, 2, out=w)``, ``decay(cfg)``): not a TensorFlow builder, a session run or a
+    #: builtin that only reads
+    passed: set = field(default_factory=set)
+    #: ``a = b`` in the loop: both names hold one object, so a change through one is a change of both
+    aliases: list = field(default_factory=list)
+    #: it calls something of this file or another module (a function, a method): a global rebound by
+    #: any function of the file may change
+    calls_code: bool = False
 
 
 def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
@@ -217,6 +226,10 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 target(t.target)
+                if isinstance(t.target, cst.Name) and isinstance(node.value, (cst.Name, cst.Attribute)):
+                    aliased = source.root(node.value)
+                    if aliased is not None:
+                        facts.aliases.append((t.target.value, aliased))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
             target(node.target)
         elif isinstance(node, (cst.For,)):
@@ -244,6 +257,7 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
             facts.with_blocks.append(node)
         elif isinstance(node, cst.Call):
             dotted = source.dotted(node.func)
+            _note_passed(module, node, dotted, facts)
             if isinstance(node.func, cst.Attribute):
                 root = source.root(node.func.value)
                 if root is not None and root not in module.aliases:
@@ -268,6 +282,34 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
 
     visit(loop)
     return facts
+
+
+#: Builtins that only read their arguments.
+_READING_BUILTINS = PURE_BUILTINS | {"print", "repr", "format", "isinstance", "type", "id", "hash", "sum", "any",
+                                     "all", "sorted", "list", "dict", "set", "enumerate", "zip", "iter", "next",
+                                     "reversed", "map", "filter", "open", "divmod", "pow", "hasattr", "getattr"}
+
+
+def _note_passed(module: Region, call: cst.Call, dotted: Optional[str], facts: _LoopFacts) -> None:
+    """Record in ``facts`` the names ``call`` is handed (arguments, or the receiver of a method of
+    another module's object) when the call may change them in place: anything but a TensorFlow
+    builder, a session ``run``/``eval`` or a builtin that only reads."""
+    if dotted is not None:
+        head, _, rest = dotted.partition(".")
+        imported = module.aliases.get(head)
+        if imported is not None and source.canonical(imported + ("." + rest if rest else "")) is not None:
+            return  # a TensorFlow name: it builds ops from its inputs and changes no Python value
+        if imported is None and "." not in dotted and dotted in _READING_BUILTINS:
+            return
+        if "." in dotted and dotted.rsplit(".", 1)[1] in ("run", "eval"):
+            return  # a session run: its feeds are read
+        if imported is None:
+            facts.calls_code = True
+    else:
+        facts.calls_code = True
+    for arg in call.args:
+        for name in source.names_in(arg.value):
+            facts.passed.add(name.value)
 
 
 _WORDS = {cst.Add: "plus", cst.Subtract: "minus", cst.Multiply: "times", cst.Divide: "over",
@@ -412,7 +454,11 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
                 return fix
         raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
                           "iteration: feed it through a placeholder)")
-    mutated = sorted((reads.roots | reads.names) & facts.attribute_roots)
+    changed = set(facts.attribute_roots)
+    for alias, aliased in facts.aliases:  # ``m = model; m.scale = i`` changes model
+        if alias in changed or alias in facts.passed:
+            changed.add(aliased)
+    mutated = sorted((reads.roots | reads.names) & changed)
     if mutated:
         raise _NotFixable(f"the loop changes {', '.join(mutated)} (assigns its attributes or items, or changes it in place)")
     effects = {effect_of(name) for name in reads.tf_calls}
@@ -436,15 +482,29 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" for c in source.calls(loop.body)):
             raise _NotFixable("the loop closes a writer: one writer for all iterations would be closed after the first")
         unsafe.append("a FileWriter opens an event file: there will be one instead of one per iteration")
+    unsafe.extend(_per_instance(module, loop, expr, reads))
     touched = sorted((reads.roots | reads.names) & facts.method_roots - set(module.aliases))
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
+    handed = sorted((reads.roots | reads.names) & facts.passed - set(module.aliases) - set(touched))
+    if handed:
+        unsafe.append(f"the loop hands {', '.join(handed)} to a call that may change it in place; the hoisted "
+                      "op would keep the first value")
+    rebound = sorted((reads.names & module.file.rebound_globals()) - facts.names) if facts.calls_code else []
+    if rebound:
+        unsafe.append(f"a function of this file rebinds {', '.join(rebound)} through `global`, and the loop "
+                      "calls code that may run it")
 
     text, newline = module.text, module.newline
     starts = file.starts
     floor = max((anchor for anchor, _ in earlier.values()), key=lambda node: module.positions[node].start.line,
                 default=None)
-    anchor = _anchor(module, loop, reads.names, capturing, floor)
+    collecting = _adds_to_collections(reads)
+    if collecting and any(_reads_collections(module, call) for call in source.calls(loop.body)
+                          if call is not expr and not source.inside(module.parents, call, expr)):
+        unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
+                      "code joins from the first iteration on")
+    anchor = _anchor(module, loop, reads.names, capturing, floor, collecting)
     anchor_start = module.positions[anchor].start
     indent = source.indent(text, anchor_start.line, starts)
     insert_at = (anchor_start.line, 1)
@@ -486,6 +546,51 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
+
+
+#: Random ops that are not named ``random``: each new op draws from its own seed.
+_RANDOM_NAMES = frozenset({"tf.truncated_normal", "tf.multinomial", "tf.nn.dropout", "tf.nn.fractional_max_pool",
+                           "tf.nn.fractional_avg_pool", "tf.parameterized_truncated_normal"})
+_GRAPH_SEED = re.compile(r"set_random_seed|random\.set_seed")
+
+
+def _per_instance(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression, reads: _Reads) -> list[str]:
+    """Why one op built before the loop would behave unlike the ops built per iteration, for ops whose
+    meaning is per instance (empty when none):
+
+    * a random op with an op-level ``seed=``, or in a file that sets the graph-level seed: each new op
+      repeats the same draws (its seed is fixed by the seeds and the op's place in the graph), where one
+      op advances through its sequence (``tf.random.set_seed``, TF API docs);
+    * a ``Saver`` whose ``save`` in the loop names checkpoints by step (``global_step=``): one Saver keeps
+      only its last ``max_to_keep`` (5 by default) and deletes older files, where each Saver made per
+      iteration kept its own (``tf.train.Saver``, TF API docs); ``max_to_keep=None`` or ``0`` keeps all."""
+    why = []
+    calls = [expr, *source.calls(expr)] if isinstance(expr, cst.Call) else list(source.calls(expr))
+    randoms = [call for call in calls if (_tf_name(module, call) or "").startswith("tf.")
+               and ("random" in _tf_name(module, call) or _tf_name(module, call) in _RANDOM_NAMES)]
+    if randoms and (any(arg.keyword is not None and arg.keyword.value == "seed" for call in randoms for arg in call.args)
+                    or _GRAPH_SEED.search(module.text)):
+        why.append("a seeded random op repeats the same draws when rebuilt; built once, it draws new values each run")
+    savers = [call for call in calls if _tf_name(module, call) == "tf.train.Saver"]
+    if savers and not all(_keeps_all(call) for call in savers):
+        for call in source.calls(loop.body):
+            if (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save"
+                    and (len([a for a in call.args if a.keyword is None]) >= 3
+                         or any(a.keyword is not None and a.keyword.value == "global_step" for a in call.args))):
+                why.append("one Saver keeps only its last max_to_keep checkpoints (5 by default) and deletes the "
+                           "older ones that the Savers made per iteration kept; pass max_to_keep=None to keep them")
+                break
+    return why
+
+
+def _keeps_all(saver: cst.Call) -> bool:
+    """``tf.train.Saver(max_to_keep=None)`` or ``max_to_keep=0``: it deletes no checkpoint."""
+    for arg in saver.args:
+        if arg.keyword is not None and arg.keyword.value == "max_to_keep":
+            value = arg.value
+            return (isinstance(value, cst.Name) and value.value == "None") or (
+                isinstance(value, cst.Integer) and value.value == "0")
+    return False
 
 
 def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
@@ -587,7 +692,7 @@ _GRAPH_CONTEXTS = re.compile(r"as_default|_scope\(|\.scope\(|device\(|control_de
 
 
 def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False,
-            floor: Optional[cst.CSTNode] = None) -> cst.CSTNode:
+            floor: Optional[cst.CSTNode] = None, collecting: bool = False) -> cst.CSTNode:
     """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
     wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
     GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
@@ -595,7 +700,9 @@ def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = Fal
     leaves the graph alone (``with sess:`` enters the session's graph). ``capturing`` code (a Saver, an
     initializer, a collection read) does not climb above a block that builds anything before the loop:
     it would miss what that builds. ``floor``: a statement moved earlier in the pass whose name the code
-    reads, which it must stay below."""
+    reads, which it must stay below. ``collecting`` code (a summary, a variable, a ``tf.losses`` loss)
+    does not climb above a statement that reads a graph collection (``merge_all()``, an initializer, a
+    ``Saver``): it would join what that reads (a summary that needs a feed in ``merge_all()``)."""
     anchor = loop
     node = module.parents.get(loop)
     while isinstance(node, cst.IndentedBlock) and anchor is not floor:
@@ -616,6 +723,9 @@ def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = Fal
         if any(_may_change(statement, names - module.aliases.keys()) for statement in node.body[:index]):
             break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads
         if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in source.calls(statement)):
+            break
+        if collecting and any(_reads_collections(module, call) for statement in node.body[:index]
+                              for call in source.calls(statement)):
             break
         anchor = owner
         node = module.parents.get(owner)
@@ -644,7 +754,10 @@ def _leaves_graph_alone(module: Region, item: cst.BaseExpression) -> bool:
         return False
     last = name.rsplit(".", 1)[-1]
     if last in _SESSION_CONTEXTS:
-        return True
+        # ``tf.Session("", g)`` (target, graph, config) and ``tf.Session(**options)`` may name a graph,
+        # which the session's ``with`` makes the default: ops built inside belong to it
+        sessions = last in ("Session", "InteractiveSession")
+        return not (sessions and (len(item.args) >= 2 or any(arg.star for arg in item.args)))
     function = module.file.functions.get(name)
     if function is None:
         return False
@@ -674,6 +787,30 @@ def _may_change(statement: cst.CSTNode, names: set) -> bool:
         if any(n.value in names for n in source.names_in(call)):
             return True
     return False
+
+
+def _tf_name(module: Region, call: cst.Call) -> Optional[str]:
+    """The TensorFlow name ``call`` calls (``tf.`` spelling), or None."""
+    dotted = source.dotted(call.func)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    imported = module.aliases.get(head)
+    return source.canonical(imported + ("." + rest if rest else "")) if imported is not None else None
+
+
+def _reads_collections(module: Region, call: cst.Call) -> bool:
+    """Whether ``call`` reads what the graph's collections hold when it runs: ``merge_all()``,
+    ``get_collection()``, the variable lists, an initializer, a ``Saver``."""
+    name = _tf_name(module, call)
+    return name is not None and (effect_of(name) in _CAPTURING or _CAPTURING_NAMES.search(name) is not None)
+
+
+def _adds_to_collections(reads: "_Reads") -> bool:
+    """Whether the hoisted code adds to a graph collection: a summary, a variable, a ``tf.losses`` loss."""
+    return reads.creates_variables or any(
+        effect_of(name) in (Effect.SUMMARY, Effect.VARIABLE) and name not in _PLACEHOLDERS or name.startswith("tf.losses.")
+        for name in reads.tf_calls)
 
 
 def _only_runs(call: cst.Call) -> bool:

@@ -80,6 +80,7 @@ class File:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.all_functions.setdefault(node.name, []).append(node)
         self._pure: dict[str, bool] = {}
+        self._rebound: Optional[set] = None
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[Region]] = {}
@@ -142,6 +143,14 @@ class File:
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     found |= self.globals_set(node.func.id, seen)
         return found
+
+    def rebound_globals(self) -> set:
+        """The names some function of this file (a method, a nested function) declares ``global`` or
+        ``nonlocal``: a call of it may rebind them."""
+        if self._rebound is None:
+            self._rebound = {name for node in ast.walk(self.tree) if isinstance(node, (ast.Global, ast.Nonlocal))
+                             for name in node.names}
+        return self._rebound
 
     def builds_only(self, name: str) -> bool:
         """Whether the module-level function ``name`` of this file does nothing a caller could miss if
