@@ -21,6 +21,7 @@ from graphguard.analysis.facts import CALLER, EVERY, Loop, Retention
 _KEPT_PER_ELEMENT = frozenset({Effect.RECOMPILE, Effect.NEW_FUNCTION})
 from graphguard.analysis.syntax import (
     looks_up_by,
+    waits_for_a_person,
     assigned_targets,
     callee_text,
     dotted_name,
@@ -33,6 +34,10 @@ from graphguard.analysis.syntax import (
     names_tensor_types,
     short,
 )
+
+#: The trip count taken for a loop that waits for a person on every iteration
+#: (:func:`~graphguard.analysis.syntax.waits_for_a_person`): a handful.
+PERSON_PACED = 3
 
 
 class FlowReader:
@@ -116,6 +121,8 @@ class FlowReader:
             # ``for name in names: t = graph.get_tensor_by_name(name)``: the loop walks the graph's or the
             # model's structure by name, one element each, whatever the list: one-shot setup.
             loop.trips = 1
+        if loop.trips is None and waits_for_a_person(None, node.body):
+            loop.trips = PERSON_PACED
         for statement in node.orelse:
             self.visit(statement)
 
@@ -127,6 +134,8 @@ class FlowReader:
         self._counters.extend(counters)
         self._in_loop(loop, (node.test, node.body))
         del self._counters[len(self._counters) - len(counters):]
+        if waits_for_a_person(node.test, node.body):
+            loop.trips = PERSON_PACED
         for statement in node.orelse:
             self.visit(statement)
 

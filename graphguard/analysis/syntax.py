@@ -342,6 +342,35 @@ def looks_up_by(body: list, name: str) -> bool:
     return False
 
 
+def waits_for_a_person(test: ast.AST | None, body: list) -> bool:
+    """Whether every iteration of a loop with ``test`` (a ``while``'s, or None) and ``body`` waits for a
+    person: it calls ``input()`` (``raw_input()``), OpenCV's ``waitKey(0)`` (``waitKey()``: block until a
+    key), or Matplotlib's ``waitforbuttonpress()``, unconditionally (in the test, in a simple statement of
+    the body, or in the test of an ``if`` of the body). An interactive menu, a "press a key for the next
+    image" viewer: it runs as often as someone asks, a handful of times, not with time or data."""
+    parts = [] if test is None else [test]
+    for statement in body:
+        if isinstance(statement, (ast.If, ast.While)):
+            parts.append(statement.test)
+        elif not isinstance(statement, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+                                        ast.AsyncFunctionDef, ast.ClassDef, ast.Match)):
+            parts.append(statement)
+    for part in parts:
+        for node in ast.walk(part):
+            if node.__class__ is not ast.Call:
+                continue
+            func = node.func
+            if func.__class__ is ast.Name and func.id in ("input", "raw_input"):
+                return True
+            if func.__class__ is ast.Attribute:
+                if func.attr == "waitforbuttonpress":
+                    return True
+                if func.attr == "waitKey" and not node.keywords and (
+                        not node.args or (node.args[0].__class__ is ast.Constant and node.args[0].value == 0)):
+                    return True
+    return False
+
+
 #: TensorFlow's classes of graph values: ``isinstance(x, tf.Tensor)`` tests whether ``x`` is one.
 _TENSOR_TYPES = frozenset({"Tensor", "Variable", "Operation", "SparseTensor", "RaggedTensor", "IndexedSlices",
                            "EagerTensor", "KerasTensor", "RefVariable", "ResourceVariable"})
