@@ -41,6 +41,15 @@ from graphguard.analysis.catalog import Effect, effect_of
 from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 from graphguard.fix import source
 from graphguard.fix.source import EFFECT_METHODS, MUTATORS, PURE_BUILTINS, File, Region
+from graphguard.fix.safety import (
+    CAPTURING as _CAPTURING,
+    CAPTURING_NAMES as _CAPTURING_NAMES,
+    PLACEHOLDERS as _PLACEHOLDERS,
+    adds_to_collections,
+    per_instance,
+    reads_collections as _reads_collections,
+    tf_name,
+)
 
 #: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`; GG303:
 #: :mod:`graphguard.fix.predict`).
@@ -54,17 +63,10 @@ _VARIABLE_NAMES = frozenset({"tf.nn.dynamic_rnn", "tf.nn.static_rnn", "tf.nn.bid
                              "tf.train.create_global_step"})
 #: Methods that create variables (optimizer slots, a global step) when called.
 _VARIABLE_METHODS = frozenset({"minimize", "apply_gradients"})
-#: Placeholders are VARIABLE-effect names that create no variable.
-_PLACEHOLDERS = frozenset({"tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder"})
 #: Effects whose builders may move; others (datasets and iterators: their state restarts; graph
 #: imports; file writers: an event file each) are never moved.
 _MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN, Effect.SUMMARY, Effect.SAVER,
                       Effect.INITIALIZER, Effect.VARIABLE})
-#: Builders that capture what the graph holds when they are built: moved only when nothing else in the
-#: loop may add variables or summaries before them.
-_CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
-#: Calls that read what the graph holds when they run (collections, variable lists, merge_all).
-_CAPTURING_NAMES = re.compile(r"merge_all|get_collection|(?:trainable|global|local|all|model|moving_average)_variables")
 _GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.backend.clear_session",
                              "tf.train.import_meta_graph", "tf.import_graph_def"})
 
@@ -270,9 +272,7 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
                 else:  # a function of this file that rebinds globals (`global y; y = ...`)
                     facts.names |= module.file.globals_set(node.func.value)
             if dotted is not None:
-                head, _, rest = dotted.partition(".")
-                imported = module.aliases.get(head)
-                name = source.canonical(imported + ("." + rest if rest else "")) if imported else None
+                name = tf_name(module, node)
                 if name is not None and (name in _GRAPH_CHANGERS or name.endswith(("set_random_seed", "random.set_seed"))):
                     facts.changes_graph = True  # a seed set per iteration: random ops built later differ
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("__enter__", "__exit__"):
@@ -295,10 +295,9 @@ def _note_passed(module: Region, call: cst.Call, dotted: Optional[str], facts: _
     another module's object) when the call may change them in place: anything but a TensorFlow
     builder, a session ``run``/``eval`` or a builtin that only reads."""
     if dotted is not None:
-        head, _, rest = dotted.partition(".")
-        imported = module.aliases.get(head)
-        if imported is not None and source.canonical(imported + ("." + rest if rest else "")) is not None:
+        if tf_name(module, call) is not None:
             return  # a TensorFlow name: it builds ops from its inputs and changes no Python value
+        imported = module.aliases.get(dotted.partition(".")[0])
         if imported is None and "." not in dotted and dotted in _READING_BUILTINS:
             return
         if "." in dotted and dotted.rsplit(".", 1)[1] in ("run", "eval"):
@@ -482,7 +481,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" for c in source.calls(loop.body)):
             raise _NotFixable("the loop closes a writer: one writer for all iterations would be closed after the first")
         unsafe.append("a FileWriter opens an event file: there will be one instead of one per iteration")
-    unsafe.extend(_per_instance(module, loop, expr, reads))
+    unsafe.extend(per_instance(module, loop, expr))
     touched = sorted((reads.roots | reads.names) & facts.method_roots - set(module.aliases))
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
@@ -499,7 +498,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     starts = file.starts
     floor = max((anchor for anchor, _ in earlier.values()), key=lambda node: module.positions[node].start.line,
                 default=None)
-    collecting = _adds_to_collections(reads)
+    collecting = adds_to_collections(reads.tf_calls, reads.creates_variables)
     if collecting and any(_reads_collections(module, call) for call in source.calls(loop.body)
                           if call is not expr and not source.inside(module.parents, call, expr)):
         unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
@@ -546,51 +545,6 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
-
-
-#: Random ops that are not named ``random``: each new op draws from its own seed.
-_RANDOM_NAMES = frozenset({"tf.truncated_normal", "tf.multinomial", "tf.nn.dropout", "tf.nn.fractional_max_pool",
-                           "tf.nn.fractional_avg_pool", "tf.parameterized_truncated_normal"})
-_GRAPH_SEED = re.compile(r"set_random_seed|random\.set_seed")
-
-
-def _per_instance(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression, reads: _Reads) -> list[str]:
-    """Why one op built before the loop would behave unlike the ops built per iteration, for ops whose
-    meaning is per instance (empty when none):
-
-    * a random op with an op-level ``seed=``, or in a file that sets the graph-level seed: each new op
-      repeats the same draws (its seed is fixed by the seeds and the op's place in the graph), where one
-      op advances through its sequence (``tf.random.set_seed``, TF API docs);
-    * a ``Saver`` whose ``save`` in the loop names checkpoints by step (``global_step=``): one Saver keeps
-      only its last ``max_to_keep`` (5 by default) and deletes older files, where each Saver made per
-      iteration kept its own (``tf.train.Saver``, TF API docs); ``max_to_keep=None`` or ``0`` keeps all."""
-    why = []
-    calls = [expr, *source.calls(expr)] if isinstance(expr, cst.Call) else list(source.calls(expr))
-    randoms = [call for call in calls if (_tf_name(module, call) or "").startswith("tf.")
-               and ("random" in _tf_name(module, call) or _tf_name(module, call) in _RANDOM_NAMES)]
-    if randoms and (any(arg.keyword is not None and arg.keyword.value == "seed" for call in randoms for arg in call.args)
-                    or _GRAPH_SEED.search(module.text)):
-        why.append("a seeded random op repeats the same draws when rebuilt; built once, it draws new values each run")
-    savers = [call for call in calls if _tf_name(module, call) == "tf.train.Saver"]
-    if savers and not all(_keeps_all(call) for call in savers):
-        for call in source.calls(loop.body):
-            if (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save"
-                    and (len([a for a in call.args if a.keyword is None]) >= 3
-                         or any(a.keyword is not None and a.keyword.value == "global_step" for a in call.args))):
-                why.append("one Saver keeps only its last max_to_keep checkpoints (5 by default) and deletes the "
-                           "older ones that the Savers made per iteration kept; pass max_to_keep=None to keep them")
-                break
-    return why
-
-
-def _keeps_all(saver: cst.Call) -> bool:
-    """``tf.train.Saver(max_to_keep=None)`` or ``max_to_keep=0``: it deletes no checkpoint."""
-    for arg in saver.args:
-        if arg.keyword is not None and arg.keyword.value == "max_to_keep":
-            value = arg.value
-            return (isinstance(value, cst.Name) and value.value == "None") or (
-                isinstance(value, cst.Integer) and value.value == "0")
-    return False
 
 
 def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
@@ -787,30 +741,6 @@ def _may_change(statement: cst.CSTNode, names: set) -> bool:
         if any(n.value in names for n in source.names_in(call)):
             return True
     return False
-
-
-def _tf_name(module: Region, call: cst.Call) -> Optional[str]:
-    """The TensorFlow name ``call`` calls (``tf.`` spelling), or None."""
-    dotted = source.dotted(call.func)
-    if dotted is None:
-        return None
-    head, _, rest = dotted.partition(".")
-    imported = module.aliases.get(head)
-    return source.canonical(imported + ("." + rest if rest else "")) if imported is not None else None
-
-
-def _reads_collections(module: Region, call: cst.Call) -> bool:
-    """Whether ``call`` reads what the graph's collections hold when it runs: ``merge_all()``,
-    ``get_collection()``, the variable lists, an initializer, a ``Saver``."""
-    name = _tf_name(module, call)
-    return name is not None and (effect_of(name) in _CAPTURING or _CAPTURING_NAMES.search(name) is not None)
-
-
-def _adds_to_collections(reads: "_Reads") -> bool:
-    """Whether the hoisted code adds to a graph collection: a summary, a variable, a ``tf.losses`` loss."""
-    return reads.creates_variables or any(
-        effect_of(name) in (Effect.SUMMARY, Effect.VARIABLE) and name not in _PLACEHOLDERS or name.startswith("tf.losses.")
-        for name in reads.tf_calls)
 
 
 def _only_runs(call: cst.Call) -> bool:

@@ -1,0 +1,95 @@
+"""When a hoisted op would behave unlike the ops a loop built per iteration: what a safe hoist must
+not cross or change (:mod:`graphguard.fix.hoist` proposes the moves; this module says what makes them
+unsafe). Graph collections read between the new place and the old one, and ops whose meaning is per
+instance (seeded random ops, Savers that delete old checkpoints).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from graphguard.analysis.catalog import Effect, effect_of
+from graphguard.fix import source
+from graphguard.fix.source import Region
+
+#: Placeholders are VARIABLE-effect names that create no variable.
+PLACEHOLDERS = frozenset({"tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder"})
+#: Builders that capture what the graph holds when they are built: moved only when nothing else in the
+#: loop may add variables or summaries before them.
+CAPTURING = frozenset({Effect.SAVER, Effect.INITIALIZER})
+#: Calls that read what the graph holds when they run (collections, variable lists, merge_all).
+CAPTURING_NAMES = re.compile(r"merge_all|get_collection|(?:trainable|global|local|all|model|moving_average)_variables")
+
+
+def tf_name(module: Region, call: cst.Call) -> Optional[str]:
+    """The TensorFlow name ``call`` calls (``tf.`` spelling), or None."""
+    dotted = source.dotted(call.func)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    imported = module.aliases.get(head)
+    return source.canonical(imported + ("." + rest if rest else "")) if imported is not None else None
+
+
+def reads_collections(module: Region, call: cst.Call) -> bool:
+    """Whether ``call`` reads what the graph's collections hold when it runs: ``merge_all()``,
+    ``get_collection()``, the variable lists, an initializer, a ``Saver``."""
+    name = tf_name(module, call)
+    return name is not None and (effect_of(name) in CAPTURING or CAPTURING_NAMES.search(name) is not None)
+
+
+def adds_to_collections(tf_calls: list, creates_variables: bool) -> bool:
+    """Whether the hoisted code adds to a graph collection: a summary, a variable, a ``tf.losses`` loss.
+    ``tf_calls``: the TensorFlow names it calls; ``creates_variables``: it creates variables otherwise (a
+    layer, an optimizer's slots)."""
+    return creates_variables or any(
+        effect_of(name) in (Effect.SUMMARY, Effect.VARIABLE) and name not in PLACEHOLDERS or name.startswith("tf.losses.")
+        for name in tf_calls)
+
+
+#: Random ops that are not named ``random``: each new op draws from its own seed.
+_RANDOM_NAMES = frozenset({"tf.truncated_normal", "tf.multinomial", "tf.nn.dropout", "tf.nn.fractional_max_pool",
+                           "tf.nn.fractional_avg_pool", "tf.parameterized_truncated_normal"})
+_GRAPH_SEED = re.compile(r"set_random_seed|random\.set_seed")
+
+
+def per_instance(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression) -> list[str]:
+    """Why one op built before the loop would behave unlike the ops built per iteration, for ops whose
+    meaning is per instance (empty when none):
+
+    * a random op with an op-level ``seed=``, or in a file that sets the graph-level seed: each new op
+      repeats the same draws (its seed is fixed by the seeds and the op's place in the graph), where one
+      op advances through its sequence (``tf.random.set_seed``, TF API docs);
+    * a ``Saver`` whose ``save`` in the loop names checkpoints by step (``global_step=``): one Saver keeps
+      only its last ``max_to_keep`` (5 by default) and deletes older files, where each Saver made per
+      iteration kept its own (``tf.train.Saver``, TF API docs); ``max_to_keep=None`` or ``0`` keeps all."""
+    why = []
+    calls = [expr, *source.calls(expr)] if isinstance(expr, cst.Call) else list(source.calls(expr))
+    names = [(call, tf_name(module, call) or "") for call in calls]
+    randoms = [call for call, name in names if name.startswith("tf.") and ("random" in name or name in _RANDOM_NAMES)]
+    if randoms and (any(arg.keyword is not None and arg.keyword.value == "seed" for call in randoms for arg in call.args)
+                    or _GRAPH_SEED.search(module.text)):
+        why.append("a seeded random op repeats the same draws when rebuilt; built once, it draws new values each run")
+    savers = [call for call, name in names if name == "tf.train.Saver"]
+    if savers and not all(keeps_all(call) for call in savers):
+        for call in source.calls(loop.body):
+            if (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save"
+                    and (len([a for a in call.args if a.keyword is None]) >= 3
+                         or any(a.keyword is not None and a.keyword.value == "global_step" for a in call.args))):
+                why.append("one Saver keeps only its last max_to_keep checkpoints (5 by default) and deletes the "
+                           "older ones that the Savers made per iteration kept; pass max_to_keep=None to keep them")
+                break
+    return why
+
+
+def keeps_all(saver: cst.Call) -> bool:
+    """``tf.train.Saver(max_to_keep=None)`` or ``max_to_keep=0``: it deletes no checkpoint."""
+    for arg in saver.args:
+        if arg.keyword is not None and arg.keyword.value == "max_to_keep":
+            value = arg.value
+            return (isinstance(value, cst.Name) and value.value == "None") or (
+                isinstance(value, cst.Integer) and value.value == "0")
+    return False
