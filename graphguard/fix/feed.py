@@ -29,6 +29,7 @@ from typing import Optional
 import libcst as cst
 
 from graphguard.fix import hoist, source
+from graphguard.fix.anchor import hoist_point
 from graphguard.fix.edits import UNSAFE, Edit, Fix
 
 _ASSIGNS = ("assign", "assign_add", "assign_sub")
@@ -78,7 +79,7 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
     variable_code, value_code = code(variable), code(value)
     assign_code = (f"{callee}({variable_code}, {value_name})" if module_call
                    else f"{variable_code}.{method}({value_name})")
-    anchor = hoist._anchor(module, loop, anchor_names | variable_reads.names)
+    anchor = hoist_point(module, loop, anchor_names | variable_reads.names)
     start = module.positions[anchor].start
     indent = source.indent(module.text, start.line, module.file.starts)
     newline = module.newline
@@ -219,7 +220,7 @@ def propose_constant_feed(module, loop, expr: cst.BaseExpression, statement, loo
     placeholder = f"{prefix}placeholder({code(dtype) if dtype is not None else prefix + (written or 'float32')})"
     value_code = code(value)
     dtype_names = {n.value for n in source.names_in(dtype)} if dtype is not None else set()
-    start = module.positions[hoist._anchor(module, loop, dtype_names)].start
+    start = module.positions[hoist_point(module, loop, dtype_names)].start
     indent = source.indent(module.text, start.line, module.file.starts)
     first, last = module.positions[statement].start.line, module.positions[statement].end.line
     end = (last + 1, 1)

@@ -40,16 +40,18 @@ import libcst as cst
 from graphguard.analysis.catalog import Effect, effect_of
 from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
 from graphguard.fix import source
-from graphguard.fix.source import EFFECT_METHODS, MUTATORS, PURE_BUILTINS, File, Region
+from graphguard.fix.source import MUTATORS, PURE_BUILTINS, File, Region
 from graphguard.fix.safety import (
     CAPTURING as _CAPTURING,
     CAPTURING_NAMES as _CAPTURING_NAMES,
     PLACEHOLDERS as _PLACEHOLDERS,
     adds_to_collections,
+    earlier_value_read_after,
     per_instance,
     reads_collections as _reads_collections,
     tf_name,
 )
+from graphguard.fix.anchor import hoist_point
 
 #: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`; GG303:
 #: :mod:`graphguard.fix.predict`).
@@ -503,7 +505,12 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
                           if call is not expr and not source.inside(module.parents, call, expr)):
         unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
                       "code joins from the first iteration on")
-    anchor = _anchor(module, loop, reads.names, capturing, floor, collecting)
+    moved = _movable_statement(module, statement, expr, body, loop, facts)
+    anchor = hoist_point(module, loop, reads.names, capturing, floor, collecting, target=moved and moved[0])
+    if moved and moved[0] and earlier_value_read_after(file, moved[0], module.positions[anchor].start.line,
+                                                       module.positions[loop].end.line):
+        unsafe.append(f"`{moved[0]}` has a value before the loop that is read after it: if the loop runs no "
+                      "iteration, that value is no longer the one read")
     anchor_start = module.positions[anchor].start
     indent = source.indent(text, anchor_start.line, starts)
     insert_at = (anchor_start.line, 1)
@@ -511,7 +518,6 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     applicability = UNSAFE if unsafe else SAFE
     why = f" (unsafe: {'; '.join(unsafe)})" if unsafe else ""
 
-    moved = _movable_statement(module, statement, expr, body, facts)
     if moved is not None:
         name, first_row, last_row = moved
         lines = text[starts[first_row - 1]: starts[last_row] if last_row < len(starts) else len(text)]
@@ -638,126 +644,15 @@ _VALUE_MODULES = frozenset({"numpy", "np", "time", "math", "random", "os", "sys"
                             "sklearn", "pandas", "matplotlib", "PIL", "cv2", "tqdm"})
 
 
-#: What a context manager that changes where or how ops are built looks like (hoisted code stays inside
-#: it): a graph made default, a name or variable scope, a device, control dependencies, a session on
-#: another graph (``graph=``), a gradient tape.
-_GRAPH_CONTEXTS = re.compile(r"as_default|_scope\(|\.scope\(|device\(|control_dependencies|colocate_with|Graph\(|"
-                             r"graph\s*=|gradient_override_map|GradientTape")
-
-
-def _anchor(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False,
-            floor: Optional[cst.CSTNode] = None, collecting: bool = False) -> cst.CSTNode:
-    """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
-    wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
-    GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
-    bind. Graph, scope and device contexts are never left, nor any context graphguard does not know
-    leaves the graph alone (``with sess:`` enters the session's graph). ``capturing`` code (a Saver, an
-    initializer, a collection read) does not climb above a block that builds anything before the loop:
-    it would miss what that builds. ``floor``: a statement moved earlier in the pass whose name the code
-    reads, which it must stay below. ``collecting`` code (a summary, a variable, a ``tf.losses`` loss)
-    does not climb above a statement that reads a graph collection (``merge_all()``, an initializer, a
-    ``Saver``): it would join what that reads (a summary that needs a feed in ``merge_all()``)."""
-    anchor = loop
-    node = module.parents.get(loop)
-    while isinstance(node, cst.IndentedBlock) and anchor is not floor:
-        owner = module.parents.get(node)
-        if not isinstance(owner, cst.With) or owner.body is not node:
-            break
-        if not all(_leaves_graph_alone(module, item.item) for item in owner.items):
-            break
-        bound = set()
-        for item in owner.items:
-            if item.asname is not None:
-                bound |= {n.value for n in source.names_in(item.asname.name)}
-        index = next(i for i, statement in enumerate(node.body) if statement is anchor)
-        for statement in node.body[:index]:
-            bound |= source.assigned_names(statement)
-        if bound & names or "*" in bound:
-            break
-        if any(_may_change(statement, names - module.aliases.keys()) for statement in node.body[:index]):
-            break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads
-        if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in source.calls(statement)):
-            break
-        if collecting and any(_reads_collections(module, call) for statement in node.body[:index]
-                              for call in source.calls(statement)):
-            break
-        anchor = owner
-        node = module.parents.get(owner)
-    return anchor
-
-
-#: Context managers that open a session or guard one and leave the default graph as it is (without a
-#: ``graph=`` argument), by their last name.
-_SESSION_CONTEXTS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "MonitoredSession",
-                               "SingularMonitoredSession", "managed_session", "GraphGuard", "nullcontext",
-                               "TemporaryDirectory", "open"})
-
-
-def _leaves_graph_alone(module: Region, item: cst.BaseExpression) -> bool:
-    """Whether the ``with`` item ``item`` is known to leave the default graph, name scope and device as
-    they are: a session or guard opened there (``tf.Session(config=...)``, ``GraphGuard(sess)``), a
-    temporary folder or file, or a function of this file whose code enters no graph, scope or device.
-    Anything else (``with sess:``, ``with ctx:``, ``with tf.GradientTape():``) may not."""
-    if not isinstance(item, cst.Call):
-        return False
-    code = module.module.code_for_node(item)
-    if _GRAPH_CONTEXTS.search(code):
-        return False
-    name = source.dotted(item.func)
-    if name is None:
-        return False
-    last = name.rsplit(".", 1)[-1]
-    if last in _SESSION_CONTEXTS:
-        # ``tf.Session("", g)`` (target, graph, config) and ``tf.Session(**options)`` may name a graph,
-        # which the session's ``with`` makes the default: ops built inside belong to it
-        sessions = last in ("Session", "InteractiveSession")
-        return not (sessions and (len(item.args) >= 2 or any(arg.star for arg in item.args)))
-    function = module.file.functions.get(name)
-    if function is None:
-        return False
-    import ast
-
-    return not _GRAPH_CONTEXTS.search(ast.get_source_segment(module.text, function) or "Graph")
-
-
-def _may_change(statement: cst.CSTNode, names: set) -> bool:
-    """Whether ``statement`` may change what an expression reading ``names`` finds: it assigns into an
-    attribute or item of one of them (``m.z = ...``, ``ops["y"] = ...``), or calls something that is
-    handed one of them or is a method of one (``model.build()``, ``ops.update(...)``, ``build(model)``),
-    other than a session run, an ``eval`` or a builtin. Found by a new user: a safe fix moved
-    ``tf.argmax(model.logits, 1)`` above ``with tf.Session():`` whose body first ran ``model.build()``."""
-    for node in source.nodes(statement, cst.BaseSmallStatement):
-        targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
-                   else [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else [])
-        if any(isinstance(t, (cst.Attribute, cst.Subscript)) and any(n.value in names for n in source.names_in(t))
-               for target in targets for t in source.nodes(target, cst.BaseExpression)):
-            return True
-    for call in source.calls(statement):
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("run", "eval"):
-            continue
-        if isinstance(func, cst.Name) and hasattr(builtins, func.value):
-            continue
-        if any(n.value in names for n in source.names_in(call)):
-            return True
-    return False
-
-
-def _only_runs(call: cst.Call) -> bool:
-    """A call that builds no op: a session run, a save, a print, a builtin."""
-    if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in EFFECT_METHODS
-    return isinstance(call.func, cst.Name) and hasattr(builtins, call.func.value)
-
-
 def _end_position(text: str, starts: list[int]) -> tuple[int, int]:
     return len(starts), len(text) - starts[-1] + 1
 
 
 def _movable_statement(module: Region, statement: cst.SimpleStatementLine, expr: cst.BaseExpression,
-                       body: cst.IndentedBlock, facts: _LoopFacts) -> Optional[tuple[str, int, int]]:
+                       body: cst.IndentedBlock, loop: cst.CSTNode, facts: _LoopFacts) -> Optional[tuple[str, int, int]]:
     """(name, first row, last row) when ``statement`` is ``name = expr`` at the top of the loop body,
-    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there; or
+    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there nor
+    in the loop's header (``for v in sess.run(y): y = tf.square(x)`` reads the earlier ``y`` once); or
     when it is ``expr`` alone (``tf.summary.scalar("loss", loss)``: name ``""``)."""
     if statement not in body.body or len(statement.body) != 1:
         return None
@@ -773,7 +668,8 @@ def _movable_statement(module: Region, statement: cst.SimpleStatementLine, expr:
     name = target.value
     index = body.body.index(statement)
     before = body.body[:index]
-    if any(source.mentions(node, name) for node in before):
+    header = [loop.iter, loop.target] if isinstance(loop, cst.For) else [loop.test]
+    if any(source.mentions(node, name) for node in [*before, *header]):
         return None
     after = body.body[index + 1:]
     if any(source.assigns(node, name) for node in after):

@@ -6,6 +6,7 @@ instance (seeded random ops, Savers that delete old checkpoints).
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Optional
 
@@ -13,7 +14,7 @@ import libcst as cst
 
 from graphguard.analysis.catalog import Effect, effect_of
 from graphguard.fix import source
-from graphguard.fix.source import Region
+from graphguard.fix.source import File, Region
 
 #: Placeholders are VARIABLE-effect names that create no variable.
 PLACEHOLDERS = frozenset({"tf.placeholder", "tf.placeholder_with_default", "tf.sparse_placeholder"})
@@ -93,3 +94,32 @@ def keeps_all(saver: cst.Call) -> bool:
             return (isinstance(value, cst.Name) and value.value == "None") or (
                 isinstance(value, cst.Integer) and value.value == "0")
     return False
+
+
+def earlier_value_read_after(file: File, name: str, first_row: int, last_row: int) -> bool:
+    """Whether ``name``, moved from a loop to line ``first_row`` (the loop ends on ``last_row``), may
+    already hold a value bound before ``first_row`` in the same scope (the function around the loop, or
+    the module) that code after ``last_row`` reads. A loop that runs no iteration (an empty dataset,
+    ``while`` false at once) then left the earlier value in place, where the moved statement replaces it.
+    Reads in functions of a module-level scope count (they may read the global)."""
+    scope: ast.AST = file.tree
+    for node in ast.walk(file.tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= first_row
+                and last_row <= (node.end_lineno or 0) and node.lineno >= getattr(scope, "lineno", 0)):
+            scope = node
+    bound = read = False
+    stack = [(child, True) for child in ast.iter_child_nodes(scope)]
+    while stack and not (bound and read):
+        node, own = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            if isinstance(node.ctx, ast.Load) and node.lineno > last_row:
+                read = True
+            elif own and not isinstance(node.ctx, ast.Load) and node.lineno < first_row:
+                bound = True
+        elif own and isinstance(node, ast.arg) and node.arg == name:
+            bound = True
+        elif own and isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno < first_row:
+            bound = bound or any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
+        nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+        stack.extend((child, own and not nested) for child in ast.iter_child_nodes(node))
+    return bound and read

@@ -1,0 +1,68 @@
+"""Issue 36: a safe fix never changes what a program prints. Each program below is a shape from the
+adversarial audit; it runs under TensorFlow before and after ``graphguard check --fix`` (safe fixes
+only), and both runs must print the same. A shape graphguard cannot show safe is left unchanged."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow.compat.v1")
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAD = "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n"
+
+#: name -> program; every one builds an op in a session loop (a finding) in a shape the audit broke.
+PROGRAMS = {
+    # the moved target is read by the loop's header: the header saw the earlier value once
+    "target_read_by_header": """
+        x = tf.constant([1.0, 2.0])
+        y = x
+        with tf.Session() as sess:
+            for v in sess.run(y):
+                y = tf.square(x)
+                print(v, sess.run(y))
+        """,
+    # the moved target is read in the with body the move would climb above
+    "target_read_before_loop": """
+        x = tf.constant(3.0)
+        y = x
+        with tf.Session() as sess:
+            print(sess.run(y))
+            for step in range(30):
+                y = tf.square(x)
+                print(sess.run(y))
+        """,
+    # an earlier value read after a loop that may run no iteration
+    "earlier_value_read_after": """
+        x = tf.constant(3.0)
+        y = x
+        with tf.Session() as sess:
+            for step in range(int(sess.run(x)) - 3):
+                sess.run(x)
+                y = tf.square(x)
+            print(sess.run(y))
+        """,
+}
+
+
+def _run(path: Path) -> str:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, str(path)], cwd=path.parent, env=env, capture_output=True, text=True,
+                          timeout=300)
+    return done.stdout + f"exit {done.returncode}"
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_safe_fix_keeps_what_the_program_prints(tmp_path, name):
+    program = tmp_path / f"{name}.py"
+    program.write_text(HEAD + textwrap.dedent(PROGRAMS[name]).lstrip())
+    before = _run(program)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    check = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--fix", str(program)],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "Found" in check.stderr, check.stdout + check.stderr  # the shape is a finding
+    assert _run(program) == before
