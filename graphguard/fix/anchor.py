@@ -2,7 +2,7 @@
 that only open a session or a guard, when nothing in the region crossed could see the difference.
 
 Used by :mod:`graphguard.fix.hoist` (the loop-invariant move) and :mod:`graphguard.fix.feed` (a
-placeholder built once). The safety model is in docs/fixes.md: code climbs above a statement only when
+placeholder built once). Code climbs above a statement only when
 that statement binds or reads none of the names the moved code reads or binds, changes none of them
 (``model.build()``), builds nothing a Saver or initializer would capture, and reads no graph collection
 the moved code would join.

@@ -506,10 +506,11 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
                       "code joins from the first iteration on")
     moved = _movable_statement(module, statement, expr, body, loop, facts)
-    anchor = hoist_point(module, loop, reads.names, capturing, floor, collecting, target=moved and moved[0])
-    if moved and moved[0] and earlier_value_read_after(file, moved[0], module.positions[anchor].start.line,
-                                                       module.positions[loop].end.line):
-        unsafe.append(f"`{moved[0]}` has a value before the loop that is read after it: if the loop runs no "
+    target = moved[0] if moved else None
+    anchor = hoist_point(module, loop, reads.names, capturing, floor, collecting, target=target)
+    if target and earlier_value_read_after(file, target, module.positions[anchor].start.line,
+                                           module.positions[loop].end.line):
+        unsafe.append(f"`{target}` has a value before the loop that is read after it: if the loop runs no "
                       "iteration, that value is no longer the one read")
     anchor_start = module.positions[anchor].start
     indent = source.indent(text, anchor_start.line, starts)
