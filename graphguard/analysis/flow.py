@@ -169,7 +169,11 @@ class FlowReader:
             # ``[train(u) for u in units]``: the result keeps every iteration's model. Only values
             # that count without a use (what a project function returns, graphs, sessions): a
             # comprehension of bare constructors makes the blocks of one model.
-            made = self._model_value(elements[-1])
+            # In a Keras model's ``__init__`` (``self.blocks = [make_block(d) for _ in range(depth)]``,
+            # ``Sequential([*[rnn(units) for _ in range(layers)]])``) the elements are the blocks of
+            # that one model, made once per instance: a pass over the model's structure.
+            made = None if self._frame.facts.name.rsplit(".", 1)[0] in self._keras_classes and \
+                self._frame.facts.name.endswith(".__init__") else self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
                 self._frame.pending_retentions.append(
                     (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None, None))

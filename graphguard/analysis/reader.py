@@ -150,6 +150,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._redefined: dict = {}  # module functions defined more than once at module level -> first row
         self._star_modules: list = []  # TensorFlow modules star-imported at module level, last first
         self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
+        self._keras_classes: set = set()  # qualified names of classes that subclass a Keras model directly
         self._project_stars: list = []  # modules of the checked tree star-imported at module level, last first
         self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
@@ -632,6 +633,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
                                          if statement.__class__ is ast.FunctionDef}
         if per_step is not None:
             self._per_step[qualname] = per_step
+        if keras_base is not None:
+            self._keras_classes.add(qualname)
         self.facts.classes[qualname] = ClassFacts(qualname, bases)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
