@@ -172,8 +172,8 @@ class FlowReader:
             # In a Keras model's ``__init__`` (``self.blocks = [make_block(d) for _ in range(depth)]``,
             # ``Sequential([*[rnn(units) for _ in range(layers)]])``) the elements are the blocks of
             # that one model, made once per instance: a pass over the model's structure.
-            made = None if self._frame.facts.name.rsplit(".", 1)[0] in self._keras_classes and \
-                self._frame.facts.name.endswith(".__init__") else self._model_value(elements[-1])
+            owner, _, method = self._frame.facts.name.rpartition(".")
+            made = None if method == "__init__" and owner in self._keras_classes else self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
                 self._frame.pending_retentions.append(
                     (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None, None))

@@ -10,6 +10,7 @@ the moved code would join.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 from typing import Optional
@@ -103,8 +104,6 @@ def _leaves_graph_alone(module: Region, item: cst.BaseExpression) -> bool:
     function = module.file.functions.get(name)
     if function is None:
         return False
-    import ast
-
     return not _GRAPH_CONTEXTS.search(ast.get_source_segment(module.text, function) or "Graph")
 
 
