@@ -663,7 +663,7 @@ class Checker:
             column=site.column,
             code=rule.CODE,
             name=rule.NAME,
-            message=rule.message(finding.subject, finding.loop_row, finding.via, finding.loop_kind),
+            message=rule.message(finding.subject, finding.loop_row, finding.via, finding.loop_kind, finding.outer_row),
             end_row=site.end_row,
             end_column=site.end_column,
             loop_row=finding.loop_row,

@@ -135,7 +135,8 @@ def move_finding(finding: Finding, maps: dict[str, dict[int, int]]) -> Finding:
     if rows is not None:
         site = finding.site
         finding = replace(finding, site=Site(rows[site.row], site.column, rows[site.end_row], site.end_column),
-                          loop_row=rows[finding.loop_row], subject=_moved_text(finding.subject, rows))
+                          loop_row=rows[finding.loop_row], subject=_moved_text(finding.subject, rows),
+                          outer_row=rows[finding.outer_row] if finding.outer_row else 0)
     via = finding.via
     if via is not None and via.path in maps:
         rows = maps[via.path]

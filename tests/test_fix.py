@@ -587,3 +587,82 @@ def test_many_findings_in_one_loop_ask_each_statement_once_whether_it_exits(tmp_
     # Each node computed once (misses: about 30 nodes per statement); asked in all far fewer times than
     # the 300 * 299 / 2 statements (each of ~30 nodes) the quadratic walk visited.
     assert info.misses < 50 * 300 and info.hits + info.misses < 300 * 300
+
+
+#: Nested loops: the construct repeats in every loop around it, so its one edit must move it above the
+#: outermost (issue 36: the edit once moved it into the epoch loop, where it was reported again).
+NESTED = {
+    "op_in_batch_loop_in_epoch_loop": (
+        "import tensorflow as tf\ny = tf.constant([[1.0, 2.0]])\nwith tf.Session() as sess:\n"
+        "    for epoch in range(20):\n        for i in range(30):\n            print(sess.run(tf.argmax(y, 1)))\n"),
+    "saver_statement_in_three_loops": (
+        "import tensorflow as tf\nw = tf.Variable(1.0)\nwith tf.Session() as sess:\n"
+        "    sess.run(tf.global_variables_initializer())\n    for run in range(3):\n"
+        "        for epoch in range(20):\n            while True:\n                saver = tf.train.Saver(max_to_keep=None)\n"
+        "                saver.save(sess, 'ckpt')\n                if sess.run(w) > 0:\n                    break\n"),
+    "outer_loop_changes_what_it_reads": (
+        "import tensorflow as tf\nwith tf.Session() as sess:\n    for model in models:\n        for i in range(30):\n"
+        "            print(sess.run(tf.argmax(model.logits, 1)))\n"),
+}
+
+
+def _single_edit_sources():
+    for code, rule in RULES.items():
+        for index, source in enumerate(rule.INVALID):
+            yield pytest.param(source, id=f"{code}-{index}")
+    for path in sorted((ROOT / "fixtures" / "analysis" / "flagged").glob("*.py")):
+        yield pytest.param(path.read_text(), id=path.stem[:40])
+    for name, source in NESTED.items():
+        yield pytest.param(source, id=name)
+
+
+@pytest.mark.parametrize("source", list(_single_edit_sources()))
+def test_the_edit_of_one_finding_alone_fixes_that_finding(source):
+    """What an editor's quick fix or a bot applying one JSON/SARIF fix does: only that finding's edits.
+    The file then has fewer findings of the fixable codes (none comes back in a loop around it)."""
+    from graphguard.fix import propose_fixes
+    from graphguard.fix.edits import apply
+
+    before = Checker().check_source(source.encode(), "x.py")
+    fixable = [d for d in before if d.code in FIXABLE_CODES]
+    for diagnostic, fix in propose_fixes(source, before).items():
+        if fix.needs:
+            continue  # a statement that follows one moved by another finding's fix: applied with it
+        text, applied = apply(source, [fix])
+        assert applied == [fix]
+        after = [d for d in Checker().check_source(text.encode(), "x.py") if d.code in FIXABLE_CODES]
+        if "still built once per iteration of that loop" in fix.message:
+            continue  # it reads what an outer loop changes: that loop still repeats it, and the fix says so
+        assert len(after) < len(fixable), (diagnostic.message, fix.message, text)
+
+
+def test_a_nested_finding_names_the_outer_loop_and_its_fix_moves_above_it():
+    source = NESTED["op_in_batch_loop_in_epoch_loop"]
+    (finding,) = Checker().check_source(source.encode(), "x.py")
+    assert "session loop at line 5 (inside the loop at line 4)" in finding.message
+    from graphguard.fix import propose_fixes
+
+    (fix,) = propose_fixes(source, [finding]).values()
+    assert (fix.applicability, fix.message) == ("safe", "Build `argmax_op` once before the loop at line 4")
+    assert fix.edits[0].row == 3  # above the session's with as well
+
+
+def test_a_construct_reading_what_the_outer_loop_changes_stays_in_it():
+    source = NESTED["outer_loop_changes_what_it_reads"]
+    from graphguard.fix import propose_fixes
+
+    (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
+    assert fix.message == ("Build `argmax_op` once before the loop at line 4 (it reads `model`, which the loop at "
+                           "line 3 changes: still built once per iteration of that loop)")
+    assert fix.edits[0].row == 4
+
+
+def test_a_statement_moved_out_of_three_loops_leaves_the_inner_body_as_it_was():
+    source = NESTED["saver_statement_in_three_loops"]
+    from graphguard.fix import propose_fixes
+    from graphguard.fix.edits import apply
+
+    (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
+    text, _ = apply(source, [fix])
+    saver = "    saver = tf.train.Saver(max_to_keep=None)\n"
+    assert text == source.replace(" " * 12 + saver, "").replace("    for run", saver + "    for run")

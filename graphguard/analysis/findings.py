@@ -36,6 +36,9 @@ class Finding:
     via: Origin | None = None
     #: what repeats it when no loop statement does (``Loop.kind``: a search, a request handler)
     loop_kind: str = ""
+    #: the row of the outermost session loop of the same function around the loop at ``loop_row`` that
+    #: repeats it too (``for epoch`` around ``for batch``), or 0: the fix hoists above that loop
+    outer_row: int = 0
 
 
 def findings(project: Project, module: ModuleFacts) -> list[Finding]:
@@ -99,6 +102,21 @@ def _session_loop(module: ModuleFacts, item, bound: int):
             return loop
     return None
 
+def _outer_row(module: ModuleFacts, item, loop) -> int:
+    """The row of the outermost loop around ``loop`` (the innermost session loop that repeats
+    ``item``) that repeats ``item`` too: every loop between them runs a step, is no search or handler,
+    resets no graph and is not one ``item`` is exempt from. 0 when there is none (issue 36: the finding
+    names the loop its fix hoists above, ``for epoch`` around ``for batch``)."""
+    position = next((i for i, index in enumerate(item.loops) if module.loops[index] is loop), None)
+    outer = None
+    for index in reversed(item.loops[:position] if position else ()):
+        around = module.loops[index]
+        if index in item.exempt or around.resets_graph or not around.runs_step or around.kind:
+            break
+        outer = around
+    return outer.row if outer is not None and outer.row != loop.row else 0
+
+
 def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
     found: list[Finding] = []
     key = (module.path, facts.name)
@@ -151,7 +169,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         loop = _session_loop(module, construction, project.bound)
         if loop is not None:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
-                                 loop.row, loop.column))
+                                 loop.row, loop.column, outer_row=_outer_row(module, construction, loop)))
     rebuilt_sites = {c.site for c in constructions if id(c) in suppressed} if facts.trials and suppressed else ()
     # In TF 2 a model left behind holds memory (about 5 MB for a small one, ../shared/TF-FACTS.md) but
     # slows no later step, where in TF1 every later step runs in the grown graph: a loop of models
@@ -190,7 +208,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
                 continue  # one call, one finding: a helper's operators are more of the ops GG101 reports
             if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path, eager):
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
-                                     loop.row, loop.column, via=origin))
+                                     loop.row, loop.column, via=origin, outer_row=_outer_row(module, call, loop)))
     for call, callee in calls:
         if callee.retains is not None and call.loops and not bounded(module, call.loops, max(project.bound, 1)):
             loop = module.loops[call.loops[-1]]

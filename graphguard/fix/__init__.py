@@ -19,7 +19,7 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
     ``diagnostics`` are :class:`~graphguard.diagnostics.Diagnostic` s of that file; findings without
     a fix (other codes, code that cannot move: see :mod:`graphguard.fix.hoist`) are left out; with
     ``reasons``, it receives ``{diagnostic: why there is no fix}`` for those of fixable codes."""
-    from graphguard.fix import hoist, source
+    from graphguard.fix import hoist, reads, source
 
     wanted = [d for d in diagnostics if d.code in FIXABLE_CODES and d.loop_row is not None]
     if not wanted:
@@ -53,7 +53,7 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
                                      through="(through " in d.message, pass_moves=moved)
-        except hoist._NotFixable as why:
+        except reads.NotFixable as why:
             if reasons is not None:
                 reasons[d] = str(why)
             continue

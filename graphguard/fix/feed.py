@@ -28,7 +28,7 @@ from typing import Optional
 
 import libcst as cst
 
-from graphguard.fix import hoist, source
+from graphguard.fix import reads, source
 from graphguard.fix.anchor import hoist_point
 from graphguard.fix.edits import UNSAFE, Edit, Fix
 
@@ -62,9 +62,9 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
         if placeholder is None:
             return None
     try:
-        variable_reads = hoist._reads(module, variable)
-        value_reads = hoist._reads(module, value)
-    except hoist._NotFixable:
+        variable_reads = reads.expression_reads(module, variable)
+        value_reads = reads.expression_reads(module, value)
+    except reads.NotFixable:
         return None
     if variable_reads.names & loop_names or variable_reads.tf_calls or variable_reads.helpers:
         return None
@@ -73,9 +73,9 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
     if _tensor_in_loop(module, loop, value_reads.names & loop_names, variable_reads.names):
         return None  # `new_lr = lr * 0.9` in the loop: a tensor, which a feed cannot take
     code = module.module.code_for_node
-    word = hoist._word(variable)
-    value_name = hoist.free_name(module, [f"{word}_value"])
-    op_name = hoist.free_name(module, [f"{method}_{word}_op"])
+    word = reads.word(variable)
+    value_name = reads.free_name(module, [f"{word}_value"])
+    op_name = reads.free_name(module, [f"{method}_{word}_op"])
     variable_code, value_code = code(variable), code(value)
     assign_code = (f"{callee}({variable_code}, {value_name})" if module_call
                    else f"{variable_code}.{method}({value_name})")

@@ -30,6 +30,7 @@ is imported only when fixes are asked for).
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -52,137 +53,24 @@ from graphguard.fix.safety import (
     tf_name,
 )
 from graphguard.fix.anchor import hoist_point
+from graphguard.fix.reads import (
+    GRAPH_CHANGERS as _GRAPH_CHANGERS,
+    VARIABLE_METHODS as _VARIABLE_METHODS,
+    VARIABLE_NAMES as _VARIABLE_NAMES,
+    VARIABLE_PREFIXES as _VARIABLE_PREFIXES,
+    WORDS as _WORDS,
+    NotFixable as _NotFixable,
+    Reads as _Reads,
+    Varies as _Varies,
+    expression_reads as _reads,
+    free_name,
+    slotless as _slotless,
+    word as _word,
+)
 
 #: The codes this module proposes fixes for (GG201: :mod:`graphguard.fix.keras`; GG303:
 #: :mod:`graphguard.fix.predict`).
 CODES = FIXABLE_CODES - {"GG201", "GG303"}
-
-#: TensorFlow names (canonical ``tf.`` spelling) that create variables: moved only as unsafe fixes.
-_VARIABLE_PREFIXES = ("tf.layers.", "tf.contrib.layers.", "tf.keras.", "tf.contrib.rnn.", "tf.nn.rnn_cell.", "tf.metrics.",
-                      "tf.contrib.slim.", "tf.contrib.seq2seq.", "tf.estimator.")
-_VARIABLE_NAMES = frozenset({"tf.nn.dynamic_rnn", "tf.nn.static_rnn", "tf.nn.bidirectional_dynamic_rnn",
-                             "tf.contrib.rnn.static_rnn", "tf.train.get_or_create_global_step",
-                             "tf.train.create_global_step"})
-#: Methods that create variables (optimizer slots, a global step) when called.
-_VARIABLE_METHODS = frozenset({"minimize", "apply_gradients"})
-#: Effects whose builders may move; others (datasets and iterators: their state restarts; graph
-#: imports; file writers: an event file each) are never moved.
-_MOVABLE = frozenset({Effect.OP, Effect.OPERATOR, Effect.CONSTANT, Effect.ASSIGN, Effect.SUMMARY, Effect.SAVER,
-                      Effect.INITIALIZER, Effect.VARIABLE})
-_GRAPH_CHANGERS = frozenset({"tf.reset_default_graph", "tf.Graph", "tf.keras.backend.clear_session",
-                             "tf.train.import_meta_graph", "tf.import_graph_def"})
-
-
-class _NotFixable(Exception):
-    """Why a finding gets no fix (kept for the note and the tests)."""
-
-
-@dataclass
-class _Reads:
-    names: set = field(default_factory=set)
-    roots: set = field(default_factory=set)  #: names whose attributes or items the expression reads
-    tf_calls: list = field(default_factory=list)  #: canonical TF names called
-    helpers: list = field(default_factory=list)  #: project callables called (unsafe)
-    creates_variables: bool = False
-    opens_files: bool = False  #: a FileWriter: one event file instead of one per iteration
-
-
-def _reads(module: Region, expr: cst.BaseExpression, trusted: Optional[cst.Call] = None) -> _Reads:
-    """What evaluating ``expr`` reads and calls; raises :class:`_NotFixable` for what cannot move.
-    ``trusted`` is a method call the analysis found to build graph ops itself (``var.assign_add(1)``,
-    ``tensor.eval`` excluded): not taken for a helper."""
-    reads = _Reads()
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Yield,
-                             cst.Await, cst.NamedExpr)):
-            raise _NotFixable("a lambda, comprehension or assignment expression inside it")
-        if isinstance(node, cst.Name):
-            reads.names.add(node.value)
-            return
-        if isinstance(node, cst.Attribute):
-            dotted = source.dotted(node)
-            root = source.root(node)
-            if root is not None and root not in module.aliases:
-                reads.roots.add(root)
-            if dotted is None:
-                visit(node.value)
-                return
-            reads.names.add(dotted.split(".")[0])
-            return
-        if isinstance(node, cst.Subscript):
-            root = source.root(node.value)
-            if root is not None:
-                reads.roots.add(root)
-        if isinstance(node, cst.Call):
-            _call(node)
-            for arg in node.args:
-                visit(arg.value)
-            visit_callee(node.func)
-            return
-        for child in node.children:
-            visit(child)
-
-    def visit_callee(func: cst.BaseExpression) -> None:
-        if isinstance(func, (cst.Name, cst.Attribute)) and source.dotted(func) is not None:
-            reads.names.add(source.dotted(func).split(".")[0])
-        else:
-            visit(func)
-
-    def _call(node: cst.Call) -> None:
-        dotted = source.dotted(node.func)
-        if (node is trusted and isinstance(node.func, cst.Attribute) and node.func.attr.value not in ("run", "eval")
-                and (dotted is None or dotted.split(".")[0] not in module.aliases)):
-            if node.func.attr.value in _VARIABLE_METHODS and not _slotless(module, node.func.value):
-                reads.creates_variables = True
-            visit(node.func.value)
-            reads.tf_calls.append("." + node.func.attr.value)  # a TensorFlow object's method
-            return
-        if dotted is None:  # a method on a result: tf.train.AdamOptimizer(lr).minimize(loss)
-            if isinstance(node.func, cst.Attribute):
-                visit(node.func.value)
-                if node.func.attr.value in _VARIABLE_METHODS and not _slotless(module, node.func.value):
-                    reads.creates_variables = True
-                    return
-            raise _NotFixable("a call on a computed value")
-        head, _, rest = dotted.partition(".")
-        imported = module.aliases.get(head)
-        if imported is not None:
-            name = source.canonical(imported + ("." + rest if rest else ""))
-            if name is None:
-                if imported.split(".")[0] in ("numpy", "np") and ".random" not in "." + rest:
-                    return  # NumPy computes values from its arguments (its random module does not)
-                raise _NotFixable(f"it calls {dotted}, whose code is in another module")
-            effect = effect_of(name)
-            if name in _GRAPH_CHANGERS:
-                raise _NotFixable(f"{name} changes the graph")
-            if effect is Effect.VARIABLE and name not in _PLACEHOLDERS:
-                raise _NotFixable(f"{name} creates a variable: create it once with the model, by hand")
-            if effect is Effect.FILE_WRITER:
-                reads.opens_files = True
-            elif effect not in _MOVABLE and effect is not Effect.NONE:
-                raise _NotFixable(f"{name} ({effect.value}) cannot move out of the loop")
-            if name in _VARIABLE_NAMES or name.startswith(_VARIABLE_PREFIXES):
-                reads.creates_variables = True
-            reads.tf_calls.append(name)
-            return
-        if "." not in dotted and dotted in PURE_BUILTINS and dotted not in module.aliases:
-            return
-        if "." in dotted:
-            method = dotted.rsplit(".", 1)[1]
-            if method in _VARIABLE_METHODS:
-                reads.creates_variables = True
-                return
-            if method in ("run", "eval"):
-                raise _NotFixable("it runs the session")
-            raise _NotFixable(f"it calls the method {dotted}, which may do more than build ops")
-        if not module.file.builds_only(dotted):
-            raise _NotFixable(f"it calls {dotted}, which does more than build ops (or is not defined in this file)")
-        reads.helpers.append(dotted)
-
-    visit(expr)
-    return reads
-
 
 @dataclass
 class _LoopFacts:
@@ -313,23 +201,6 @@ def _note_passed(module: Region, call: cst.Call, dotted: Optional[str], facts: _
             facts.passed.add(name.value)
 
 
-_WORDS = {cst.Add: "plus", cst.Subtract: "minus", cst.Multiply: "times", cst.Divide: "over",
-          cst.FloorDivide: "floordiv", cst.Modulo: "mod", cst.Power: "pow", cst.MatrixMultiply: "matmul"}
-
-
-def _word(node: cst.BaseExpression) -> str:
-    """A word for what ``node`` holds: a name, an attribute's name, a call's function name."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Subscript):
-        return _word(node.value)
-    if isinstance(node, cst.Call):
-        return _word(node.func)
-    return "value"
-
-
 def _fresh(module: Region, expr: cst.BaseExpression, reads: _Reads) -> str:
     """A readable name for the hoisted value, used nowhere in the file: ``argmax_op``, ``saver``,
     ``init_op``, ``loss_times_op``."""
@@ -352,20 +223,6 @@ def _fresh(module: Region, expr: cst.BaseExpression, reads: _Reads) -> str:
     return free_name(module, candidates)
 
 
-def free_name(module: Region, candidates: list[str]) -> str:
-    """The first of ``candidates`` used nowhere in the file (nor given earlier in this pass, nor a
-    builtin), else the first with the lowest free ``_2``, ``_3``... suffix; taken for this pass."""
-    def used(name: str) -> bool:
-        return name in module.identifiers or name in module.taken or hasattr(builtins, name)
-
-    name = next((candidate for candidate in candidates if not used(candidate)), None)
-    number = 2
-    while name is None or used(name):
-        name, number = f"{candidates[0]}_{number}", number + 1
-    module.taken.add(name)
-    return name
-
-
 def _short(code: str) -> str:
     line = code.strip().splitlines()[0] if code.strip() else code
     return line if len(line) <= 40 else line[:37] + "..."
@@ -378,7 +235,13 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     call to a helper that builds the ops (the call is then not trusted to do only that). ``pass_moves``
     carries the statements moved by earlier proposals of the same pass (``{(loop, name): (anchor,
     fix)}``): a statement reading such a name may move too, after it, so a chain (model, losses, train
-    op) moves in one pass. Raises :class:`_NotFixable`."""
+    op) moves in one pass. Raises :class:`_NotFixable`.
+
+    The code goes before the outermost loop around that one that repeats it unchanged (``for epoch``
+    around ``for batch``, when nothing it reads changes per epoch either), so one edit fixes the
+    finding (issue 36: the edit an editor applies once moved it into the epoch loop, where it was
+    reported again); a move out of the outer loop that would be unsafe where the inner one is safe
+    stays inside it."""
     module = file.region(loop_row)
     if module is None:
         raise _NotFixable("its top-level statement does not parse alone")
@@ -388,6 +251,71 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     expr = _expression_at(module, row, column - 1, end_row, end_column - 1)
     if expr is None:
         raise _NotFixable("the reported expression was not found")
+    pass_moves = {} if pass_moves is None else pass_moves
+    site = (row, column, end_row, end_column)
+    outers = _enclosing_loops(module, loop)
+    if not outers:
+        return _propose(file, module, site, expr, loop, (), through, pass_moves)
+    before = set(module.taken), dict(pass_moves)
+    fix = _propose(file, module, site, expr, loop, (), through, pass_moves)
+    after = set(module.taken), dict(pass_moves)
+    varies = {}
+    for index in range(len(outers) - 1, -1, -1):  # the outermost first
+        _restore(module, pass_moves, before)
+        try:
+            lifted = _propose(file, module, site, expr, outers[index], (loop, *outers[:index]), through, pass_moves)
+        except _Varies as why:
+            varies[index] = why.names
+            continue
+        except _NotFixable:
+            continue
+        if lifted.applicability == SAFE or fix.applicability != SAFE:
+            return _still_repeated(module, lifted, outers, index + 1, varies)
+    _restore(module, pass_moves, after)
+    return _still_repeated(module, fix, outers, 0, varies)
+
+
+def _still_repeated(module: Region, fix: Fix, outers: list, index: int, varies: dict) -> Fix:
+    """``fix`` saying so when the loop around where it moves the code (``outers[index]``) changes what
+    the code reads: the code is then still built once per iteration of that loop (``elbo = recon +
+    beta * kl`` with ``beta`` set per epoch), which only a placeholder fed ``beta`` would end."""
+    names = varies.get(index)
+    if names is None:
+        return fix
+    where = module.positions[outers[index]].start.line
+    note = (f" (it reads {', '.join(f'`{n}`' for n in names)}, which the loop at line {where} changes: still built "
+            "once per iteration of that loop)")
+    return dataclasses.replace(fix, message=fix.message + note)
+
+
+def _restore(module: Region, pass_moves: dict, state: tuple) -> None:
+    """Put back the names taken and the statements moved in this pass as they were in ``state``."""
+    module.taken.clear()
+    module.taken.update(state[0])
+    pass_moves.clear()
+    pass_moves.update(state[1])
+
+
+def _enclosing_loops(module: Region, loop: cst.CSTNode) -> list:
+    """The ``for``/``while`` loops whose body holds ``loop``, innermost first, up to the function, class
+    or module around it (the loop sits in their bodies, not in a header or an ``else`` clause)."""
+    found = []
+    child, node = loop, module.parents.get(loop)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+        if isinstance(node, (cst.For, cst.While)):
+            if child is not node.body:
+                break
+            found.append(node)
+        child, node = node, module.parents.get(node)
+    return found
+
+
+def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, loop: cst.CSTNode,
+             inner: tuple, through: bool, pass_moves: dict) -> Fix:
+    """The fix that builds ``expr`` once before ``loop``; ``inner``: the loops between them (the
+    finding's loop first), which the expression leaves too. Raises :class:`_NotFixable`."""
+    row, column, end_row, end_column = site
+    loop_row = module.positions[loop].start.line
     chain = _ancestors(module, expr, loop)
     if chain is None:
         raise _NotFixable("the expression is not in the loop's body")
@@ -399,7 +327,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         # `and`/`or`, a match case, an assert message, or after an earlier `continue`/`break` in the
         # iteration) runs unconditionally once it is before the loop: a None input, a name never bound,
         # a Saver with no variables yet would then fail where the program did not.
-        if isinstance(node, (cst.If, cst.IfExp, cst.While)) and child is not node.test:
+        if isinstance(node, (cst.If, cst.IfExp, cst.While)) and child is not node.test and node not in inner:
             conditional = True
         elif isinstance(node, cst.BooleanOperation) and child is node.right:
             conditional = True
@@ -414,7 +342,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             raise _NotFixable("under a with statement inside the loop (a scope, device or dependency)")
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             raise _NotFixable("inside a comprehension")
-        if isinstance(node, (cst.For, cst.While)) and node is not loop:
+        if isinstance(node, (cst.For, cst.While)) and node is not loop and node not in inner:
             raise _NotFixable("inside an inner loop")
         if statement is None and isinstance(node, cst.SimpleStatementLine):
             statement = node
@@ -435,11 +363,12 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
             raise _NotFixable("it builds nothing graphguard knows")
-    pass_moves = {} if pass_moves is None else pass_moves
     earlier = {name: entry for (loop_id, name), entry in pass_moves.items()
                if loop_id == id(loop) and name in reads.names}
     variant = sorted((reads.names & facts.names) - set(earlier))
     if variant:
+        if inner:
+            raise _Varies(variant)
         if any(effect_of(name) is Effect.ASSIGN or name in (".assign", ".assign_add", ".assign_sub")
                for name in reads.tf_calls):
             from graphguard.fix.feed import propose_feed
@@ -505,7 +434,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
                           if call is not expr and not source.inside(module.parents, call, expr)):
         unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
                       "code joins from the first iteration on")
-    moved = _movable_statement(module, statement, expr, body, loop, facts)
+    moved = _movable_statement(module, statement, expr, loop, inner)
     target = moved[0] if moved else None
     anchor = hoist_point(module, loop, reads.names, capturing, floor, collecting, target=target)
     if target and earlier_value_read_after(file, target, module.positions[anchor].start.line,
@@ -533,7 +462,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         if not moved_text.endswith(("\n", "\r")):
             moved_text += newline
         end = (last_row + 1, 1) if last_row < len(starts) else _end_position(text, starts)
-        only = len(body.body) == 1
+        only = len(module.parents[statement].body) == 1
         edits = [Edit(*insert_at, *insert_at, moved_text),
                  Edit(first_row, 1, *end, f"{own}pass{newline}" if only else "")]
         what = f"`{name} = ...`" if name else f"`{_short(code)}`"
@@ -552,17 +481,6 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     edits = (Edit(*insert_at, *insert_at, f"{indent}{fresh} = {code}{newline}"),
              Edit(row, column, end_row, end_column, fresh))
     return Fix(applicability, f"Build `{fresh}` once before the loop at line {loop_row}{why}", edits)
-
-
-def _slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
-    """Whether ``optimizer`` is built right there as plain gradient descent, whose ``minimize`` creates
-    no variable (no slots; a ``global_step`` is passed in, not created)."""
-    if not isinstance(optimizer, cst.Call):
-        return False
-    name = source.dotted(optimizer.func)
-    head = name.split(".")[0] if name else None
-    full = source.canonical(module.aliases[head] + name[len(head):]) if head in module.aliases else None
-    return full in ("tf.train.GradientDescentOptimizer", "tf.keras.optimizers.SGD")
 
 
 def _exits_before(block: cst.CSTNode, child: cst.CSTNode) -> bool:
@@ -650,12 +568,16 @@ def _end_position(text: str, starts: list[int]) -> tuple[int, int]:
 
 
 def _movable_statement(module: Region, statement: cst.SimpleStatementLine, expr: cst.BaseExpression,
-                       body: cst.IndentedBlock, loop: cst.CSTNode, facts: _LoopFacts) -> Optional[tuple[str, int, int]]:
-    """(name, first row, last row) when ``statement`` is ``name = expr`` at the top of the loop body,
-    alone on its line(s), ``name`` assigned nowhere else in the loop and not read before it there nor
-    in the loop's header (``for v in sess.run(y): y = tf.square(x)`` reads the earlier ``y`` once); or
-    when it is ``expr`` alone (``tf.summary.scalar("loss", loss)``: name ``""``)."""
-    if statement not in body.body or len(statement.body) != 1:
+                       loop: cst.CSTNode, inner: tuple = ()) -> Optional[tuple[str, int, int]]:
+    """(name, first row, last row) when ``statement`` is ``name = expr`` at the top of the body of
+    ``loop`` (or of the innermost of the ``inner`` loops it leaves too, each in the body of the next),
+    alone on its line(s), ``name`` assigned nowhere else in those loops and not read before it there
+    nor in a loop's header (``for v in sess.run(y): y = tf.square(x)`` reads the earlier ``y`` once);
+    or when it is ``expr`` alone (``tf.summary.scalar("loss", loss)``: name ``""``)."""
+    if len(statement.body) != 1:
+        return None
+    body = (inner[0] if inner else loop).body
+    if statement not in getattr(body, "body", ()):
         return None
     assign = statement.body[0]
     if isinstance(assign, cst.Expr) and assign.value is expr:
@@ -667,14 +589,18 @@ def _movable_statement(module: Region, statement: cst.SimpleStatementLine, expr:
     if not isinstance(target, cst.Name):
         return None
     name = target.value
-    index = body.body.index(statement)
-    before = body.body[:index]
-    header = [loop.iter, loop.target] if isinstance(loop, cst.For) else [loop.test]
-    if any(source.mentions(node, name) for node in [*before, *header]):
-        return None
-    after = body.body[index + 1:]
-    if any(source.assigns(node, name) for node in after):
-        return None
+    child = statement
+    for around in (*inner, loop):
+        block = around.body
+        if module.parents.get(child) is not block:
+            return None  # an if, try or with between the loops: the statement stays where it is
+        index = block.body.index(child)
+        header = [around.iter, around.target] if isinstance(around, cst.For) else [around.test]
+        if any(source.mentions(node, name) for node in [*block.body[:index], *header]):
+            return None
+        if any(source.assigns(node, name) for node in [*block.body[index + 1:], around.orelse] if node is not None):
+            return None
+        child = around
     where = module.positions[statement]
     return name, where.start.line, where.end.line
 

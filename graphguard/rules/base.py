@@ -43,18 +43,23 @@ class Rule:
     FIX_SAFETY: ClassVar[str] = ""
 
     @classmethod
-    def message(cls, subject: str, loop_row: int, via: Origin | None = None, kind: str = "") -> str:
+    def message(cls, subject: str, loop_row: int, via: Origin | None = None, kind: str = "",
+                outer_row: int = 0) -> str:
         """The finding's message for ``subject`` repeated by the loop at ``loop_row``; ``via`` is where
         a called helper builds it, named by its path as the run names files (``lib/__init__.py:3``: a
         project has several ``__init__.py`` and ``model.py``; a new user's trial). ``kind`` names what
         repeats it when no loop statement does (``Loop.kind``): ``every trial of the search at line 12``,
-        ``every request to the handler at line 40``."""
+        ``every request to the handler at line 40``. ``outer_row``: a loop around that one that repeats
+        it too (``for epoch`` around ``for batch``), named after it: ``the session loop at line 7
+        (inside the loop at line 6)``."""
         if via is not None:
             subject = f"{subject} (through {via.subject} at {via.path}:{via.row})"
         text = cls.MESSAGE.format(subject=subject, loop_row=loop_row)
         if kind in _REPEATERS:
             unit, noun = _REPEATERS[kind]
             text = _ITERATION.sub(lambda m: f"{m[1]} {unit} {noun} at line", text)
+        elif outer_row:
+            text = text.replace(f"loop at line {loop_row}", f"loop at line {loop_row} (inside the loop at line {outer_row})", 1)
         return text
 
     @classmethod

@@ -235,8 +235,9 @@ def evaluate(sess, batches):
     #: The "Fix safety" section of the docs (ruff's heading).
     FIX_SAFETY = """\
 Safe when the op's inputs do not change in the loop and it runs on every iteration: it is built
-once, just before the loop (above the `with tf.Session()` or `with GraphGuard(...)` blocks that wrap
-the loop, never out of a graph, scope or device context), and the loop runs the built tensor. A top-level `name = ...` statement of the
+once, just before the loop (the outermost loop that repeats it unchanged, as `for epoch` around
+`for batch`; above the `with tf.Session()` or `with GraphGuard(...)` blocks that wrap the loop, never
+out of a graph, scope or device context), and the loop runs the built tensor. A top-level `name = ...` statement of the
 loop body moves whole; an op inside `sess.run(...)` gets a name (`argmax_op`). Unsafe
 (`--unsafe-fixes`) when it runs only under a condition (an `if` such as `if step % 100 == 0:`, a
 conditional expression, after an earlier `continue`): built once before the loop it is built whatever
@@ -245,7 +246,8 @@ a helper of the same file that builds nothing but ops; when it creates variables
 slots, layers) and no initializer has run before the loop (after one, it is not moved at all); or when
 it reads an object that a method called in the loop may change. No fix when it reads a value
 the loop changes (feed that value through a placeholder), sits under a `with` inside the loop or in a
-nested function or comprehension, or the loop resets or replaces the default graph.
+nested function or comprehension, or the loop resets or replaces the default graph. The safety model
+in full: [docs/fixes.md](../fixes.md).
 """
 
     #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
