@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, TextIO
 
-from graphguard.runtime.sweep_report import judged_leak
+from graphguard.plot import judged_leak
 
 __all__ = ["run_demo", "run_sweep_demo", "format_sweep_table", "parse_steps", "parse_accuracy", "table_steps", "format_table", "StepRecord"]
 

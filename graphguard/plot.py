@@ -207,11 +207,17 @@ def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: st
         return _save(figure, path)
 
 
+def judged_leak(obj: dict) -> bool:
+    """Whether an object of :meth:`SweepReport.as_dict() <graphguard.runtime.sweep_report.SweepReport.as_dict>`'s ``alive``
+    lists was judged a leak (not excused as held only by a loop variable or a one-at-a-time holder);
+    data without ``leaked`` counts unless a loop variable held it. What the demo's tables and pictures
+    count as objects kept."""
+    return bool(obj.get("leaked", obj.get("loop_variable") is None))
+
+
 def _trial_series(report: Mapping[str, Any]) -> tuple[list[int], list[float], list[int], list[bool]]:
     """(trial numbers, RSS retained summed over the trials so far in MiB, objects judged leaked, leaked)
     of one ``SweepReport.as_dict()``."""
-    from graphguard.runtime.sweep_report import judged_leak
-
     numbers, total, alive, leaked = [], [], [], []
     running = 0.0
     for index, trial in enumerate(report.get("trials", []), start=1):

@@ -532,7 +532,7 @@ def test_a_failed_ray_trial_is_not_held_by_its_traceback(monkeypatch):
         raise ValueError(f"diverged with {len(net.weights)}")
 
     with pytest.raises(ValueError, match="diverged"):
-        sweep_engines._run_ray_trial(train, {}, {"max_retained_bytes": None}, "collector-test", "loop")
+        sweep_engines._run_ray_trial(train, {}, {"max_retained_bytes": None}, "collector-test", "loop", SweepGuard)
     (record,) = sent
     assert record.error == "ValueError" and not record.leaked, record
     sweep_engines._WORKER_GUARDS.pop("collector-test")

@@ -240,8 +240,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     The code goes before the outermost loop around that one that repeats it unchanged (``for epoch``
     around ``for batch``, when nothing it reads changes per epoch either), so one edit fixes the
     finding (issue 36: the edit an editor applies once moved it into the epoch loop, where it was
-    reported again); a move out of the outer loop that would be unsafe where the inner one is safe
-    stays inside it."""
+    reported again); a move out of the outer loop that would be unsafe for a reason the move out of
+    the inner one does not have (a condition around the inner loop) stays inside it."""
     module = file.region(loop_row)
     if module is None:
         raise _NotFixable("its top-level statement does not parse alone")
@@ -269,7 +269,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             continue
         except _NotFixable:
             continue
-        if lifted.applicability == SAFE or fix.applicability != SAFE:
+        if _reasons(lifted) <= _reasons(fix):
             return _still_repeated(module, lifted, outers, index + 1, varies)
     _restore(module, pass_moves, after)
     return _still_repeated(module, fix, outers, 0, varies)
@@ -286,6 +286,15 @@ def _still_repeated(module: Region, fix: Fix, outers: list, index: int, varies: 
     note = (f" (it reads {', '.join(f'`{n}`' for n in names)}, which the loop at line {where} changes: still built "
             "once per iteration of that loop)")
     return dataclasses.replace(fix, message=fix.message + note)
+
+
+def _reasons(fix: Fix) -> set:
+    """Why ``fix`` is unsafe, one reason per item (empty for a safe fix): a move out of more loops is
+    taken only when it adds no reason to those of the move out of the finding's loop."""
+    if fix.applicability == SAFE:
+        return set()
+    text = fix.message.partition(" (unsafe: ")[2]
+    return set(text[:-1].split("; ")) if text else {fix.message}
 
 
 def _restore(module: Region, pass_moves: dict, state: tuple) -> None:

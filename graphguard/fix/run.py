@@ -108,7 +108,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
                        key=lambda d: (d.filename, d.row, d.column, d.code))
 
     if args.diff:
-        from graphguard.cli import open_output
+        from graphguard.lint import open_output
 
         out = open_output(args.output_file) if args.output_file else sys.stdout
         out.flush()
@@ -160,7 +160,7 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
         if not args.fix_only:
             out = sys.stdout
             if args.output_file:
-                from graphguard.cli import open_output
+                from graphguard.lint import open_output
 
                 out = open_output(args.output_file)
             write(remaining, out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Optional
 
+from graphguard.runtime.fixes import BURST_FIX, BURST_WHY, SESSIONS_FIX, SESSIONS_WHY  # noqa: F401  (growth.py)
 from graphguard.runtime.report import GuardReport, Growth, SourceLine, where
 
 __all__ = ["GraphGrowthError", "GraphGrowthWarning", "RssGrowthError", "SlowdownWarning"]
@@ -23,27 +24,6 @@ FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
     "step through a tf.compat.v1.placeholder and feed_dict."
 )
-
-SESSIONS_WHY = (
-    "A new session does not start a new graph: it runs the same one, which keeps every copy, so each "
-    "session (each request, each trial) builds more ops, copies them all into the C++ session, and "
-    "memory keeps growing."
-)
-SESSIONS_FIX = (
-    "Fix: build the graph once and run it in every session (tf.compat.v1.Session(graph=g)); to build a "
-    "new model per trial, call tf.compat.v1.reset_default_graph() first or build it inside "
-    "'with tf.Graph().as_default():'."
-)
-BURST_WHY = (
-    "Ops built by a Python loop (an unrolled factorisation, a layer or a slice per item) are all copied "
-    "into the session on the next run, which makes every later run slower and the process larger."
-)
-BURST_FIX = (
-    "Fix: build that computation once, before the loop that runs the session, as a vectorised op or a "
-    "tf.while_loop; if the graph is meant to grow this much once, raise max_burst_ops (None turns the "
-    "limit off)."
-)
-
 
 class GraphGrowthError(RuntimeError):
     """An op was added to a guarded graph after guarding started (or after the warm-up steps).

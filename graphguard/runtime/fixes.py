@@ -14,9 +14,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from graphguard.runtime.report import OpGroup, where
+from graphguard.runtime.records import OpGroup, where
 
 __all__ = ["Fix", "fix_for", "fix_lines"]
+
+#: What growth across sessions and a burst of ops mean, and what to do (printed by the guard's errors
+#: and reports).
+SESSIONS_WHY = (
+    "A new session does not start a new graph: it runs the same one, which keeps every copy, so each "
+    "session (each request, each trial) builds more ops, copies them all into the C++ session, and "
+    "memory keeps growing."
+)
+SESSIONS_FIX = (
+    "Fix: build the graph once and run it in every session (tf.compat.v1.Session(graph=g)); to build a "
+    "new model per trial, call tf.compat.v1.reset_default_graph() first or build it inside "
+    "'with tf.Graph().as_default():'."
+)
+BURST_WHY = (
+    "Ops built by a Python loop (an unrolled factorisation, a layer or a slice per item) are all copied "
+    "into the session on the next run, which makes every later run slower and the process larger."
+)
+BURST_FIX = (
+    "Fix: build that computation once, before the loop that runs the session, as a vectorised op or a "
+    "tf.while_loop; if the graph is meant to grow this much once, raise max_burst_ops (None turns the "
+    "limit off)."
+)
 
 #: Op types that name what built them when the call on the line is unknown (an aliased import, a
 #: helper's line). The Saver's ops come first: a Saver also builds Assign and Const ops.

@@ -473,6 +473,9 @@ class SweepGuard(_Judgement):
     ``clear_session="yes"``), at the call.
     """
 
+    #: The trials this guard makes (the sweep engines make them through it, without importing this module).
+    _trial_type = Trial
+
     def __init__(
         self,
         *,

@@ -125,11 +125,9 @@ class _Driver:
         guard._engine_lock = self.lock
 
     def begin(self, name: Optional[str] = None, standby: bool = False) -> "Trial":
-        from graphguard.runtime.sweep import Trial
-
         guard = self.guard
         guard._count += 1
-        trial = Trial(guard, name or f"trial {guard._count}", guard._count, _sweep_frame(self.code))
+        trial = guard._trial_type(guard, name or f"trial {guard._count}", guard._count, _sweep_frame(self.code))
         trial._driven = True
         trial.__enter__()
         trial._standby = standby
@@ -442,7 +440,7 @@ def ray_trainable(guard: "SweepGuard", trainable: Callable[[dict], Any]) -> Call
     options = dict(max_retained_bytes=guard.max_retained_bytes, warmup=guard.warmup,
                    clear_session=guard.clear_session, track_models=guard.track_models,
                    chain_depth=guard.chain_depth, chain_seconds=guard.chain_seconds, freeze=guard.freeze)
-    name = source.name
+    name, guard_type = source.name, type(guard)
     module = sys.modules.get(getattr(trainable, "__module__", None) or "")
     filename = getattr(module, "__file__", None)
     label = (os.path.splitext(os.path.basename(filename))[0] if filename and trainable.__module__ == "__main__"
@@ -450,20 +448,20 @@ def ray_trainable(guard: "SweepGuard", trainable: Callable[[dict], Any]) -> Call
 
     @functools.wraps(trainable)
     def guarded(config: dict) -> Any:
-        return _run_ray_trial(trainable, config, options, name, label)
+        return _run_ray_trial(trainable, config, options, name, label, guard_type)
 
     return guarded
 
 
-def _run_ray_trial(trainable: Callable[[dict], Any], config: dict, options: dict, name: str, label: str) -> Any:
-    """In the worker: one trial of this process's guard around ``trainable(config)``, judged at its end
+def _run_ray_trial(trainable: Callable[[dict], Any], config: dict, options: dict, name: str, label: str,
+                   guard_type: type) -> Any:
+    """In the worker: one trial of this process's guard (a ``guard_type``, the driver's
+    :class:`~graphguard.runtime.sweep.SweepGuard` class) around ``trainable(config)``, judged at its end
     (a function trainable's locals are gone when it returns; nothing rebinds its holders), then sent to
     the collector actor ``name``."""
-    from graphguard.runtime.sweep import SweepGuard
-
     guard = _WORKER_GUARDS.get(name)
     if guard is None:
-        guard = _WORKER_GUARDS[name] = SweepGuard(on_leak="ignore", **options)
+        guard = _WORKER_GUARDS[name] = guard_type(on_leak="ignore", **options)
         guard._engine = "Ray Tune"
         guard._keep_last = False  # every trial is judged at its own end here: none is "the last"
     namespace = getattr(trainable, "__globals__", None)

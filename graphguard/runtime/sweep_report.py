@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from graphguard.runtime.report import bytes_text
+from graphguard.runtime.records import bytes_text
 
-__all__ = ["AliveObject", "ReferenceChain", "SweepReport", "TrialRecord", "judged_leak"]
+__all__ = ["AliveObject", "ReferenceChain", "SweepReport", "TrialRecord"]
 
 _FIX = (
     "Fix: keep only what you need from a trial (scores, a copy of the best weights), not the model or "
@@ -32,13 +32,6 @@ _FIX_OUTPUT = (
     "`%reset -f out` (`del Out[N]` alone leaves IPython's own copies); end a cell with `;` so that its "
     "value is not displayed and kept."
 )
-
-
-def judged_leak(obj: dict) -> bool:
-    """Whether an object of :meth:`SweepReport.as_dict`'s ``alive`` lists was judged a leak (not excused
-    as held only by a loop variable or a one-at-a-time holder); data without ``leaked`` counts unless a
-    loop variable held it. What the demo's tables and pictures count as objects kept."""
-    return bool(obj.get("leaked", obj.get("loop_variable") is None))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ What it does, in an editor:
   program runs; it slows down and leaks), Error for ``GG001`` (the file cannot be parsed); ``source``
   ``"graphguard"``, ``code`` the rule code, the rule's name before its message, and the loop that
   repeats the construction as related information. ``# noqa`` comments and ``per-file-ignores`` are
-  applied as ``graphguard check`` applies them (:func:`graphguard.cli._kept`).
+  applied as ``graphguard check`` applies them (:func:`graphguard.lint.kept`).
 * **Code actions**: a ``quickfix`` per finding that has a fix (:func:`graphguard.fix.propose_fixes`),
   and ``source.fixAll.graphguard``, every safe fix of the document applied pass after pass and
   checked as ``check --fix`` does (:func:`graphguard.fix.apply.fix_text`), sent as one whole-document

@@ -133,7 +133,7 @@ class Project:
 
     def _load(self) -> None:
         from graphguard.checker import Checker
-        from graphguard.cli import UsageError, _default_cache_dir, _known_codes, _selection
+        from graphguard.lint import UsageError, default_cache_dir as _default_cache_dir, known_codes as _known_codes, selection as _selection
         from graphguard.config import Config, ConfigError, load_config
 
         self.error = None
@@ -203,7 +203,7 @@ class Project:
         whole-project lint took longer than :data:`PROJECT_BUDGET`, only ``path`` and the project files
         it imports, transitively, are checked (with a cache in memory), and no other file is covered
         (a finding in one may depend on a file that imports it, which was not checked)."""
-        from graphguard.cli import _kept
+        from graphguard.lint import kept as _kept
 
         if self.error is not None:
             return {name: [] for name in [path, *others]}, []

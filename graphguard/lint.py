@@ -1,0 +1,120 @@
+"""What a lint run needs beside the :class:`~graphguard.checker.Checker`: the rules selected, the
+findings kept after suppressions, the cache folder and the output file. The command line
+(:mod:`graphguard.cli`), the fixer (:mod:`graphguard.fix.run`) and the editor server
+(:mod:`graphguard.server`) all stand on it; it imports none of them.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Codes that exist but are off unless selected by name or prefix.
+#: Off unless selected. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
+#: the summary, as bandit and semgrep (linters of one class of bug) treat parse failures; the compiler
+#: and general linters already report syntax errors, and judges of first contact read every GG001 as
+#: noise (issue 34). ``--extend-select GG001`` reports each one, and fails the run, as before.
+OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
+
+
+class UsageError(Exception):
+    """A bad command line; printed as one line, exit code 2."""
+
+
+def known_codes() -> list[str]:
+    from graphguard.rules import CHECKER_CODES, RULES
+
+    return sorted({*RULES, *CHECKER_CODES, *OFF_BY_DEFAULT})
+
+
+def expand(selectors, known: list[str], flag: str) -> set[str]:
+    """Codes matched by ``selectors``: an exact code, a prefix (``GG1``), or ``ALL``."""
+    chosen: set[str] = set()
+    for selector in selectors:
+        selector = selector.upper()
+        matched = known if selector == "ALL" else [code for code in known if code.startswith(selector)]
+        if not matched:
+            raise UsageError(f"{flag}: unknown rule code or prefix {selector!r} (see 'graphguard rule --all')")
+        chosen.update(matched)
+    return chosen
+
+
+def selection(args, config) -> set[str]:
+    """The selected codes, resolved as ruff resolves them: the configuration file's ``select``,
+    ``extend-select`` and ``ignore``, then the command line's. A layer's ``select`` starts afresh (the
+    command line's ``--select GG101`` selects GG101 though the file ignores it); within a layer the more
+    specific selector wins (``--select GG102 --ignore GG1`` keeps GG102), and ``ignore`` on a tie.
+    GG002 (a file that cannot be read) is selected unless ignored."""
+    known = known_codes()
+    always = {"GG002"}  # a file that cannot be read is always said
+    selected = (set(known) - OFF_BY_DEFAULT) | always
+    layers = ((config.select, config.extend_select, config.ignore, ("select", "extend-select", "ignore")),
+              (args.select, args.extend_select, args.ignore, ("--select", "--extend-select", "--ignore")))
+    for select, extend, ignore, (select_flag, extend_flag, ignore_flag) in layers:
+        if select is not None:
+            selected = set(always)
+        rules = [*((s, True, select_flag) for s in select or ()), *((s, True, extend_flag) for s in extend or ()),
+                 *((s, False, ignore_flag) for s in ignore or ())]
+        # Least specific first, an ignore after a select of the same specificity: the last word wins.
+        for selector, on, flag in sorted(rules, key=lambda rule: (specificity(rule[0]), not rule[1])):
+            codes = expand([selector], known, flag)
+            selected = selected | codes if on else selected - codes
+    return selected
+
+
+def specificity(selector: str) -> int:
+    """How specific a selector is: ``ALL`` least, then longer prefixes more (``GG`` < ``GG1`` < ``GG101``)."""
+    return 0 if selector.upper() == "ALL" else len(selector)
+
+
+def kept(report, config, selected, only: str | None = None) -> list:
+    """The findings of ``report`` that are reported: per-file ignores and suppression comments applied,
+    GG900 added when selected; sorted. ``only``: just that file's."""
+    from graphguard.suppressions import read_suppressions
+
+    diagnostics = []
+    by_file: dict[str, list] = {}
+    for d in report.diagnostics:
+        if only is None or d.filename == only:
+            by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+        if ignored:
+            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+        suppressions = read_suppressions(report.sources.get(filename, b""))
+        kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
+        if "GG001" not in selected:  # counted in the summary instead (see OFF_BY_DEFAULT)
+            kept = [d for d in kept if d.code != "GG001"]
+        diagnostics.extend(kept)
+    if "GG900" in selected:
+        for filename, source in report.sources.items():
+            if only is not None and filename != only:
+                continue
+            suppressions = read_suppressions(source)
+            for d in report.diagnostics:
+                if d.filename == filename:
+                    suppressions.suppressed(d)
+            diagnostics.extend(suppressions.unused(filename, frozenset(selected)))
+    diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+    return diagnostics
+
+
+def open_output(path: str):
+    """``-o FILE`` opened for writing text, its missing folders made first (as ruff's
+    ``--output-file`` does; a new user's trial: ``-o reports/lint.txt`` exited 2). A FIFO nobody reads
+    is refused (``ENXIO``) instead of blocking forever; raises ``OSError`` as ``open`` does."""
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        os.makedirs(folder, exist_ok=True)
+    if os.name == "nt":  # no FIFOs to fear, no fcntl
+        return open(path, "w", encoding="utf-8")
+    import fcntl
+
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+    fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)  # writes then block as usual
+    return os.fdopen(descriptor, "w", encoding="utf-8")
+
+
+def default_cache_dir(config) -> str:
+    """``.graphguard_cache`` next to the configuration file, or in the current folder."""
+    return os.path.join(config.root if config.path else os.getcwd(), ".graphguard_cache")

@@ -1,0 +1,118 @@
+"""The records the runtime guard's reports are made of, and how they print: where a line is
+(``where``), times and sizes as text, a step's sample, a source line, a group of ops built by one line.
+Below :mod:`graphguard.runtime.report` and :mod:`graphguard.runtime.fixes`;
+imports nothing of graphguard but the notebook's cell labels.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+def where(filename: Optional[str], lineno: Optional[int]) -> str:
+    """``file:line``, the file relative to the current directory when it is below it; in IPython or a
+    Jupyter kernel, a cell's code as IPython's tracebacks name it: ``cell In[3], line 4``."""
+    if filename is None:
+        return "<no user frame: created inside TensorFlow>"
+    if "IPython.core.getipython" in sys.modules:  # only where IPython runs: scripts pay nothing
+        from graphguard.runtime.notebook import cell_label
+
+        label = cell_label(filename, lineno)
+        if label is not None:
+            return label
+    shown = filename
+    try:
+        rel = os.path.relpath(filename)
+        if not rel.startswith(os.pardir):
+            shown = rel
+    except ValueError:  # another drive on Windows
+        pass
+    return f"{shown}:{lineno}"
+
+
+def seconds_text(seconds: float) -> str:
+    """``12.3 ms``: three significant digits, in milliseconds."""
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def bytes_text(nbytes: float) -> str:
+    """``1.5 MiB``, ``180.0 KiB``, ``512 B``, with the sign kept for negative values."""
+    sign, size = ("-" if nbytes < 0 else ""), abs(nbytes)
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{sign}{size / scale:.1f} {unit}"
+    return f"{sign}{size:.0f} B"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class StepSample:
+    """One point of a guard's measurements over the run, taken when it does its periodic work (every
+    10th step at most, and at the steps around warm-up): ``step`` (guarded runs completed),
+    ``seconds`` (that step's wall time), ``ops`` (``Graph.version`` after it) and ``rss_bytes`` (an RSS
+    sample taken at that step, psutil ``memory_info().rss``; ``None`` when none was)."""
+
+    step: int
+    seconds: float
+    ops: int
+    rss_bytes: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A user source line that built (or tried to build) ops.
+
+    Attributes:
+        filename: absolute path of the user's file; ``None`` when every frame of the op's
+            ``Operation.traceback`` was inside TensorFlow, Keras or graphguard.
+        lineno: 1-based line number in ``filename``, or ``None``.
+        text: the line's source, stripped (``""`` when unavailable, e.g. ``<stdin>``).
+        call: the TensorFlow call on that line that built the ops, as written there
+            (``"tf.train.Saver"``, ``"tf.reduce_mean"``, ``"tf.train.AdamOptimizer().minimize"``);
+            ``None`` for operators (``x * w``) or when the line could not be matched.
+    """
+
+    filename: Optional[str]
+    lineno: Optional[int]
+    text: str = ""
+    call: Optional[str] = None
+
+    def __str__(self) -> str:
+        return where(self.filename, self.lineno) + (f" ({self.call})" if self.call else "")
+
+
+@dataclass(frozen=True)
+class OpGroup:
+    """The ops one user line added in one step, by op type.
+
+    Attributes:
+        op_types: ``(Operation.type, ops)`` pairs in creation order, e.g. ``(("Const", 12), ("Mean", 1))``;
+            empty for a refused change that is not an op (a collection, a library function).
+        lines: the creating line; several only when a burst of more than 200 new ops was
+            sampled (first, middle and last op of each type) and the samples disagree.
+        callers: ``(creating line, call path)`` pairs, both as ``(filename, lineno)``: the call path
+            is the user frames outside the creating line, innermost first (``()``: module level, or
+            unknown). Growth is counted per line *and* path (``min_growth_steps``): a helper
+            called once for validation and once for test after training is two one-offs, the same
+            helper called from a loop is growth. Not part of the group's identity.
+    """
+
+    op_types: tuple[tuple[str, int], ...]
+    lines: tuple[SourceLine, ...]
+    callers: frozenset = field(default=frozenset(), compare=False, repr=False)
+
+    @property
+    def ops(self) -> int:
+        """Ops in the group."""
+        return sum(n for _, n in self.op_types)
+
+    def __str__(self) -> str:
+        types = ", ".join(f"{n} x {t}" if n > 1 else t for t, n in self.op_types)
+        places = " and ".join(str(line) for line in self.lines)
+        return f"{types} at {places}" if types else f"at {places}"
