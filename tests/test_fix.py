@@ -666,3 +666,23 @@ def test_a_statement_moved_out_of_three_loops_leaves_the_inner_body_as_it_was():
     text, _ = apply(source, [fix])
     saver = "    saver = tf.train.Saver(max_to_keep=None)\n"
     assert text == source.replace(" " * 12 + saver, "").replace("    for run", saver + "    for run")
+
+
+def test_a_session_run_through_an_attribute_does_not_make_its_owner_changeable(tmp_path):
+    """``self.sess.run(...)`` runs the graph; it changes nothing in ``self`` (a hand check of ten TF1
+    repositories: every such move was unsafe only for this, and each kept the program's meaning)."""
+    source = ("import tensorflow as tf\nclass M:\n    def evaluate(self, batches):\n        for x in batches:\n"
+              "            print(self.sess.run(tf.argmax(self.logits, 1), {self.x: x}))\n")
+    from graphguard.fix import propose_fixes
+
+    (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
+    assert fix.applicability == "safe", fix.message
+
+
+def test_literals_handed_to_a_call_are_not_named_as_changeable(tmp_path):
+    source = ("import tensorflow as tf\nwith tf.Session() as sess:\n    for x in batches:\n"
+              "        helper(y, None)\n        print(sess.run(tf.argmax(y, None)))\n")
+    from graphguard.fix import propose_fixes
+
+    (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
+    assert "the loop hands y to a call" in fix.message

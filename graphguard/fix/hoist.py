@@ -152,8 +152,8 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
             _note_passed(module, node, dotted, facts)
             if isinstance(node.func, cst.Attribute):
                 root = source.root(node.func.value)
-                if root is not None and root not in module.aliases:
-                    facts.method_roots.add(root)
+                if root is not None and root not in module.aliases and node.func.attr.value not in ("run", "eval"):
+                    facts.method_roots.add(root)  # `self.sess.run(...)` runs the graph: it changes no Python value
                     if node.func.attr.value in MUTATORS and isinstance(node.func.value, cst.Name):
                         facts.attribute_roots.add(root)  # y.append(1): y's contents change in the loop
             if isinstance(node.func, cst.Name):
@@ -198,7 +198,8 @@ def _note_passed(module: Region, call: cst.Call, dotted: Optional[str], facts: _
         facts.calls_code = True
     for arg in call.args:
         for name in source.names_in(arg.value):
-            facts.passed.add(name.value)
+            if name.value not in ("True", "False", "None"):  # constants: nothing changes them
+                facts.passed.add(name.value)
 
 
 def _fresh(module: Region, expr: cst.BaseExpression, reads: _Reads) -> str:
