@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 
-#: Codes that exist but are off unless selected by name or prefix.
-#: Off unless selected. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
+#: Codes that exist but are off unless selected by name or prefix. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
 #: the summary, as bandit and semgrep (linters of one class of bug) treat parse failures; the compiler
 #: and general linters already report syntax errors, and judges of first contact read every GG001 as
 #: noise (issue 34). ``--extend-select GG001`` reports each one, and fails the run, as before.
@@ -21,6 +20,7 @@ class UsageError(Exception):
 
 
 def known_codes() -> list[str]:
+    """Every code a run can report, sorted: the rules', the checker's own (GG001, GG002) and GG900."""
     from graphguard.rules import CHECKER_CODES, RULES
 
     return sorted({*RULES, *CHECKER_CODES, *OFF_BY_DEFAULT})

@@ -1,4 +1,5 @@
-"""Loop-invariant hoisting: move graph construction that repeats in a session loop to just before it.
+"""Loop-invariant hoisting: move graph construction that repeats in a session loop to just before it
+(before the outermost loop around it that repeats it unchanged: :func:`propose`).
 
 For one finding (GG101-GG107, GG110) this module reads the file with libcst, finds the loop and the
 reported expression by their positions, and proposes a :class:`~graphguard.fix.edits.Fix`:
