@@ -46,6 +46,32 @@ PROGRAMS = {
                 y = tf.square(x)
             print(sess.run(y))
         """,
+    # changed through a container that holds it (a new user's trial: the safe fix froze the first value)
+    "changed_through_a_container": """
+        import numpy as np
+        data = [np.full((2,), float(i), dtype=np.float32) for i in range(3)]
+        x = tf.placeholder(tf.float32, [2])
+        cfg = {"scale": 1.0}
+        opts = {"cfg": cfg}
+        with tf.Session() as sess:
+            for epoch in range(len(data)):
+                opts["cfg"]["scale"] = float(epoch)
+                for i in range(len(data)):
+                    print(sess.run(tf.multiply(x, cfg["scale"]), {x: data[i]}))
+        """,
+    # changed through a NumPy view made before the loop
+    "changed_through_a_view": """
+        import numpy as np
+        data = [np.full((2,), float(i), dtype=np.float32) for i in range(3)]
+        x = tf.placeholder(tf.float32, [2])
+        arr = np.ones(2, dtype=np.float32)
+        view = arr[:]
+        with tf.Session() as sess:
+            for epoch in range(len(data)):
+                view += 1.0
+                for i in range(len(data)):
+                    print(sess.run(tf.add(x, arr), {x: data[i]}))
+        """,
 }
 
 

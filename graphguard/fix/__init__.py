@@ -52,9 +52,17 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
     for d in wanted:
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
-                                     through="(through " in d.message, pass_moves=moved)
+                                     through="(through " in d.message, pass_moves=moved, outer_row=_outer_row(d.message))
         except reads.NotFixable as why:
             if reasons is not None:
                 reasons[d] = str(why)
             continue
     return found
+
+
+def _outer_row(message: str) -> int:
+    """The row of the loop a finding names as repeating it too (``(inside the loop at line 6)``), or 0."""
+    import re
+
+    found = re.search(r"\(inside the loop at line (\d+)\)", message)
+    return int(found[1]) if found else 0

@@ -31,7 +31,6 @@ is imported only when fixes are asked for).
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -63,6 +62,7 @@ from graphguard.fix.reads import (
     NotFixable as _NotFixable,
     Reads as _Reads,
     Varies as _Varies,
+    Walled as _Walled,
     expression_reads as _reads,
     free_name,
     slotless as _slotless,
@@ -92,6 +92,9 @@ class _LoopFacts:
     #: it calls something of this file or another module (a function, a method): a global rebound by
     #: any function of the file may change
     calls_code: bool = False
+    #: names changed by an augmented assignment (``v += 1``, ``cfg |= {...}``): in place, for a list, a
+    #: dict or a NumPy array
+    augmented: set = field(default_factory=set)
 
 
 def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
@@ -125,6 +128,8 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
                         facts.aliases.append((t.target.value, aliased))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
             target(node.target)
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                facts.augmented.add(node.target.value)  # `v += 1` changes v's object when it is mutable
         elif isinstance(node, (cst.For,)):
             target(node.target)
         elif isinstance(node, cst.NamedExpr):
@@ -231,7 +236,8 @@ def _short(code: str) -> str:
 
 
 def propose(file: File, row: int, column: int, end_row: int, end_column: int,
-            loop_row: int, loop_column: int, through: bool = False, pass_moves: Optional[dict] = None) -> Fix:
+            loop_row: int, loop_column: int, through: bool = False, pass_moves: Optional[dict] = None,
+            outer_row: int = 0) -> Fix:
     """The fix for the expression at ``(row, column)``-``(end_row, end_column)`` (1-based, end
     exclusive) repeated by the loop at ``(loop_row, loop_column)``; ``through``: the finding is a
     call to a helper that builds the ops (the call is then not trusted to do only that). ``pass_moves``
@@ -243,7 +249,9 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     around ``for batch``, when nothing it reads changes per epoch either), so one edit fixes the
     finding (issue 36: the edit an editor applies once moved it into the epoch loop, where it was
     reported again); a move out of the outer loop that would be unsafe for a reason the move out of
-    the inner one does not have (a condition around the inner loop) stays inside it."""
+    the inner one does not have (a condition around the inner loop) stays inside it. ``outer_row``:
+    the row of the loop the finding names as repeating it too; when the code cannot leave that loop
+    there is no fix (moved only out of the inner loop it would be reported again, a new user's trial)."""
     module = file.region(loop_row)
     if module is None:
         raise _NotFixable("its top-level statement does not parse alone")
@@ -261,6 +269,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     before = set(module.taken), dict(pass_moves)
     fix = _propose(file, module, site, expr, loop, (), through, pass_moves)
     after = set(module.taken), dict(pass_moves)
+    # the loops the finding names as repeating it too must be left, or its edit does not fix it
+    needed = next((i for i, outer in enumerate(outers) if module.positions[outer].start.line == outer_row), -1)
     varies = {}
     for index in range(len(outers) - 1, -1, -1):  # the outermost first
         _restore(module, pass_moves, before)
@@ -269,25 +279,26 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
         except _Varies as why:
             varies[index] = why.names
             continue
+        except _Walled:
+            # a session opened per iteration of a loop between them (GG111's shape): that loop's
+            # iterations build a model each, and the code belongs with it
+            needed = min(needed, index - 1)
+            continue
         except _NotFixable:
             continue
-        if _reasons(lifted) <= _reasons(fix):
-            return _still_repeated(module, lifted, outers, index + 1, varies)
+        if index >= needed and _reasons(lifted) <= _reasons(fix):
+            return lifted
+    if needed >= 0:
+        _restore(module, pass_moves, before)
+        where = module.positions[outers[needed]].start.line
+        names = next((varies[i] for i in range(needed + 1) if i in varies), None)
+        if names:
+            raise _NotFixable(f"it reads {', '.join(names)}, which the loop at line {where} around it changes: out of "
+                              "the inner loop it would still be built on every iteration of that one (feed the value "
+                              "through a placeholder)")
+        raise _NotFixable(f"it cannot move out of the loop at line {where}, which repeats it too")
     _restore(module, pass_moves, after)
-    return _still_repeated(module, fix, outers, 0, varies)
-
-
-def _still_repeated(module: Region, fix: Fix, outers: list, index: int, varies: dict) -> Fix:
-    """``fix`` saying so when the loop around where it moves the code (``outers[index]``) changes what
-    the code reads: the code is then still built once per iteration of that loop (``elbo = recon +
-    beta * kl`` with ``beta`` set per epoch), which only a placeholder fed ``beta`` would end."""
-    names = varies.get(index)
-    if names is None:
-        return fix
-    where = module.positions[outers[index]].start.line
-    note = (f" (it reads {', '.join(f'`{n}`' for n in names)}, which the loop at line {where} changes: still built "
-            "once per iteration of that loop)")
-    return dataclasses.replace(fix, message=fix.message + note)
+    return fix
 
 
 def _reasons(fix: Fix) -> set:
@@ -350,7 +361,7 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             raise _NotFixable("inside a function or class defined in the loop")
         if isinstance(node, cst.With):
-            raise _NotFixable("under a with statement inside the loop (a scope, device or dependency)")
+            raise _Walled("under a with statement inside the loop (a scope, device or dependency)")
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             raise _NotFixable("inside a comprehension")
         if isinstance(node, (cst.For, cst.While)) and node is not loop and node not in inner:
@@ -431,6 +442,12 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     if handed:
         unsafe.append(f"the loop hands {', '.join(handed)} to a call that may change it in place; the hoisted "
                       "op would keep the first value")
+    read = (reads.roots | reads.names) - set(module.aliases)
+    in_place = facts.attribute_roots | facts.passed | facts.method_roots | facts.augmented
+    shared = sorted(module.file.sharers(read) & in_place) if in_place else []
+    if shared:
+        unsafe.append(f"{', '.join(shared)} may hold the same object as what it reads, and the loop changes "
+                      f"{'it' if len(shared) == 1 else 'them'} in place; the hoisted op would keep the first value")
     rebound = sorted((reads.names & module.file.rebound_globals()) - facts.names) if facts.calls_code else []
     if rebound:
         unsafe.append(f"a function of this file rebinds {', '.join(rebound)} through `global`, and the loop "

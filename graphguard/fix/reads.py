@@ -41,6 +41,11 @@ class NotFixable(Exception):
     """Why a finding gets no fix (kept for the note and the tests)."""
 
 
+class Walled(NotFixable):
+    """A ``with`` statement (a session opened per iteration, a scope, a device) stands between the
+    expression and a loop around it: the code cannot leave that loop, whatever it reads."""
+
+
 class Varies(NotFixable):
     """The expression reads names a loop around the finding's loop assigns: it cannot leave that loop."""
 

@@ -81,6 +81,7 @@ class File:
                 self.all_functions.setdefault(node.name, []).append(node)
         self._pure: dict[str, bool] = {}
         self._rebound: Optional[set] = None
+        self._links: Optional[dict] = None
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
         self._regions: dict[int, Optional[Region]] = {}
@@ -151,6 +152,40 @@ class File:
             self._rebound = {name for node in ast.walk(self.tree) if isinstance(node, (ast.Global, ast.Nonlocal))
                              for name in node.names}
         return self._rebound
+
+    def sharers(self, names: set) -> set:
+        """The names that may hold one of ``names``' objects, or an object inside one, anywhere in the
+        file, transitively: ``alias = cfg``, ``view = arr[:]``, ``opts = {"cfg": cfg}``, ``lst = [arr]``,
+        ``for a in [arr]``, and the other way round. A change through one of them (``opts["cfg"]["s"] =
+        1``, ``view += 1``) changes what ``names`` read (a new user's trial: safe fixes froze values
+        changed through such aliases). Call results are new objects and dict keys are not held."""
+        if self._links is None:
+            links: dict = {}
+
+            def link(target: ast.AST, value: ast.AST) -> None:
+                for name in _names_bound(target):
+                    for held in _held(value):
+                        if held != name:
+                            links.setdefault(name, set()).add(held)
+                            links.setdefault(held, set()).add(name)
+
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        link(target, node.value)
+                elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                    link(node.target, node.value)
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    link(node.target, node.iter)
+            self._links = links
+        found, todo = set(), list(names)
+        while todo:
+            name = todo.pop()
+            for other in self._links.get(name, ()):
+                if other not in found and other not in names:
+                    found.add(other)
+                    todo.append(other)
+        return found
 
     def builds_only(self, name: str) -> bool:
         """Whether the module-level function ``name`` of this file does nothing a caller could miss if
@@ -433,3 +468,32 @@ def python2_reason(filename: str, raw: bytes) -> str | None:
         return "the file is Python 2, read for findings only" if read_python2(raw) else None
     except (RecursionError, MemoryError):
         return None  # nested too deeply for CPython's parser: not Python 2, and no fix either
+
+
+def _names_bound(target: ast.AST) -> list:
+    """The plain names an assignment target binds (``a``, ``a, b``, ``*rest``); none for ``x.y`` or
+    ``x[i]``, which bind into an object."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _names_bound(element)]
+    if isinstance(target, ast.Starred):
+        return _names_bound(target.value)
+    return []
+
+
+def _held(value: ast.AST) -> set:
+    """The names whose objects (or objects inside them) ``value`` may evaluate to: a name, an
+    attribute or item of one (a NumPy slice is a view), the elements of a list, tuple or set, the
+    values of a dict, either side of a conditional expression."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return _held(value.value)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return {name for element in value.elts for name in _held(element)}
+    if isinstance(value, ast.Dict):
+        return {name for element in value.values for name in _held(element)}
+    if isinstance(value, ast.IfExp):
+        return _held(value.body) | _held(value.orelse)
+    return set()
