@@ -280,8 +280,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             varies[index] = why.names
             continue
         except _Walled:
-            # a session opened per iteration of a loop between them (GG111's shape): that loop's
-            # iterations build a model each, and the code belongs with it
+            # a `with` between them: a session opened per iteration (GG111's shape, a model built per
+            # iteration, which the code belongs with) or a scope or device the code must stay in
             needed = min(needed, index - 1)
             continue
         except _NotFixable:
