@@ -7,12 +7,17 @@ findings kept after suppressions, the cache folder and the output file. The comm
 from __future__ import annotations
 
 import os
+import sys
 
 #: Codes that exist but are off unless selected by name or prefix. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
 #: the summary, as bandit and semgrep (linters of one class of bug) treat parse failures; the compiler
 #: and general linters already report syntax errors, and judges of first contact read every GG001 as
 #: noise (issue 34). ``--extend-select GG001`` reports each one, and fails the run, as before.
 OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
+
+
+#: Exit codes, as ruff's: no findings; findings (or a diff to show); a usage or internal error.
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 class UsageError(Exception):
@@ -118,3 +123,38 @@ def open_output(path: str):
 def default_cache_dir(config) -> str:
     """``.graphguard_cache`` next to the configuration file, or in the current folder."""
     return os.path.join(config.root if config.path else os.getcwd(), ".graphguard_cache")
+
+
+def write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:
+    """Write ``diagnostics`` in ``output_format`` (one of :data:`graphguard.reporters.WRITERS`; ``args.statistics``: the counts per code instead) (or their counts with ``--statistics``) to the text stream ``out``, then flush it and close it unless it is stdout or stderr;
+    ``sources``: file bytes not on disk (stdin), for notebook cells and ``full``'s source lines. Raises
+    ``OSError`` (``BrokenPipeError`` included) as the stream does."""
+    from graphguard.reporters import WRITERS
+
+    from graphguard.notebook import in_cells
+
+    diagnostics = in_cells(diagnostics, sources)  # notebooks: rows within cells, ruff's `cell N`
+    try:
+        if args.statistics:
+            counts: dict[tuple[str, str], int] = {}
+            for d in diagnostics:
+                counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
+            if output_format in ("json", "json-lines"):  # ruff's shape: code, name, count
+                import json
+
+                items = [{"code": code, "name": name, "count": count} for (code, name), count in sorted(counts.items())]
+                if output_format == "json":
+                    out.write(json.dumps(items, indent=2) + "\n")
+                else:
+                    out.write("".join(json.dumps(item) + "\n" for item in items))
+            else:
+                for (code, name), count in sorted(counts.items()):
+                    out.write(f"{count:>6}  {code}  {name}\n")
+        elif output_format == "full":
+            WRITERS[output_format](diagnostics, out, sources)
+        else:
+            WRITERS[output_format](diagnostics, out)
+        out.flush()
+    finally:
+        if out is not sys.stdout and out is not sys.stderr:
+            out.close()

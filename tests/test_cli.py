@@ -803,7 +803,7 @@ def test_the_command_leaves_by_os_exit_with_every_line_out_and_the_cache_written
 def test_selection_layers_and_specificity_as_in_ruff(file, command, expected):
     from types import SimpleNamespace
 
-    from graphguard.cli import OFF_BY_DEFAULT, _known_codes, _selection
+    from graphguard.lint import OFF_BY_DEFAULT, known_codes as _known_codes, selection as _selection
     from graphguard.config import Config
 
     config = Config(select=file.get("select"), ignore=file.get("ignore", []))

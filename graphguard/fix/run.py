@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Callable
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+from graphguard.lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 
 def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint: Callable[[str, bytes], list],

@@ -1,0 +1,335 @@
+"""One run of ``graphguard check`` as a library: the configuration resolved, the rules selected, the
+files found and checked, then the findings fixed (``--fix``, ``--diff``), suppressed (``--add-noqa``) or
+written with the summary line. :mod:`graphguard.cli` parses the command line and calls :func:`check`;
+this module stands on :mod:`graphguard.lint` and :mod:`graphguard.fix` and is imported by nothing
+but the command line.
+
+Errors are one line on stderr (:class:`~graphguard.lint.UsageError`, exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+import os
+import sys
+
+from graphguard.lint import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    UsageError,
+    default_cache_dir,
+    kept,
+    known_codes,
+    open_output,
+    selection,
+    write,
+)
+
+#: Set by :func:`check` when run as the command (:func:`graphguard.cli.main` without ``argv``): the
+#: checker that holds the run's facts until the process ends (see :func:`graphguard.cli.main`).
+HELD: list = []
+
+
+def _common_folder(paths: list[str]) -> str:
+    """Where the configuration is looked for: the path itself when there is one, else the deepest
+    folder holding every path. The same files give the same settings in any order (a new user's trial:
+    with the first path's ``pyproject.toml``, pre-commit's order of the staged files decided whether a
+    commit passed)."""
+    if len(paths) == 1:
+        return paths[0]
+    try:
+        return os.path.commonpath([os.path.abspath(path) for path in paths])
+    except ValueError:  # paths on different drives (Windows)
+        return paths[0]
+
+
+def check(args) -> int:
+    """Run ``graphguard check`` with the parsed command line ``args`` (the ``argparse.Namespace`` that
+    :mod:`graphguard.cli` builds: ``paths``, ``select``, ``output_format``, ``fix`` and the other flags of
+    ``graphguard check --help``); returns the exit status (``EXIT_CLEAN``, ``EXIT_FINDINGS`` or
+    ``EXIT_ERROR``). Resolves the configuration (``--config`` or the nearest ``pyproject.toml`` /
+    ``graphguard.toml`` above the paths), selects the rules, finds the files, runs the
+    :class:`~graphguard.checker.Checker` (with the facts cache), then fixes (:mod:`graphguard.fix.run`),
+    adds noqa comments, or writes the findings and the summary line.
+
+    Raises :class:`~graphguard.lint.UsageError` for a bad command line or configuration; writes only
+    with ``--fix``, ``--fix-only`` and ``--add-noqa`` (and ``-o``)."""
+    from graphguard.checker import Checker
+    from graphguard.config import ConfigError, find_config, load_config
+    from graphguard.discovery import find_python_files
+    from graphguard.suppressions import add_noqa
+
+    paths = args.paths or ["."]
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    if stdin and args.add_noqa:
+        raise UsageError("--add-noqa cannot write to stdin")
+    if args.add_noqa and (args.fix or args.fix_only or args.diff):
+        raise UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if args.stdin_filename and not stdin:
+        raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
+    for flag, value in (("--config", args.config), ("--cache-dir", args.cache_dir), ("-o", args.output_file),
+                        ("--stdin-filename", args.stdin_filename)):
+        if value == "":
+            raise UsageError(f"{flag}: an empty path")
+    start = args.stdin_filename if stdin and args.stdin_filename else _common_folder(paths) if not stdin else "."
+    try:
+        notes: list[str] = []
+        config_path = args.config if args.config else find_config(start, notes)
+        for note in notes:
+            print(note, file=sys.stderr)
+        if args.config and not os.path.isfile(args.config):
+            what = ("is a folder, not a file" if os.path.isdir(args.config)
+                    else "is not a regular file" if os.path.exists(args.config) else "no such file")
+            raise UsageError(f"--config: {args.config}: {what}")
+        config = load_config(config_path, known_codes())
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    selected = selection(args, config)
+    output_format = args.output_format or config.output_format or "concise"
+    if args.statistics and output_format not in ("concise", "full", "json", "json-lines"):
+        raise UsageError(f"--statistics prints text or JSON, not {output_format}")
+
+    sources = None
+    if stdin:
+        if sys.stdin is None:  # started with `<&-`
+            raise UsageError("standard input is closed: pass the file to check instead of '-'")
+        name = args.stdin_filename or "-"
+        if args.force_exclude and args.stdin_filename and config.is_excluded(args.stdin_filename):
+            # As ruff: an excluded --stdin-filename is not checked (an editor passes every buffer), and a
+            # fix gives the source back as it came (found by a new user: it was fixed and printed).
+            if args.fix or args.fix_only:
+                import shutil
+
+                shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
+                sys.stdout.flush()
+            return EXIT_CLEAN
+        files = [name]
+        sources = {name: sys.stdin.buffer.read(config.max_file_bytes + 1)}  # more: GG002, not GBs in memory
+    else:
+        try:
+            files = find_python_files(paths, config, force_exclude=args.force_exclude)
+        except FileNotFoundError as missing:
+            raise UsageError(f"{missing.args[0]}: no such file or directory") from None
+        if not args.quiet:
+            for note in _excluded_notes(paths, files, config):
+                print(note, file=sys.stderr)
+    if args.output_file and os.path.exists(args.output_file):
+        for file in files:
+            try:
+                if os.path.samefile(args.output_file, file):
+                    raise UsageError(f"-o: {args.output_file} is one of the files being checked")
+            except OSError:
+                continue
+    if args.show_files:
+        from graphguard.reporters import shown
+
+        listing = "".join(shown(file) + "\n" for file in files)  # a newline in a name must not make two lines
+        if args.output_file:
+            with open_output(args.output_file) as out:
+                out.write(listing)
+        else:
+            sys.stdout.write(listing)
+        return EXIT_CLEAN
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    hold = args.hold
+    checker = Checker(selected | {"GG001"}, session_names=config.session_names, session_factories=config.session_factories,
+                      max_bounded_iterations=config.max_bounded_iterations,
+                      max_file_bytes=config.max_file_bytes, keep_facts=hold)
+    if hold:
+        HELD.append(checker)
+    cache = None
+    if not args.no_cache and not stdin:
+        from graphguard.cache import FactsCache, unusable
+
+        folder = args.cache_dir or default_cache_dir(config)
+        reason = unusable(folder)
+        if reason is None:
+            cache = FactsCache(folder, checker.settings_key)
+        else:
+            print(f"graphguard: the cache folder {folder} {reason}; checking without a cache", file=sys.stderr)
+    jobs = min(args.jobs or os.cpu_count() or 1, 4 * (os.cpu_count() or 1))  # more processes than that only cost
+    explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
+    report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit)
+    if hold:
+        gc.freeze()  # the held facts: never to be scanned by the collector, nor freed (see main())
+    for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
+        print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
+
+    diagnostics = kept(report, config, selected)
+    fixing = args.fix or args.fix_only or args.diff
+    if fixing and cache is None and not args.add_noqa and not stdin:
+        from graphguard.cache import MemoryCache
+
+        cache = MemoryCache()  # each file's re-lints read the other files' facts from memory, not disk
+    if fixing and not args.add_noqa:
+        from graphguard.fix.run import run_fixes
+
+        def relint(filename: str, text: bytes) -> list:
+            again = checker.check_paths(files, {**(sources or {}), filename: text}, jobs=1, cache=cache,
+                                        explicit=explicit)
+            return [d for d in kept(again, config, selected, only=filename) if d.filename == filename]
+
+        return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
+                         lambda found, out: write(args, output_format, found, out, sources))
+
+    if args.add_noqa:
+        from graphguard.notebook import is_notebook
+        from graphguard.notebook_edit import add_noqa_notebook
+
+        added, failed = 0, False
+        suppressible = [d for d in diagnostics if d.code not in ("GG001", "GG002", "GG900")]
+        for filename in sorted({d.filename for d in suppressible}):
+            suppress = add_noqa_notebook if is_notebook(filename) else add_noqa
+            try:
+                changed, skipped = suppress(filename, [d for d in suppressible if d.filename == filename])
+            except (OSError, ValueError) as error:
+                print(f"graphguard: error: {filename}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+                failed = True
+                continue
+            added += changed
+            for row in skipped:
+                print(f"graphguard: warning: {filename}:{_cell_row(filename, row)}: no safe place for a noqa "
+                      "comment; suppress it by hand", file=sys.stderr)
+        if not args.quiet:
+            print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
+        return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
+
+    if output_format in ("json", "json-lines", "sarif", "full") and not args.statistics:
+        diagnostics = _with_fixes(diagnostics, sources)
+    out = sys.stdout
+    if args.output_file:
+        try:
+            out = open_output(args.output_file)
+        except OSError as error:
+            reason = "a pipe that nothing reads" if error.errno == errno.ENXIO else error.strerror
+            raise UsageError(f"-o: {args.output_file}: {reason}") from None
+    try:
+        write(args, output_format, diagnostics, out, sources)
+    except BrokenPipeError:
+        # `graphguard check | head`: stop quietly, but keep the exit status honest (pipefail).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+    except OSError as error:
+        raise UsageError(f"cannot write the findings: {error.strerror or error}") from None
+
+    if not args.quiet:
+        flagged = len({d.filename for d in diagnostics})
+        unparsed = "" if "GG001" in selected else _unparsed(report)
+        if diagnostics:
+            noun = "finding" if len(diagnostics) == 1 else "findings"
+            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}.", file=sys.stderr)
+        elif report.errors:
+            print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
+                  f"({_count(len(files), 'file')} in all{unparsed}).", file=sys.stderr)
+        elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
+            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
+        else:
+            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
+
+    if report.errors:
+        return EXIT_ERROR
+    if diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _cell_row(filename: str, row: int) -> str:
+    """``row`` of ``filename`` as shown: ``cell N:R`` in a notebook (its module row otherwise)."""
+    from graphguard.notebook import load
+
+    notebook = load(filename)
+    if notebook is None:
+        return str(row)
+    cell, cell_row = notebook.locate(row)
+    return f"cell {cell}:{cell_row}"
+
+
+def _with_fixes(diagnostics: list, sources: dict | None) -> list:
+    """``diagnostics`` with the fix of each fixable finding attached (JSON ``fix``, SARIF ``fixes``).
+    Only files with a fixable code are read again, and only they load libcst."""
+    import dataclasses
+
+    from graphguard.fix.edits import FIXABLE_CODES
+
+    from graphguard.rules import RULES
+
+    # A rule without any automatic fix says so, and where its doc explains why (ruff's "Fix safety").
+    diagnostics = [dataclasses.replace(d, fix_unavailable=f"{d.code} has no automatic fix (see `graphguard rule "
+                                       f"{d.code}`, Fix safety)")
+                   if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
+    from graphguard.notebook import is_notebook, python_source
+
+    files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
+    if not files:
+        return diagnostics
+    from graphguard.fix import propose_fixes
+    from graphguard.fix.apply import decode, file_bytes
+    from graphguard.fix.source import python2_reason
+
+    fixes, reasons = {}, {}
+    for filename in files:
+        mine = [d for d in diagnostics if d.filename == filename]
+        try:
+            raw = file_bytes(filename, sources)
+            python2 = python2_reason(filename, raw)
+            if python2:
+                reasons.update((d, python2) for d in mine if d.code in FIXABLE_CODES)
+                continue
+            # A notebook's fixes are computed on its cells' module; in_cells then locates them by cell.
+            text = python_source(filename, raw).decode("utf-8", "surrogatepass") if is_notebook(filename) else decode(raw)
+            fixes.update(propose_fixes(text, mine, reasons))
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            continue
+        except (RecursionError, MemoryError):  # a new user's trial: a 250-term sum was a traceback in SARIF
+            reasons.update((d, "the file is nested too deeply to fix") for d in mine if d.code in FIXABLE_CODES)
+    return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons
+            else d for d in diagnostics]
+
+
+def _unparsed(report) -> str:
+    """The summary's note on files skipped because they (or some of their notebook cells) do not parse."""
+    count = len({d.filename for d in report.diagnostics if d.code == "GG001"})
+    if not count:
+        return ""
+    return f"; {_count(count, 'file')} could not be parsed in whole or part (--extend-select GG001 lists them)"
+
+
+def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:
+    """One line per folder named on the command line that holds Python files none of which is
+    checked, saying why (``exclude`` or ``.gitignore``): "All checks passed (0 files)" must not
+    pass silently in CI."""
+    from graphguard.config import gitignored
+    from graphguard.discovery import SUFFIXES
+
+    notes = []
+    checked = [os.path.abspath(f) for f in files]
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        root = os.path.abspath(path)
+        if any(f.startswith(root + os.sep) for f in checked):
+            continue
+        everything = [os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
+                      if name.endswith(SUFFIXES)][:1000]
+        if not everything:
+            continue
+        if config.is_excluded(path) or any(config.is_excluded(f) for f in everything[:50]):
+            reason = "excluded by `exclude`/`extend-exclude` (or the defaults: build, dist, caches, virtual environments)"
+        elif config.respect_gitignore and gitignored(everything[:50]):
+            reason = "ignored by .gitignore (respect-gitignore = false in the configuration checks them)"
+        else:
+            reason = "excluded"
+        notes.append(f"graphguard: {path}: 0 of its Python files checked: {reason}; name the files to check them")
+    return notes
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 file``, ``3 files``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
