@@ -38,6 +38,10 @@ while True:
     # Standalone Keras before 2.4 (lr=, the TF1 backend): predict runs a cached predict function.
     ("from keras.models import Sequential\nfrom keras.layers import Dense", "Adam(lr=1e-3)", []),
     ("from keras.models import Sequential\nfrom keras.layers.core import Dense", "'adam'", []),
+    # The same module through another import form (a set P notebook: `from keras.utils import np_utils`).
+    ("from keras.models import Sequential\nfrom keras.layers import Dense\nfrom keras.utils import np_utils", "'adam'", []),
+    ("from keras.models import Sequential\nfrom keras.layers import Dense\nfrom keras.utils import to_categorical", "'adam'",
+     [("GG303", 6)]),
     # Keras 2.6-2.8 on TF 2 (its optimizers' *_v2 modules) still runs lr= with a warning: TF 2's predict.
     ("from keras.models import Sequential\nfrom keras.layers import Dense\nfrom keras.optimizers import adam_v2",
      "adam_v2.Adam(lr=1e-3)", [("GG303", 6)]),

@@ -471,8 +471,10 @@ class EagerReader(SampleReader):
                     construction = self._new_construction(step[0], node, text)
                     frame.facts.predicts = [*frame.facts.predicts, *((p, construction, model) for p in sorted(params))]
                 return
-            construction = self._new_construction(step[0], node, text)
             one = self._one_sample(data)
+            if step[0] is Effect.PREDICT and not one and self._batch(data):
+                return  # ``for x_batch in datagen.flow_from_directory(...)``: batched inference over a dataset
+            construction = self._new_construction(step[0], node, text)
             if not loops:
                 if one and model is True:
                     frame.facts.constructions.append(construction)  # reported at the calls in loops

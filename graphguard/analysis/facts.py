@@ -217,6 +217,9 @@ class ClassFacts:
     name: str
     bases: list = field(default_factory=list)  #: Refs of project base classes
     attributes: dict = field(default_factory=dict)  #: ``self.X`` bindings made in its methods
+    #: it derives from ``threading.Thread`` or ``multiprocessing.Process`` (by the base's last name):
+    #: its instances are workers that run side by side (A3C's one model per worker thread)
+    worker: bool = False
 
 
 @dataclass(eq=False)

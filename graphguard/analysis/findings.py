@@ -183,6 +183,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None or trial.site in rebuilt_sites:
             continue
         via = None
+        if trial.refs and all(project.worker_class(module, ref) for ref, _ in trial.refs):
+            continue  # ``workers.append(Worker(model_args))``: one model per worker, the workers run together
         if trial.refs:
             makers = [s for s in (project.summary(module, ref) for ref, _ in trial.refs) if s is not None]
             via = next((s.builds[Effect.MODEL] for s in makers if Effect.MODEL in s.builds), None)
@@ -192,7 +194,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
     for call, callee in calls:
         if id(call) in suppressed or not (callee.builds or callee.trains_model):
             continue
-        if callee.trains_model is not None:
+        if callee.trains_model is not None and not project.worker_class(module, call.ref):
             loop = _model_loop(module, call, model_bound)
             if loop is not None:
                 found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",

@@ -381,6 +381,20 @@ class Project:
                 return found
         return None
 
+    def worker_class(self, importer: ModuleFacts, ref: Ref, depth: int = 0) -> bool:
+        """Whether ``ref``, read in ``importer``, names a class of workers (``ClassFacts.worker``), itself
+        or through a project base class."""
+        if ref.name.endswith(".__init__"):  # ``Worker(...)``, called: its constructor
+            ref = Ref(ref.module, ref.name[:-len(".__init__")])
+        found = self.resolve_class(importer, ref)
+        if found is None or depth > 10:
+            return False
+        module, name = found
+        cls = module.classes.get(name)  # (a function passed as a parameter resolves to itself)
+        if cls is None:
+            return False
+        return cls.worker or any(self.worker_class(module, base, depth + 1) for base in cls.bases)
+
     def summary(self, importer: ModuleFacts, ref: Ref) -> Summary | None:
         """The summary of the function that ``ref``, read in ``importer``, calls (None when it names
         no function of the checked tree)."""

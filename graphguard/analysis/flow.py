@@ -97,6 +97,7 @@ class FlowReader:
             self._frame.numbers.discard(name)
             self._frame.targets.add(name)
         self._note_loop_numbers(node)
+        self._note_batch_loop(node.iter, node.target)
         loop = self._new_loop(node)
         self._frame.loops.append(loop)
         self._note_loop_bind(node.target)  # the target changes per iteration
@@ -152,6 +153,7 @@ class FlowReader:
             container = self._elements(generator.iter)
             self._bind(generator.target, None if container is None else container.element)
             self._note_loop_bind(generator.target)
+            self._note_batch_loop(generator.iter, generator.target)
             count = self._trips(generator.iter)
             if count is None and index == 0 and len(generators) == 1:
                 self._note_over(loop, generator.iter)

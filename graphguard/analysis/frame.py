@@ -34,6 +34,8 @@ class Frame:
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
+    batch_sources: set = field(default_factory=set)  # names bound to a batching data source (samples.BATCH_SOURCES)
+    batches: set = field(default_factory=set)  # names a loop over a batching data source binds: one batch each (GG303)
     targets: set = field(default_factory=set)  # names a ``for`` of this body binds as its target (GG306)
     node: ast.AST | None = None  # the ``def`` being read (its parameters' defaults and calls give counts)
     drew: bool | str = False  # the body drew a random minibatch (what is made of it is one too, GG303); samples.HELPER_DRAW: through a helper

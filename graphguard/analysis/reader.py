@@ -432,6 +432,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
                 self._retention(target, node.value.right.elts, node)  # ``models = models + [model]``
             self._bind(target, parts if parts is not None and isinstance(target, (ast.Tuple, ast.List)) else value)
             self._note_number(target, node.value)
+            self._note_batch_source(target, node.value)
             if target.__class__ is ast.Name and (node.value.__class__ is ast.Dict or (
                     node.value.__class__ is ast.Call and getattr(node.value.func, "id", None) == "dict")):
                 self._grids[target.id] = node.value  # ``param_grid = dict(units=[32, 64])``
@@ -617,8 +618,10 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
             self.visit(decorator)
         bases = []
         keras_base = per_step = None
+        worker = False
         for base in node.bases:
             self.visit(base)
+            worker = worker or (dotted_name(base) or "").rsplit(".", 1)[-1] in WORKER_BASES
             value = self.resolve(base)
             if isinstance(value, ProjectRef):
                 bases.append(value.ref)
@@ -635,7 +638,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
             self._per_step[qualname] = per_step
         if keras_base is not None:
             self._keras_classes.add(qualname)
-        self.facts.classes[qualname] = ClassFacts(qualname, bases)
+        self.facts.classes[qualname] = ClassFacts(qualname, bases, worker=worker)
         self._frame.scope[node.name] = ProjectRef(Ref("", qualname), is_class=True)
         facts = FunctionFacts(qualname)  # the class body: statements run once, at definition
         self._push(Frame(facts, {}, is_class=True, class_name=qualname))
@@ -665,6 +668,11 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         else:
             frame.facts.constructions.append(construction)
         return construction
+
+#: Base classes of workers that run side by side, by their last name (``threading.Thread``,
+#: ``multiprocessing.Process`` and torch's): a loop that makes N of them, each with its own Keras
+#: model (A3C's worker threads), makes N models that live together by design, not one per trial.
+WORKER_BASES = frozenset({"Thread", "Process"})
 
 #: Framework base classes whose methods run on every step, by their last name, and those methods.
 _PER_STEP_BASES = {"SessionRunHook": "hook", "Callback": "callback"}

@@ -19,7 +19,7 @@ new Python value. Two other runtimes read the same source and behave otherwise:
   mode; nothing is traced and a call costs about a millisecond. Its code says so by an API that Keras
   2.4 and later dropped or renamed: ``lr=`` for an optimizer's learning rate, ``fit_generator`` and
   ``predict_generator``, ``nb_epoch=``, ``Model(input=, output=)``, ``keras.layers.core`` and the other
-  layer submodules, ``keras.utils.np_utils``, ``keras.engine``, ``K.get_session()``.
+  layer submodules, ``keras.utils.np_utils`` (imported either way), ``keras.engine``, ``K.get_session()``.
 * **Keras 3 on another backend** (``KERAS_BACKEND`` set to ``jax`` or ``torch``): ``predict`` reuses
   its compiled (jitted) predict function; ``tf.function`` plays no part. Measured by a first-contact
   judge on Keras 3.15 with JAX: about 1.9 ms per call, and calling the model directly was slower.
@@ -38,7 +38,8 @@ _BEFORE_2_4 = re.compile(
     rb"[(,][ \t\r\n]*(?:lr|nb_epoch)[ \t]*=[^=]|\b(?:fit|predict|evaluate)_generator[ \t]*\(|\bModel[ \t]*\([ \t\r\n]*input[ \t]*="
     rb"|\bkeras\.(?:layers\.(?:core|convolutional|recurrent|merge|normalization|advanced_activations|embeddings|pooling"
     rb"|wrappers|noise|local)|utils\.np_utils|engine|backend\.tensorflow_backend|legacy)\b"
-    rb"|\b(?:get_session|set_session)[ \t]*\(|\bConvolution[123]D\b|\bimage_dim_ordering\b")
+    rb"|\b(?:get_session|set_session)[ \t]*\(|\bConvolution[123]D\b|\bimage_dim_ordering\b"
+    rb"|\bfrom[ \t]+keras\.utils[ \t]+import[^\n#]*\bnp_utils\b")  # the same module, through ``from ... import``
 #: Spellings only Keras 2.6 and later (on TF 2, eager) has: the ``keras.optimizers.*_v2`` modules (Keras
 #: 2.6-2.8, where ``Adam(lr=...)`` still runs with a warning) and TF 2's ``tf.summary.create_file_writer``.
 #: They outweigh a spelling of :data:`_BEFORE_2_4` beside them.

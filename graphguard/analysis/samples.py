@@ -45,6 +45,15 @@ HELPER_DRAW = "helper"
 #: A ``bound`` for :func:`syntax.one_sample` that knows no name: one sample as written, nothing else.
 NO_NAMES = frozenset().__contains__
 
+#: Functions and methods that make a data source handing out batches of a finite dataset: Keras'
+#: ``ImageDataGenerator.flow``/``flow_from_directory``/``flow_from_dataframe`` (``batch_size`` 32 by
+#: default), ``tf.data.Dataset.batch``/``padded_batch`` and Keras' ``*_dataset_from_directory`` /
+#: ``timeseries_dataset_from_array``. A loop over one runs ``predict`` once per batch of the dataset:
+#: ordinary batched inference, nothing to hoist (issue 34's shape 3), unless the batch is one row.
+BATCH_SOURCES = frozenset({"flow", "flow_from_directory", "flow_from_dataframe", "batch", "padded_batch",
+                           "image_dataset_from_directory", "text_dataset_from_directory",
+                           "audio_dataset_from_directory", "timeseries_dataset_from_array"})
+
 #: Functions that return their arguments' rows in another order (scikit-learn's ``shuffle`` and
 #: ``resample``, NumPy's ``permutation``).
 _REORDERING_FUNCTIONS = frozenset({"shuffle", "permutation", "resample"})
@@ -114,6 +123,46 @@ class SampleReader:
             self._sample_loops.add(loop.index)
             # ``for state, action, reward in minibatch:``: each target is one row, one sample
             frame.samples.update(name for name in assigned_targets([ast.Assign(targets=[target], value=iterable)]))
+
+    def _batch_source(self, value: ast.AST) -> bool:
+        """Whether ``value`` is a batching data source (:data:`BATCH_SOURCES`) whose batches may hold
+        more than one row, or a name this body bound to one; ``enumerate(source)`` is one too."""
+        if value.__class__ is ast.Name:
+            return value.id in self._frame.batch_sources
+        if value.__class__ is not ast.Call:
+            return False
+        func = value.func
+        name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
+        if name == "enumerate" and value.args:
+            return self._batch_source(value.args[0])
+        if name not in BATCH_SOURCES:
+            return False
+        size = next((k.value for k in value.keywords if k.arg == "batch_size"), None)
+        if size is None and name in ("batch", "padded_batch") and value.args:
+            size = value.args[0]
+        rows = None if size is None else self._count_value(size)
+        return rows is None or rows > 1
+
+    def _note_batch_source(self, target: ast.AST, value: ast.AST) -> None:
+        """``generator = datagen.flow_from_directory(folder, batch_size=64)``: ``generator`` hands out
+        batches (a name bound to anything else is not, or no longer, one)."""
+        if target.__class__ is ast.Name:
+            if self._batch_source(value):
+                self._frame.batch_sources.add(target.id)
+            else:
+                self._frame.batch_sources.discard(target.id)
+
+    def _note_batch_loop(self, iterable: ast.AST, target: ast.AST) -> None:
+        """``for x_batch, y_batch in generator:``: each target is one batch of a finite dataset."""
+        if self._batch_source(iterable):
+            self._frame.batches.update(assigned_targets([ast.Assign(targets=[target], value=iterable)]))
+
+    def _batch(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a batch a loop over a batching data source handed out (``x_batch``,
+        ``batch[0]``)."""
+        while node.__class__ is ast.Subscript:
+            node = node.value
+        return node.__class__ is ast.Name and node.id in self._frame.batches
 
     def _note_accumulation(self, node: ast.Call) -> None:
         """``states.append(state)`` in a loop: remember the loop nest (a name filled by a nested loop is

@@ -57,6 +57,33 @@ on a SimpleRNN under tf.keras 2; identical with `TF_ENABLE_ONEDNN_OPTS=0` and un
 """
 
     VALID = (
+        # Batched inference over a dataset: a loop over a source that hands out batches (Keras'
+        # flow_from_directory, 32 images by default; tf.data's batch(64)) predicts once per batch of
+        # a finite dataset, nothing to hoist.
+        """\
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras.preprocessing.image import ImageDataGenerator
+
+encoder = keras.applications.VGG16(include_top=False)
+images = ImageDataGenerator(rescale=1 / 255)
+
+
+def embed(folder, total):
+    codes, seen = [], 0
+    for pictures, _ in images.flow_from_directory(folder):
+        codes.append(encoder.predict(pictures, verbose=0))
+        seen += len(pictures)
+        if seen >= total:
+            break
+    return np.concatenate(codes)
+
+
+def score(table):
+    batches = tf.data.Dataset.from_tensor_slices(table).batch(64)
+    return [encoder.predict(rows) for rows in batches]
+""",
         # A look at the first three batches of a dataset (`take(3)`), or of a generator (`islice`):
         # three predicts, a handful.
         """\
@@ -199,11 +226,28 @@ while not game.over:
     move = np.argmax(model.predict(np.array([frame])))  # GG303
     frame = game.play(move)
 """,
+        # A source that hands out one image at a time is one sample per predict.
+        """\
+from tensorflow import keras
+from tensorflow.keras.preprocessing.image import ImageDataGenerator
+
+encoder = keras.applications.VGG16(include_top=False)
+for picture, _ in ImageDataGenerator().flow_from_directory("photos", batch_size=1):
+    print(encoder.predict(picture).shape)  # GG303
+""",
     )
 
     #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
     #: check it, the docs show it.
     FIXES = {
+        6: """\
+from tensorflow import keras
+from tensorflow.keras.preprocessing.image import ImageDataGenerator
+
+encoder = keras.applications.VGG16(include_top=False)
+for picture, _ in ImageDataGenerator().flow_from_directory("photos", batch_size=1):
+    print(encoder.predict_on_batch(picture).shape)  # GG303
+""",
         0: """\
 import numpy as np
 import tensorflow as tf
