@@ -126,9 +126,10 @@ def default_cache_dir(config) -> str:
 
 
 def write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:
-    """Write ``diagnostics`` in ``output_format`` (one of :data:`graphguard.reporters.WRITERS`; ``args.statistics``: the counts per code instead) (or their counts with ``--statistics``) to the text stream ``out``, then flush it and close it unless it is stdout or stderr;
-    ``sources``: file bytes not on disk (stdin), for notebook cells and ``full``'s source lines. Raises
-    ``OSError`` (``BrokenPipeError`` included) as the stream does."""
+    """Write ``diagnostics`` in ``output_format`` (a key of :data:`graphguard.reporters.WRITERS`), or with
+    ``args.statistics`` their counts per code, to the text stream ``out``; then flush it, and close it
+    unless it is stdout or stderr. ``sources``: file bytes not on disk (stdin), for notebook cells and
+    ``full``'s source lines. Raises ``OSError`` (``BrokenPipeError`` included) as the stream does."""
     from graphguard.reporters import WRITERS
 
     from graphguard.notebook import in_cells

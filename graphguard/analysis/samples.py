@@ -147,6 +147,7 @@ class SampleReader:
         """``generator = datagen.flow_from_directory(folder, batch_size=64)``: ``generator`` hands out
         batches (a name bound to anything else is not, or no longer, one)."""
         if target.__class__ is ast.Name:
+            self._frame.batches.discard(target.id)  # bound anew: no longer the batch a loop handed out
             if self._batch_source(value):
                 self._frame.batch_sources.add(target.id)
             else:
