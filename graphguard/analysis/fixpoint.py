@@ -642,7 +642,24 @@ class Project:
         if any(kind == "absent" and self.resolve(importer, ref) is not None for ref, kind in refs):
             return False
         return any(self._param_is_model(importer, ref, kind[6:]) if kind.startswith("param:")
+                   else not self._param_is_project_object(importer, ref, kind[6:]) if kind.startswith("byuse:")
                    else self.is_model(importer, ref, kind) for ref, kind in refs if kind != "absent")
+
+    def _param_is_project_object(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
+        """Whether some call passes for parameter ``param`` of ``function`` an object of a project class
+        whose methods run session steps (``play(env, agent)`` with ``agent = DQN(...)`` whose ``predict``
+        is ``self.sess.run(self.q, ...)``): a TF1 graph's agent, so a parameter taken for a Keras model by
+        its use (``agent.predict(s)``) is not one."""
+        for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
+            if value[0] != "instance":
+                continue
+            module = self._by_path.get(os.path.normpath(value[1]))
+            if module is None:
+                continue
+            prefix = f"{value[2]}."
+            if any(name.startswith(prefix) and facts.runs_step for name, facts in module.functions.items()):
+                return True  # a TF1 graph's agent: its ``predict`` (a method, or ``self.predict = self._greedy``) is its own
+        return False
 
     def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
         """Whether some call passes a Keras model for parameter ``param`` of ``function`` (of
