@@ -48,6 +48,7 @@ from graphguard.analysis.bindings import (
     TFObject,
 )
 from graphguard.analysis.catalog import Effect
+from graphguard.analysis.facts import add
 from graphguard.analysis.samples import HELPER_DRAW, NO_NAMES, NUMBER_FUNCTIONS, SampleReader, maybe_number_or_sample_call
 from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, one_sample, short
 
@@ -454,6 +455,11 @@ class EagerReader(SampleReader):
         if step is not None:
             if data is None:
                 return
+            if step[0] is Effect.FIT and any(k.arg == "epochs" and self._count_value(k.value) != 1 for k in node.keywords):
+                # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them; a
+                # training run, so the loop around it (or the function's caller's) is a trial loop
+                add(frame.facts, "trainings", self._new_construction(Effect.FIT, node, text))
+                return
             if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
                 return  # batched on purpose: a large input, split by predict itself (chunked inference)
             if (step[0] is Effect.FIT and frame.drew is HELPER_DRAW and not one_sample(data, NO_NAMES)
@@ -461,8 +467,6 @@ class EagerReader(SampleReader):
                 # ``fit(sample_triplets(data), batch_size=64)``: a helper's draw, maybe a whole epoch's
                 # resample, that fit splits into batches itself: no sign of one step per call
                 return
-            if any(k.arg == "epochs" and self._count_value(k.value) != 1 for k in node.keywords):
-                return  # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them
             if not frame.loops and frame.params and not self._one_sample(data):
                 # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
                 # per call of ``act`` in a loop that passes one sample or the iteration's data for

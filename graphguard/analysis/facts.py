@@ -210,6 +210,10 @@ class FunctionFacts:
     #: ``refs[0]`` is a ``tf.function`` of another module, ``"model"`` when one of ``refs`` ((ref, kind)
     #: as :meth:`Project.is_model` takes them) gives a Keras model
     eager_checks: tuple | list = ()
+    #: Constructions (effect FIT) of Keras ``fit`` calls that are a whole training run (``epochs=`` more
+    #: than one): a loop that runs one per iteration is a trial loop, where one ``predict`` per iteration
+    #: is the trial's evaluation (GG303 does not apply); at function level the function trains per call
+    trainings: tuple | list = ()
 
 
 @dataclass(eq=False)

@@ -272,6 +272,10 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         if summary is not None)))
     model_loops.update(call.loops[-1] for call, callee in calls
                        if call.loops and (Effect.MODEL in callee.builds or callee.trains_model is not None))
+    # Trial loops: each iteration is a whole training run (a ``fit`` of several epochs, here or in a
+    # callee), so one ``predict`` per iteration is that trial's evaluation, not a per-step cost.
+    trial_loops = {training.loops[-1] for training in facts.trainings if training.loops}
+    trial_loops.update(call.loops[-1] for call, callee in calls if call.loops and callee.trains is not None)
     for construction in candidates:
         if construction.effect is Effect.TRACED_VARIABLE:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
@@ -280,6 +284,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         loop = _eager_loop(project, module, construction)
         if loop is None or ((construction.effect in _SWEEP_EFFECTS or id(construction) in per_trial)
                             and construction.loops[-1] in model_loops):
+            continue
+        if construction.effect is Effect.PREDICT and construction.loops[-1] in trial_loops:
             continue
         found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                              loop.row, loop.column))
@@ -291,8 +297,10 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break
+        trial = bool(call.loops) and (call.loops[-1] in trial_loops or callee.trains is not None)
         if call.samples and call.loops and callee.predict_params:
-            found.extend(_predicts_through(project, module, call, callee))
+            found.extend(f for f in _predicts_through(project, module, call, callee)
+                         if not (trial and f.effect is Effect.PREDICT))
         if not call.loops or not any(effect in callee.builds for effect in _CALLER_EAGER_EFFECTS):
             continue
         loop = _eager_loop(project, module, call)
@@ -301,7 +309,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         sweep = call.loops[-1] in model_loops or Effect.MODEL in callee.builds or callee.trains_model is not None
         for effect in _CALLER_EAGER_EFFECTS:
             origin = callee.builds.get(effect)
-            if origin is not None and not (sweep and effect in _SWEEP_EFFECTS):
+            if origin is not None and not (sweep and effect in _SWEEP_EFFECTS) and not (trial and effect is Effect.PREDICT):
                 found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
                                      via=origin))
     return found

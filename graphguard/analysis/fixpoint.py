@@ -45,6 +45,9 @@ class Summary:
     opens_session: bool = False
     model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
     trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
+    #: runs a whole training (a Keras ``fit`` of several epochs) on every call: a loop calling it is a
+    #: trial loop, where one ``predict`` per iteration is the trial's evaluation (GG303)
+    trains: Origin | None = None
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
     #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
     retains: Origin | None = None
@@ -455,6 +458,10 @@ class Project:
                 for trial in facts.trials:
                     if not trial.loops and not trial.refs and CALLER not in trial.exempt and summary.trains_model is None:
                         summary.trains_model = Origin(module.path, trial.site.row, trial.subject)
+                for training in facts.trainings:
+                    if not training.loops and CALLER not in training.exempt:
+                        summary.trains = Origin(module.path, training.site.row, subject_of(training))
+                        break
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
@@ -542,6 +549,9 @@ class Project:
                 if repeats_model and callee.trains_model is not None and summary.trains_model is None \
                         and not summary.resets_graph:
                     summary.trains_model = callee.trains_model
+                    changed = True
+                if repeats and callee.trains is not None and summary.trains is None and not call.loops:
+                    summary.trains = callee.trains
                     changed = True
                 if repeats_model and callee.retains is not None and summary.retains is None:
                     summary.retains = callee.retains

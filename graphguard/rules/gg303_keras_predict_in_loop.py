@@ -14,7 +14,9 @@ class KerasPredictInLoop(Rule):
     function that predicts on one sample. The model is a Keras model the analysis knows (made by
     `Sequential`, `Model`, `load_model`, a project class or function that builds one), or any object
     when the call passes a keyword only Keras' `predict` takes (`verbose=`, `batch_size=`, `steps=`).
-    `predict` on the whole validation set once per epoch is not reported. Nor is `predict_on_batch`:
+    `predict` on the whole validation set once per epoch is not reported, nor `predict` in a loop whose
+    iterations each train a model for several epochs (`fit(..., epochs=100)`, directly or through a
+    call: a search or a fold loop evaluating each trial). Nor is `predict_on_batch`:
     measured on TF 2.21 it costs 0.9 ms per call, no more than calling the model.
 
     ## Why is this bad?
@@ -144,6 +146,18 @@ import tensorflow as tf
 model = tf.keras.models.load_model("policy.keras")
 for state in states:
     action = model.predict_on_batch(state[None])
+""",
+        # A trial loop: each iteration trains the model for many epochs, then evaluates it once on the
+        # held-out split; that predict is the trial's evaluation, not a per-step cost.
+        """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(loss="mse", optimizer="adam")
+for seed in range(500):
+    x_fit, x_held = split(features, seed)
+    model.fit(x_fit, labels, epochs=100, verbose=0)
+    scores.append(model.predict(x_held))
 """,
         # TF1 Keras on graphs: predict is a session step there, not this rule's business.
         """\
