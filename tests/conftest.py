@@ -1,6 +1,56 @@
-"""Shared test hygiene."""
+"""Shared test hygiene, and one TensorFlow process that runs many TF1 programs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+#: The runner: reads a program's path per line, runs it in a fresh default graph with its output
+#: captured, and answers one JSON line (what it printed, and the error it ended with).
+RUNNER = r"""
+import contextlib, io, json, sys, os
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+print("ready", flush=True)
+for line in sys.stdin:
+    path = line.strip()
+    tf.reset_default_graph()
+    np.random.seed(0)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__"})
+        error = None
+    except BaseException as exc:
+        error = type(exc).__name__
+    print(json.dumps({"out": out.getvalue(), "error": error}), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def tf1_runner():
+    """``run(path) -> {"out": printed text, "error": exception name or None}``: runs the TF1 program at
+    ``path`` in a fresh default graph of one TensorFlow process shared by the test module (TensorFlow
+    is imported once, about 3-5 s, instead of once per program)."""
+    pytest.importorskip("tensorflow.compat.v1")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    process = subprocess.Popen([sys.executable, "-u", "-c", RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env=env)
+    assert process.stdout.readline().strip() == "ready"
+
+    def run(path: Path) -> dict:
+        process.stdin.write(f"{path}\n")
+        process.stdin.flush()
+        return json.loads(process.stdout.readline())
+
+    yield run
+    process.stdin.close()
+    process.wait(timeout=60)
 
 
 @pytest.fixture(autouse=True)

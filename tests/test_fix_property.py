@@ -5,15 +5,13 @@ the adversarial audit broke: inputs changed in place (``np.random.shuffle``, ``o
 helper, an alias, a method that rebinds a global; names read, bound or reset between the old and new
 place; a summary beside ``merge_all()``; seeded random ops; conditions; nested loops; a session given
 its graph. Each program runs under TensorFlow as written and after ``--fix`` (safe fixes only), in one
-TensorFlow process that resets the default graph between programs, and both runs must print the same.
+TensorFlow process that resets the default graph between programs (``tf1_runner``, conftest.py), and
+both runs must print the same.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -25,29 +23,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from graphguard.checker import Checker  # noqa: E402
 from graphguard.fix.apply import fix_text  # noqa: E402
-
-#: The runner: reads a program's path per line, runs it in a fresh default graph with its output
-#: captured, and answers one JSON line (what it printed, and the error it ended with).
-RUNNER = r"""
-import contextlib, io, json, sys, os
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-import numpy as np
-import tensorflow.compat.v1 as tf
-tf.disable_v2_behavior()
-print("ready", flush=True)
-for line in sys.stdin:
-    path = line.strip()
-    tf.reset_default_graph()
-    np.random.seed(0)
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__"})
-        error = None
-    except BaseException as exc:
-        error = type(exc).__name__
-    print(json.dumps({"out": out.getvalue(), "error": error}), flush=True)
-"""
 
 HEAD = """\
 import numpy as np
@@ -135,23 +110,6 @@ def programs(draw) -> str:
     return HEAD + "\n".join(lines + tail) + "\n"
 
 
-@pytest.fixture(scope="module")
-def runner():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    process = subprocess.Popen([sys.executable, "-u", "-c", RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, env=env)
-    assert process.stdout.readline().strip() == "ready"
-
-    def run(path: Path) -> dict:
-        process.stdin.write(f"{path}\n")
-        process.stdin.flush()
-        return json.loads(process.stdout.readline())
-
-    yield run
-    process.stdin.close()
-    process.wait(timeout=60)
-
-
 def _fixed(path: Path, text: str) -> str:
     checker = Checker()
     result = fix_text(str(path), text, lambda t: checker.check_source(t.encode(), str(path)), unsafe=False)
@@ -161,7 +119,7 @@ def _fixed(path: Path, text: str) -> str:
 @settings(max_examples=int(os.environ.get("GRAPHGUARD_PROPERTY_EXAMPLES", "100")), deadline=None, database=None,
           derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(program=programs())
-def test_a_safe_fix_never_changes_what_a_program_prints(runner, tmp_path_factory, program):
+def test_a_safe_fix_never_changes_what_a_program_prints(tf1_runner, tmp_path_factory, program):
     folder = tmp_path_factory.mktemp("program")
     original, fixed = folder / "original.py", folder / "fixed.py"
     original.write_text(program)
@@ -171,7 +129,7 @@ def test_a_safe_fix_never_changes_what_a_program_prints(runner, tmp_path_factory
     if fixed_text == program:
         return  # no safe fix: nothing to compare
     fixed.write_text(fixed_text)
-    assert runner(fixed) == runner(original), textwrap.indent(fixed_text, "  ")
+    assert tf1_runner(fixed) == tf1_runner(original), textwrap.indent(fixed_text, "  ")
 
 
 def test_the_generator_covers_the_shapes():
