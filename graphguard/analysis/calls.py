@@ -152,7 +152,11 @@ class CallReader:
             method = node.func.attr
             receiver = self.resolve(node.func.value)
             if method in TRIAL_METHODS:
-                self._use_as_trial(node.func.value)
+                # ``model.fit(ds, steps_per_epoch=n)``, ``model.compile(optimizer=...)``: keywords only
+                # Keras takes say the value is a Keras model, whatever made it (a builder handed in)
+                keywords = (catalog.KERAS_FIT_KEYWORDS if method == "fit"
+                            else catalog.KERAS_COMPILE_KEYWORDS if method == "compile" else ())
+                self._use_as_trial(node.func.value, keras=bool(keywords) and any(k.arg in keywords for k in node.keywords))
             if method == "numpy" and not node.args:
                 self.eager = True  # ``t.numpy()`` exists only in eager execution
             if method in KERAS_STEP_METHODS and isinstance(receiver, TFObject) and receiver.kind == "model" \

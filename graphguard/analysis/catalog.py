@@ -132,6 +132,15 @@ METHOD_EFFECTS = {
 }
 METHOD_EFFECTS["tensor"] = {**METHOD_EFFECTS["variable"]}  # a tf.get_variable result is often unknown
 
+#: Keywords only Keras' ``Model.fit`` takes among the ``fit`` methods of the libraries ML code uses
+#: (scikit-learn, XGBoost and LightGBM take ``verbose``/``callbacks`` too, darts and other PyTorch
+#: libraries ``epochs``: none of these).
+KERAS_FIT_KEYWORDS = frozenset({"validation_split", "steps_per_epoch", "initial_epoch", "validation_steps",
+                                "validation_freq"})
+#: Keywords of Keras' ``Model.compile`` (a receiver compiled with one is a Keras model).
+KERAS_COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
+                                    "steps_per_execution"})
+
 #: Methods that return a session (``sv.managed_session()``) or an object of another kind.
 SESSION_METHODS = {"supervisor": frozenset({"managed_session", "prepare_or_wait_for_session"})}
 

@@ -55,13 +55,8 @@ from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_nam
 #: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
 #: none of them): a call with one is Keras' whatever the receiver is known to be.
 _PREDICT_KEYWORDS = frozenset({"verbose", "batch_size", "steps", "callbacks"})
-#: Keywords only Keras' ``Model.fit`` takes among the ``fit`` methods of the libraries ML code uses
-#: (scikit-learn, XGBoost and LightGBM take ``verbose``/``callbacks`` too, darts and other PyTorch
-#: libraries ``epochs``: none of these).
-_FIT_KEYWORDS = frozenset({"validation_split", "steps_per_epoch", "initial_epoch", "validation_steps",
-                           "validation_freq"})
-_COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "jit_compile",
-                               "steps_per_execution"})
+_FIT_KEYWORDS = catalog.KERAS_FIT_KEYWORDS
+_COMPILE_KEYWORDS = catalog.KERAS_COMPILE_KEYWORDS
 
 #: What a Keras model has (``tf.keras.Model``, Keras 3): a parameter used with anything else in the same
 #: function (``actor.add_experience(...)``, ``agent.memory``) is a project object with a ``predict`` of its own.

@@ -194,18 +194,22 @@ class SweepReader:
         return Made(None, loops, refs, always=always,
                     written=(node, self._site(node) if keras is not None else None, exempt, keras))
 
-    def _use_as_trial(self, node: ast.AST) -> None:
+    def _use_as_trial(self, node: ast.AST, keras: bool = False) -> None:
         """``node`` (a name, or a call that makes a model) is trained, evaluated, saved or handed to
-        project code here: the Keras model it holds is a trial of the loop it was made in."""
+        project code here: the Keras model it holds is a trial of the loop it was made in. ``keras``:
+        the use takes a keyword only Keras takes, so it is a Keras model whatever made it."""
         made = self._model_value(node)
         if made is None:
             return
         frame = self._frame
         frame.used.add(made.subject)
-        if made.trial is not None and made.trial.site not in frame.trial_sites:
-            frame.trial_sites.add(made.trial.site)
+        trial = made.trial
+        if trial is not None and trial.site not in frame.trial_sites:
+            frame.trial_sites.add(trial.site)
+            if keras and trial.refs:
+                trial = trial._replace(refs=())
             facts = frame.facts
-            facts.trials = [*facts.trials, made.trial]
+            facts.trials = [*facts.trials, trial]
 
     def _close_frame(self, frame) -> None:
         """At the end of a body: keep the stores of models that the body uses as trials."""
