@@ -129,6 +129,8 @@ METHOD_EFFECTS = {
     "queue": {m: Effect.OP for m in ("enqueue", "enqueue_many", "dequeue", "dequeue_many", "dequeue_up_to",
                                      "close", "size")},
     "reader": {m: Effect.OP for m in ("read", "read_up_to", "num_records_produced", "reset")},
+    # an RNN cell's initial state: ``cell.zero_state(batch, tf.float32)`` fills new tensors on every call
+    "layer": {m: Effect.OP for m in ("zero_state", "get_initial_state")},
 }
 METHOD_EFFECTS["tensor"] = {**METHOD_EFFECTS["variable"]}  # a tf.get_variable result is often unknown
 
