@@ -255,7 +255,8 @@ class CallReader:
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
         frame.facts.calls.append(new_tuple(ProjectCall, (
             ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
-            self._argument_values(node), (), self._reuse_depth > 0 or self._passes_reuse(node))))
+            self._argument_values(node), (), self._reuse_depth > 0 or self._passes_reuse(node),
+            bool(frame.branches) and frame.branches[-1] >= len(frame.loops))))
         self._note_samples(node)
 
     def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:

@@ -452,8 +452,10 @@ class EagerReader(SampleReader):
                 return
             if step[0] is Effect.FIT and any(k.arg == "epochs" and self._count_value(k.value) != 1 for k in node.keywords):
                 # ``fit(x, y, epochs=5)``: several passes per call, a fixed cost spread over them; a
-                # training run, so the loop around it (or the function's caller's) is a trial loop
-                add(frame.facts, "trainings", self._new_construction(Effect.FIT, node, text))
+                # training run, so the loop around it (or the function's caller's) is a trial loop when
+                # it runs on every iteration (not under an ``if`` inside that loop: ``if done: replay()``)
+                if not frame.branches or frame.branches[-1] < len(frame.loops):
+                    add(frame.facts, "trainings", self._new_construction(Effect.FIT, node, text))
                 return
             if any(k.arg == "batch_size" for k in node.keywords) and not self._one_sample(data):
                 return  # batched on purpose: a large input, split by predict itself (chunked inference)

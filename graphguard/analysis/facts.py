@@ -90,6 +90,9 @@ class ProjectCall(NamedTuple):
     #: the call stands in ``tf.variable_scope(..., reuse=True or tf.AUTO_REUSE)``: the callee's
     #: ``tf.get_variable`` returns the variables made before, so it makes none for this caller
     reuses: bool = False
+    #: the call stands under an ``if`` inside its innermost loop (at function level when it is in
+    #: none): it may not run on every iteration (``if done: self.replay()``)
+    branched: bool = False
 
 
 class DeferredUse(NamedTuple):

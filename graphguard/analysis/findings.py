@@ -275,7 +275,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
     # Trial loops: each iteration is a whole training run (a ``fit`` of several epochs, here or in a
     # callee), so one ``predict`` per iteration is that trial's evaluation, not a per-step cost.
     trial_loops = {training.loops[-1] for training in facts.trainings if training.loops}
-    trial_loops.update(call.loops[-1] for call, callee in calls if call.loops and callee.trains is not None)
+    trial_loops.update(call.loops[-1] for call, callee in calls
+                       if call.loops and callee.trains is not None and not call.branched)
     for construction in candidates:
         if construction.effect is Effect.TRACED_VARIABLE:
             found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
@@ -297,7 +298,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break
-        trial = bool(call.loops) and (call.loops[-1] in trial_loops or callee.trains is not None)
+        trial = bool(call.loops) and (call.loops[-1] in trial_loops or (callee.trains is not None and not call.branched))
         if call.samples and call.loops and callee.predict_params:
             found.extend(f for f in _predicts_through(project, module, call, callee)
                          if not (trial and f.effect is Effect.PREDICT))

@@ -550,7 +550,7 @@ class Project:
                         and not summary.resets_graph:
                     summary.trains_model = callee.trains_model
                     changed = True
-                if repeats and callee.trains is not None and summary.trains is None and not call.loops:
+                if repeats and callee.trains is not None and summary.trains is None and not call.loops and not call.branched:
                     summary.trains = callee.trains
                     changed = True
                 if repeats_model and callee.retains is not None and summary.retains is None:

@@ -375,6 +375,7 @@ class FlowReader:
         # number per step). The caller's loop does not repeat what the tensor branch builds.
         tensor_branch = "" if once else self._tensor_branch(node.test)
         every = None if once or tensor_branch or self._frame.facts.traced else self._every(node.test)
+        self._frame.branches.append(len(self._frame.loops))
         for branch, statements in (("body", node.body), ("orelse", node.orelse)):
             guarded = branch == tensor_branch
             if guarded:
@@ -387,6 +388,7 @@ class FlowReader:
                 self._frame.exempt.pop()
             if branch == "body" and once:
                 self._frame.exempt.pop()
+        self._frame.branches.pop()
 
 
 def _stepped_counters(body: list) -> list:
