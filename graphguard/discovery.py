@@ -24,14 +24,24 @@ def _walk(root: str, config: Config):
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    # Any virtual environment, whatever its name (env/, .env3/, py311/).
-                    if not config.is_excluded(entry.path) and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                    # Any virtual environment, whatever its name (env/, .env3/, py311/), and a copy of
+                    # TensorFlow's own source (the library, not code that uses it: its kernel tests build
+                    # ops in loops over test cases on purpose).
+                    if (not config.is_excluded(entry.path) and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+                            and not _tensorflow_source(entry)):
                         subdirs.append(entry.path)
                 elif entry.name.endswith(SUFFIXES) and entry.is_file() and not config.is_excluded(entry.path):
                     yield entry.path
             except OSError:
                 continue
         stack.extend(reversed(subdirs))
+
+
+def _tensorflow_source(entry: os.DirEntry) -> bool:
+    """Whether the folder ``entry`` is a copy of TensorFlow's own source tree (named ``tensorflow`` and
+    holding ``python/framework/ops.py``, where TensorFlow defines its ``Graph``), vendored into a
+    project. One ``stat`` for a folder of that name, none for any other."""
+    return entry.name == "tensorflow" and os.path.exists(os.path.join(entry.path, "python", "framework", "ops.py"))
 
 
 def _named(path: str) -> bool:

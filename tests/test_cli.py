@@ -140,6 +140,20 @@ def test_skips_virtualenvs_and_git(tree):
     assert {Path(f["filename"]).name for f in json.loads(result.stdout)} == {"leaky.py"}
 
 
+def test_skips_a_copy_of_tensorflows_own_source(tree):
+    """A project that vendors TensorFlow's source (its kernel tests build ops in loops over test cases)
+    is checked without it; a folder merely named ``tensorflow`` is checked."""
+    vendored = tree / "third_party" / "tensorflow"
+    (vendored / "python" / "framework").mkdir(parents=True)
+    (vendored / "python" / "framework" / "ops.py").write_text("class Graph:\n    pass\n")
+    (vendored / "python" / "kernel_tests").mkdir()
+    (vendored / "python" / "kernel_tests" / "conv_test.py").write_text(LEAKY)
+    (tree / "tensorflow").mkdir()
+    (tree / "tensorflow" / "train.py").write_text(LEAKY)
+    result = graphguard("check", "--output-format", "json", str(tree))
+    assert {Path(f["filename"]).name for f in json.loads(result.stdout)} == {"leaky.py", "train.py"}
+
+
 def test_default_path_is_the_current_folder(tree):
     result = graphguard("check", cwd=tree)
     assert result.returncode == 1
