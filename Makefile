@@ -7,13 +7,20 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test clean
 
-$(BIN)/.graphguard-installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The demos need graphguard, TensorFlow, scikit-learn and psutil (the demo extra), not the test stack.
+$(BIN)/.graphguard-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $@
+
+$(BIN)/.graphguard-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-demo: $(BIN)/.graphguard-installed
+demo: $(BIN)/.graphguard-demo
 	$(BIN)/graphguard demo
 	$(BIN)/graphguard demo tf2
 
