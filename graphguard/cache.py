@@ -39,7 +39,7 @@ CACHEDIR_TAG = (
     "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 )
 
-_ALLOWED_MODULES = ("graphguard.analysis.", "graphguard.diagnostics", "graphguard.checker")
+_ALLOWED_MODULES = ("graphguard.analysis.", "graphguard.diagnostics", "graphguard.checker", "graphguard.fix.edits")
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "tuple", "list", "dict"})
 
 
@@ -128,8 +128,11 @@ class FactsCache:
         digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.path = os.path.join(self.folder, __version__, f"facts-{digest}.pickle")
         self.run_path = os.path.join(self.folder, __version__, f"run-{digest}.pickle")
+        self.fixes_path = os.path.join(self.folder, __version__, f"fixes-{digest}.pickle")
         self._entries: dict | None = None
         self._dirty = False
+        self._fixes: dict | None = None
+        self._fixes_dirty = False
         self._run = None
         self._stored_run = None
 
@@ -191,6 +194,26 @@ class FactsCache:
                                                 pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         self._dirty = True
 
+    def get_fixes(self, path: str, key: tuple):
+        """The fixes stored for ``path`` under ``key`` (:func:`graphguard.fix.attach.job_key`: the file
+        and its findings), one ``(Fix or None, reason or None)`` per finding, or None. Loaded on first
+        use: only output formats that carry fixes read this file."""
+        if self._fixes is None:
+            stored = self._load(self.fixes_path)
+            self._fixes = stored if isinstance(stored, dict) else {}
+        entry = self._fixes.get(os.path.abspath(path))
+        if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], bytes):
+            value = loads(entry[1])
+            return value if isinstance(value, list) else None
+        return None
+
+    def put_fixes(self, path: str, key: tuple, value: list) -> None:
+        """Store the fixes of ``path``'s findings under ``key`` (see :meth:`get_fixes`)."""
+        if self._fixes is None:
+            self.get_fixes(path, key)
+        self._fixes[os.path.abspath(path)] = (key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        self._fixes_dirty = True
+
     def _last(self):
         if self._stored_run is None:
             stored = self._load(self.run_path)
@@ -226,6 +249,9 @@ class FactsCache:
             if self._dirty:
                 _write_atomically(self.path, self._entries)
                 self._dirty = False
+            if self._fixes_dirty:
+                _write_atomically(self.fixes_path, self._fixes)
+                self._fixes_dirty = False
             if self._run is not None:
                 _write_atomically(self.run_path, self._run)
                 self._stored_run, self._run = self._run, None
@@ -259,7 +285,7 @@ _GITIGNORE = "# Created by graphguard.\n*\n"
 #: The names graphguard writes in its cache folder: the markers and one folder per version.
 _VERSION_FOLDER = re.compile(r"^\d+(?:\.\d+)+(?:[.+-][\w.+-]*)?$")
 #: The names graphguard writes in a version folder: the caches and the temporary files of atomic writes.
-_CACHE_FILE = re.compile(r"^(?:(?:facts|run)-[0-9a-f]{16}\.pickle|\.graphguard-\w+)$")
+_CACHE_FILE = re.compile(r"^(?:(?:facts|run|fixes)-[0-9a-f]{16}\.pickle|\.graphguard-\w+)$")
 
 
 def _is_ours(folder: str) -> bool:

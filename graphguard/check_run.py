@@ -201,7 +201,7 @@ def check(args) -> int:
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
     if output_format in ("json", "json-lines", "sarif", "full") and not args.statistics:
-        diagnostics = _with_fixes(diagnostics, sources)
+        diagnostics = _with_fixes(diagnostics, sources, cache, jobs)
     out = sys.stdout
     if args.output_file:
         try:
@@ -251,9 +251,11 @@ def _cell_row(filename: str, row: int) -> str:
     return f"cell {cell}:{cell_row}"
 
 
-def _with_fixes(diagnostics: list, sources: dict | None) -> list:
+def _with_fixes(diagnostics: list, sources: dict | None, cache=None, jobs: int = 1) -> list:
     """``diagnostics`` with the fix of each fixable finding attached (JSON ``fix``, SARIF ``fixes``).
-    Only files with a fixable code are read again, and only they load libcst."""
+    Only files with a fixable code are read again, and only they load libcst; a file whose fixes the
+    cache holds for the same file and findings is not read at all, and the others are fixed in ``jobs``
+    worker processes when there are enough of them (:mod:`graphguard.fix.attach`)."""
     import dataclasses
 
     from graphguard.fix.edits import FIXABLE_CODES
@@ -264,33 +266,41 @@ def _with_fixes(diagnostics: list, sources: dict | None) -> list:
     diagnostics = [dataclasses.replace(d, fix_unavailable=f"{d.code} has no automatic fix (see `graphguard rule "
                                        f"{d.code}`, Fix safety)")
                    if d.code in RULES and d.code not in FIXABLE_CODES else d for d in diagnostics]
-    from graphguard.notebook import is_notebook, python_source
-
     files = sorted({d.filename for d in diagnostics if d.code in FIXABLE_CODES})
     if not files:
         return diagnostics
-    from graphguard.fix import propose_fixes
-    from graphguard.fix.apply import decode, file_bytes
-    from graphguard.fix.source import python2_reason
+    from graphguard.fix.attach import fixes_for_file, job_key
 
-    fixes, reasons = {}, {}
+    answers, todo = {}, []
     for filename in files:
         mine = [d for d in diagnostics if d.filename == filename]
-        try:
-            raw = file_bytes(filename, sources)
-            python2 = python2_reason(filename, raw)
-            if python2:
-                reasons.update((d, python2) for d in mine if d.code in FIXABLE_CODES)
-                continue
-            # A notebook's fixes are computed on its cells' module; in_cells then locates them by cell.
-            text = python_source(filename, raw).decode("utf-8", "surrogatepass") if is_notebook(filename) else decode(raw)
-            fixes.update(propose_fixes(text, mine, reasons))
-        except (OSError, UnicodeDecodeError, SyntaxError):
-            continue
-        except (RecursionError, MemoryError):  # a new user's trial: a 250-term sum was a traceback in SARIF
-            reasons.update((d, "the file is nested too deeply to fix") for d in mine if d.code in FIXABLE_CODES)
-    return [dataclasses.replace(d, fix=fixes.get(d), fix_unavailable=reasons.get(d)) if d in fixes or d in reasons
-            else d for d in diagnostics]
+        key = job_key(cache.key(filename), mine) if cache is not None and filename not in (sources or {}) else None
+        cached = cache.get_fixes(filename, key) if key is not None else None
+        if cached is not None and len(cached) == len(mine):
+            answers.update(zip(mine, cached))
+        else:
+            todo.append((filename, (sources or {}).get(filename), mine, key))
+    if todo:
+        jobs_ = [(filename, raw, mine) for filename, raw, mine, _ in todo]
+        if jobs > 1 and len(todo) >= 4 * jobs:
+            from graphguard.checker import worker_pool
+
+            with worker_pool(jobs) as pool:
+                results = list(pool.map(fixes_for_file, jobs_, chunksize=max(1, len(todo) // (jobs * 4))))
+        else:
+            results = [fixes_for_file(job) for job in jobs_]
+        for (filename, _, mine, key), result in zip(todo, results):
+            answers.update(zip(mine, result))
+            if key is not None:
+                cache.put_fixes(filename, key, result)
+        if cache is not None:
+            cache.save()
+    attached = []
+    for d in diagnostics:
+        fix, reason = answers.get(d, (None, None))
+        attached.append(dataclasses.replace(d, fix=fix, fix_unavailable=reason) if fix is not None or reason is not None
+                        else d)
+    return attached
 
 
 def _unparsed(report) -> str:

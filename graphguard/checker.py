@@ -245,6 +245,16 @@ def _worker_init(settings: tuple, project: frozenset | None, prefilter: bool) ->
     _die_with_parent()
 
 
+def worker_pool(jobs: int):
+    """A pool of ``jobs`` worker processes (forked on Linux) for work other than reading files (the
+    fixes that JSON and SARIF output attach): like the readers', its workers ignore Ctrl-C, die with
+    the main process, and are killed at once when the run is interrupted. A context manager."""
+    import multiprocessing
+
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return _workers(jobs, multiprocessing.get_context(method), (None, None, True))
+
+
 @contextlib.contextmanager
 def _workers(jobs: int, context, initargs: tuple):
     """A process pool that never outlives an interrupted run. Workers ignore SIGINT (Ctrl-C reaches the

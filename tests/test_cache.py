@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -417,3 +418,63 @@ def test_a_file_cached_under_another_spelling_is_reported_as_this_run_names_it(t
     assert second.stdout.replace(f"..{os.sep}", "", 1) == first.stdout
     again = graphguard("check", "--output-format", "concise", "--no-cache", "../sub", cwd=tmp_path / "docs")
     assert again.stdout == second.stdout
+
+
+FIXABLE = textwrap.dedent(
+    """\
+    import tensorflow.compat.v1 as tf
+    x = tf.placeholder(tf.float32, [None])
+    y = x * {scale}
+    with tf.Session() as sess:
+        for step in range(100):
+            print(sess.run(tf.argmax(y), {{x: [1.0]}}))
+    """
+)
+
+
+def test_fixes_in_json_and_sarif_are_cached_and_follow_an_edit(tmp_path):
+    """Issue 38: JSON and SARIF attach each finding's fix; the second run answers them from the cache
+    (the same bytes), and a file edited since gets fixes for its new text."""
+    for index in range(12):
+        (tmp_path / f"m{index}.py").write_text(FIXABLE.format(scale=index))
+    runs = {fmt: graphguard("check", "--output-format", fmt, ".", cwd=tmp_path) for fmt in ("json", "sarif")}
+    assert all(run.returncode == 1 for run in runs.values())
+    assert list((tmp_path / ".graphguard_cache").glob("*/fixes-*.pickle"))
+    for fmt, run in runs.items():
+        again = graphguard("check", "--output-format", fmt, ".", cwd=tmp_path)
+        assert again.stdout == run.stdout
+    uncached = graphguard("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert uncached.stdout == runs["json"].stdout
+    (tmp_path / "m3.py").write_text("# moved down a line\n" + FIXABLE.format(scale=3))
+    edited = json.loads(graphguard("check", "--output-format", "json", "m3.py", cwd=tmp_path).stdout)
+    fresh = json.loads(graphguard("check", "--no-cache", "--output-format", "json", "m3.py", cwd=tmp_path).stdout)
+    assert edited == fresh and edited[0]["fix"]["edits"]
+
+
+def test_fixes_from_worker_processes_match_the_serial_ones(tmp_path):
+    for index in range(12):
+        (tmp_path / f"m{index}.py").write_text(FIXABLE.format(scale=index))
+    serial = graphguard("check", "--no-cache", "--jobs", "1", "--output-format", "json", ".", cwd=tmp_path)
+    parallel = graphguard("check", "--no-cache", "--jobs", "2", "--output-format", "json", ".", cwd=tmp_path)
+    assert parallel.stdout == serial.stdout and '"fix": {' in serial.stdout
+
+
+def test_a_damaged_fixes_cache_is_computed_afresh(tmp_path):
+    (tmp_path / "m.py").write_text(FIXABLE.format(scale=2))
+    first = graphguard("check", "--output-format", "json", ".", cwd=tmp_path)
+    (stored,) = (tmp_path / ".graphguard_cache").glob("*/fixes-*.pickle")
+    stored.write_bytes(b"\x80\x05not a pickle")
+    again = graphguard("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert again.stdout == first.stdout
+
+
+def test_stored_fixes_come_back_through_the_safe_unpickler(tmp_path):
+    from graphguard.fix.edits import Edit, Fix
+
+    fix = Fix("safe", "move it", (Edit(3, 1, 3, 5, "abc"),))
+    cache = FactsCache(str(tmp_path / "cache"), "settings")
+    cache.put_fixes("m.py", ("key",), [(fix, None), (None, "why not")])
+    cache.save()
+    again = FactsCache(str(tmp_path / "cache"), "settings")
+    assert again.get_fixes("m.py", ("key",)) == [(fix, None), (None, "why not")]
+    assert again.get_fixes("m.py", ("other",)) is None
