@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The codes that can have a fix (``graphguard check --fix``; the others never do): ruff's ``[*]`` in
+#: ``--statistics``. Here, below every layer, so that reporting them loads no fixer (nor libcst).
+FIXABLE_CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110", "GG201", "GG303"})
+
 
 @dataclass(frozen=True, order=True)
 class Diagnostic:

@@ -127,7 +127,8 @@ def default_cache_dir(config) -> str:
 
 def write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:
     """Write ``diagnostics`` in ``output_format`` (a key of :data:`graphguard.reporters.WRITERS`), or with
-    ``args.statistics`` their counts per code, to the text stream ``out``; then flush it, and close it
+    ``args.statistics`` their counts per code (``[*]`` before the name of a code ``--fix`` can fix, as
+    ruff marks it; ``"fixable"`` in JSON), to the text stream ``out``; then flush it, and close it
     unless it is stdout or stderr. ``sources``: file bytes not on disk (stdin), for notebook cells and
     ``full``'s source lines. Raises ``OSError`` (``BrokenPipeError`` included) as the stream does."""
     from graphguard.reporters import WRITERS
@@ -140,17 +141,20 @@ def write(args, output_format: str, diagnostics: list, out, sources: dict | None
             counts: dict[tuple[str, str], int] = {}
             for d in diagnostics:
                 counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
-            if output_format in ("json", "json-lines"):  # ruff's shape: code, name, count
+            from graphguard.diagnostics import FIXABLE_CODES
+
+            if output_format in ("json", "json-lines"):  # ruff's shape: code, name, count, fixable
                 import json
 
-                items = [{"code": code, "name": name, "count": count} for (code, name), count in sorted(counts.items())]
+                items = [{"code": code, "name": name, "count": count, "fixable": code in FIXABLE_CODES}
+                         for (code, name), count in sorted(counts.items())]
                 if output_format == "json":
                     out.write(json.dumps(items, indent=2) + "\n")
                 else:
                     out.write("".join(json.dumps(item) + "\n" for item in items))
             else:
-                for (code, name), count in sorted(counts.items()):
-                    out.write(f"{count:>6}  {code}  {name}\n")
+                for (code, name), count in sorted(counts.items()):  # ruff's ``[*]``: the code has a fix
+                    out.write(f"{count:>6}  {code}  {'[*] ' if code in FIXABLE_CODES else ''}{name}\n")
         elif output_format == "full":
             WRITERS[output_format](diagnostics, out, sources)
         else:

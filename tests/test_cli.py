@@ -95,7 +95,7 @@ def test_exit_zero_select_ignore_and_statistics(tree):
     ignored = graphguard("check", "--ignore", "GG1", str(tree))
     assert (ignored.returncode, ignored.stdout) == (0, "")
     stats = graphguard("check", "--statistics", str(tree))
-    assert stats.stdout.split() == ["1", "GG101", "op-in-session-loop", "1", "GG102", "saver-in-session-loop"]
+    assert stats.stdout.split() == ["1", "GG101", "[*]", "op-in-session-loop", "1", "GG102", "[*]", "saver-in-session-loop"]
 
 
 def test_syntax_error_is_reported_and_other_files_still_checked(tree):
@@ -415,7 +415,7 @@ def test_statistics_empty_paths_select_none_and_a_stale_cache(tmp_path):
     (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(99):\n"
                                    "    sess.run(tf.argmax(y, 1))\n")
     stats = graphguard("check", "--no-cache", "-q", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
-    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1}]
+    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1, "fixable": True}]
     sarif = graphguard("check", "--no-cache", "--statistics", "--output-format", "sarif", ".", cwd=tmp_path)
     assert sarif.returncode == 2 and "--statistics prints text or JSON" in sarif.stderr
     for flag in ("--config", "--cache-dir", "-o"):

@@ -11,9 +11,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from graphguard.diagnostics import FIXABLE_CODES
+
+__all__ = ["FIXABLE_CODES", "SAFE", "UNSAFE", "Edit", "Fix", "line_starts", "offset", "apply"]
+
 SAFE, UNSAFE = "safe", "unsafe"
-#: The codes that can have a fix (the others never do); read without loading libcst.
-FIXABLE_CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110", "GG201", "GG303"})
 
 
 @dataclass(frozen=True)
