@@ -54,6 +54,22 @@ def test_a_script_with_a_syntax_error_is_reported_as_such(tmp_path):
                                                f"graphguard run: {tmp_path / 'broken.py'} did not run: it has a syntax error"]
 
 
+def test_a_script_that_fails_is_no_pass_and_a_tf1_name_suggests_tf1(tmp_path):
+    """Issue 39: a script that dies on a TF 1.x name under TF 2 ended with "no graph growth"; the
+    verdict now says it failed, and the line before says to run it with --tf1."""
+    pytest.importorskip("tensorflow")
+    (tmp_path / "tf1.py").write_text("import tensorflow as tf\nx = tf.placeholder(tf.float32, [None])\n")
+    result = graphguard("run", str(tmp_path / "tf1.py"))
+    assert result.returncode == 1
+    lines = result.stderr.rstrip().splitlines()
+    assert "graphguard run --tf1" in result.stderr and "tf.placeholder" in result.stderr
+    assert lines[-1] == ("graphguard run: the script failed (it raised AttributeError): no graph growth seen before it "
+                         "stopped, which is no verdict")
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    exits = graphguard("run", str(tmp_path / "exits.py"))
+    assert exits.returncode == 3 and "failed (it exited with status 3)" in exits.stderr.splitlines()[-1]
+
+
 def test_tf1_a_gone_package_fails_at_the_users_import_line_not_in_graphguard(tmp_path):
     # Regression: the traceback ended in graphguard/runtime/tf1.py (the import hook's `raise`), and a
     # module imported by the script showed the hook's frame between the user's frames.
@@ -318,7 +334,9 @@ def test_the_scripts_own_exit_status_and_errors_pass_through(tmp_path, capsys):
     err = capsys.readouterr().err
     assert 'fails.py", line 1, in <module>' in err and "ValueError: boom" in err
     assert "launcher.py" not in err and "runpy" not in err
-    assert "graphguard run: 0 sessions guarded" in err and err.rstrip().endswith("graphguard run: no graph growth")
+    assert "graphguard run: 0 sessions guarded" in err
+    assert err.rstrip().endswith("graphguard run: the script failed (it raised ValueError): no graph growth seen "
+                                 "before it stopped, which is no verdict")  # not a pass (issue 39)
 
 
 SAVER_AND_ASSIGN = """\

@@ -57,6 +57,7 @@ import importlib.util
 import io
 import marshal
 import os
+import re
 import runpy
 import sys
 import threading
@@ -433,7 +434,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.path[0] = os.path.dirname(script)
     else:
         sys.path.insert(0, os.path.dirname(script))
-    status, stopped_by_guard = EXIT_CLEAN, False
+    status, stopped_by_guard, failed = EXIT_CLEAN, False, None
     try:
         if code is None:  # a zip archive with a __main__.py, which python runs too
             runpy.run_path(args.script, run_name="__main__")
@@ -442,17 +443,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       None if sweep is None else _finish_in(script))
     except SystemExit as stop:
         status = _exit_status(stop.code)
+        if status:
+            failed = f"it exited with status {status}"
     except KeyboardInterrupt:
         status = 130
+        failed = "it was interrupted"
     except BaseException as error:  # the script's own failure: print it as python would
         stopped_by_guard = isinstance(error, _STOPPING_ERRORS)
         if shim is not None:  # the traceback ends at the script's import line, not in the import hook
             shim.hide_frames(error)
         _print_script_error(error, script)
-        hint = shim and _tf1_explain(error)
+        hint = _tf1_explain(error) if shim else _tf1_suggestion(error)
         if hint:
             print(hint, file=sys.stderr)
         status = 1
+        if not stopped_by_guard:
+            failed = f"it raised {type(error).__name__}"
     finally:
         sys.stdout.flush()
         if shim is not None:
@@ -480,7 +486,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
-    _print_reports(reports, args, grew, traces)
+    _print_reports(reports, args, grew, traces, failed)
     if args.plot is not None:
         _plot(args.plot, reports, sweep_report)
     if status == EXIT_CLEAN and (grew or retraced or leaked):
@@ -601,6 +607,25 @@ def _tf1_shim(script: str) -> Any:
     return shim
 
 
+def _tf1_suggestion(error: BaseException) -> Optional[str]:
+    """For a script run without ``--tf1`` that fails on a TF 1.x name TF 2 dropped from ``tf`` but keeps
+    in ``tf.compat.v1`` (``tf.placeholder``, ``tf.Session``): one line saying to run it with ``--tf1``."""
+    if not isinstance(error, AttributeError):
+        return None
+    match = re.search(r"module 'tensorflow' has no attribute '(\w+)'", str(error))
+    tensorflow = sys.modules.get("tensorflow")
+    if not match or tensorflow is None:
+        return None
+    try:
+        v1 = tensorflow.compat.v1
+    except AttributeError:
+        return None
+    if not hasattr(v1, match.group(1)):
+        return None
+    return (f"graphguard run: tf.{match.group(1)} is a TF 1.x name that TF 2 keeps only in tf.compat.v1: "
+            f"run the script with graphguard run --tf1")
+
+
 def _tf1_explain(error: BaseException) -> Optional[str]:
     from graphguard.runtime.tf1 import explain
 
@@ -642,9 +667,10 @@ def _print_script_error(error: BaseException, script: str) -> None:
 
 
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
-                   traces: TraceReport) -> None:
+                   traces: TraceReport, failed: Optional[str] = None) -> None:
     """Session reports (unless the script made no session but called tf.functions), the trace report
-    (only if it called a tf.function), and a verdict line."""
+    (only if it called a tf.function), and a verdict line. ``failed`` says how the script ended early
+    (``it raised AttributeError``): then no growth seen is not a pass, and the verdict says so."""
     err = sys.stderr
     print("", file=err)
     sessions = bool(reports) or not traces.functions
@@ -665,6 +691,8 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         verdict = "graph growth found"
     elif stopped:
         verdict = f"the guard stopped the script: {stopped[0]}"
+    elif failed:
+        verdict = f"the script failed ({failed}): no graph growth seen before it stopped, which is no verdict"
     else:
         verdict = "no graph growth"
     if traces.functions:
