@@ -6,12 +6,14 @@ fake session (no timing assertions); RSS-limit tests use a fake psutil process w
 """
 
 import importlib.util
+import json
 import sys
 import threading
 import warnings
 from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 tf = pytest.importorskip("tensorflow.compat.v1")
@@ -98,6 +100,8 @@ def test_finalize_report_lists_the_refused_op(model):
     report = guarded.report()
     assert isinstance(report, GuardReport) and report.grew and report.mode == "finalize"
     assert info.value.report.growth == report.growth
+    plain = json.loads(json.dumps(report.as_dict()))  # plain data, as SweepReport.as_dict (issue 39)
+    assert plain["grew"] is True and plain["mode"] == "finalize" and plain["growth"][0]["refused"] == "add a new 'Const' op"
     (growth,) = report.growth
     assert (growth.first_step, growth.steps, growth.ops_per_step, growth.refused) == (1, 1, 0, "add a new 'Const' op")
     (group,) = growth.groups

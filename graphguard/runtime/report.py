@@ -10,7 +10,7 @@ This module imports nothing heavy: no TensorFlow, no psutil.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from graphguard.runtime.records import (  # noqa: F401  (importable from here, as before)
     OpGroup,
@@ -192,6 +192,17 @@ class GuardStats:
         return "; ".join(parts) + "."
 
 
+def _plain(value: Any) -> Any:
+    """``value`` with its sets made sorted lists and its tuples lists, for JSON."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(item) for item in value), key=repr)
+    return value
+
+
 @dataclass(frozen=True)
 class GuardReport:
     """Everything a guard found: growth, slowdowns, memory, and whether it stopped the run.
@@ -251,6 +262,16 @@ class GuardReport:
     def grew(self) -> bool:
         """True if the guard saw (or refused) graph growth after warm-up."""
         return bool(self.growth) or self.other_growth_ops > 0
+
+    def as_dict(self) -> dict:
+        """The report as plain data (dicts, lists, numbers, strings, None), as
+        :meth:`graphguard.SweepReport.as_dict` gives a sweep's: every attribute above, seconds and bytes
+        as measured, and ``grew``. ``json.dumps`` takes it as it is."""
+        from dataclasses import asdict
+
+        data = _plain(asdict(self))
+        data["grew"] = self.grew
+        return data
 
     def __str__(self) -> str:
         from graphguard.runtime.fixes import fix_lines
