@@ -61,7 +61,7 @@ def encode_text(text: str) -> bytes:
     surrogate (the client's JSON may hold ``"\\ud800"``) is kept as ``surrogatepass`` writes it, as
     graphguard's readers of notebooks and fixes do: the checker then reports the file as one it cannot
     decode (GG001), as it would that file on disk."""
-    head = "\n".join(_ROWS.split(text)[:2]).encode("utf-8", "surrogatepass") + b"\n"
+    head = "\n".join(_ROWS.split(text, 2)[:2]).encode("utf-8", "surrogatepass") + b"\n"  # not every row
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
     except SyntaxError:
