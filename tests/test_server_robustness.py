@@ -241,7 +241,7 @@ def test_a_keystroke_in_a_large_document_reads_only_the_lines_it_edits(project: 
     async def body(s: Session):
         uri = s.open("big.py", filler)
         lines = filler.splitlines(keepends=True)
-        s.edit(uri, 2, (0, 0), (0, 0), "#")  # the first change splits the document into lines, once
+        s.edit(uri, 2, (0, 0), (0, 0), "#")
         lines[0] = "#" + lines[0]
         opened = (await s.state(uri))["split"]
         version = 2

@@ -251,7 +251,10 @@ class Project:
         while todo:
             current = todo.pop()
             if current in sources:
-                names = imported_modules(sources[current], current)
+                # A document over max-file-bytes is not read (GG002): nor are its imports (a regular
+                # expression over 20 MB held the event loop's GIL for 200 ms after each pause in typing).
+                source = sources[current]
+                names = imported_modules(source, current) if len(source) <= self.config.max_file_bytes else set()
             else:
                 from graphguard.cache import FactsCache
 
