@@ -275,7 +275,8 @@ class Workspace(_PyglsWorkspace):
 def install_workspace(protocol: LanguageServerProtocol, log) -> Workspace:
     """Make the workspace pygls made at ``initialize`` a :class:`Workspace` writing to ``log(message)``
     (pygls 2.1 builds its own ``Workspace`` inside its ``initialize`` handler, which takes no class);
-    returns it. Call from the server's ``initialize`` handler, before any document is opened."""
+    returns it. Call from the server's ``initialize`` handler, before any document is opened; before
+    ``initialize`` pygls raises RuntimeError (no workspace yet)."""
     workspace = protocol.workspace
     workspace.__class__ = Workspace
     workspace.log = log
