@@ -51,6 +51,7 @@ _MAGIC = re.compile(r"^(\s*)(?:[%!?]|[\w.]+\?\??\s*$)")  # %magic, !shell, ?help
 _ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's parser counts rows by
 # A future import is legal at the top of any cell, not in the middle of the module the cells form.
 _FUTURE = re.compile(r"^(\s*)from\s+__future__\s+import\b.*$")
+_TOO_DEEP = "too deeply nested"
 _ASSIGNED = re.compile(r"^(\s*[\w.\[\], ]+?\s*=\s*)[%!]")  # files = !ls, t = %timeit -o f()
 
 
@@ -194,7 +195,7 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
             error = _syntax_error("\n".join(python) + "\n")
         if "__future__" in text:
             python = [_FUTURE.sub(r"\1pass", line) for line in python]
-        if error is not None:  # a Python 2 kernel's cell (``print x``): read as Python 3, rows kept
+        if error is not None and error[2] != _TOO_DEEP:  # a Python 2 kernel's cell (``print x``): read as Python 3
             rewritten = as_python3("\n".join(python) + "\n")
             if rewritten is not None and _syntax_error(rewritten) is None:
                 python, error = rewritten.split("\n")[:len(lines)], None
@@ -213,7 +214,10 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
 
 def _syntax_error(text: str) -> Optional[tuple[int, int, str]]:
     """``(row, column, message)`` of the syntax error in one cell's code, or None (also for what the
-    module's own parse reports better: NUL bytes, nesting too deep)."""
+    module's own parse reports better: NUL bytes). A cell nested deeper than Python's parser follows
+    at the interpreter's recursion limit (a 10,000-term ``a + b + ...``, which Jupyter cannot run
+    either) is an error at its first row, ``too deeply nested``: skipped alone, as any cell that does
+    not parse, and not the whole notebook's analysis."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -221,7 +225,9 @@ def _syntax_error(text: str) -> Optional[tuple[int, int, str]]:
         return None
     except SyntaxError as error:
         return error.lineno or 1, max(1, error.offset or 1), error.msg
-    except (ValueError, RecursionError, MemoryError):
+    except (RecursionError, MemoryError):  # (MemoryError: the parser's own stack, for nested unary operators)
+        return 1, 1, _TOO_DEEP
+    except ValueError:
         return None
 
 

@@ -71,6 +71,8 @@ def as_python3(source: str) -> str | None:
         pass
     except (SyntaxError, ValueError):
         return rewritten
+    except (RecursionError, MemoryError):  # nested too deeply to read, in either version
+        return None
     lines = []
     for line in candidate.splitlines(keepends=True):
         stripped = line.lstrip(" \t\f")

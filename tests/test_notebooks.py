@@ -279,6 +279,27 @@ def test_a_cell_that_does_not_parse_is_reported_in_it_and_the_other_cells_are_st
     assert lines[1].startswith("exercise.ipynb:cell 3:3:14: GG101 ")
 
 
+def test_a_cell_nested_too_deeply_is_skipped_alone_and_the_other_cells_are_still_checked(tmp_path):
+    # Issue 41: a 10,000-term expression in one cell (which Jupyter cannot run either) made the whole
+    # notebook one GG001 at cell 1 ("cannot analyse file"), and the leak in a later cell disappeared.
+    # A 250-term sum, which Python reads, is still checked with the rest.
+    deep = "total = " + " + ".join(["a"] * 10_000)
+    cells = [new_code_cell("import tensorflow.compat.v1 as tf\nsess = tf.Session()"),
+             new_code_cell(deep),
+             new_code_cell("shallow = " + " + ".join(["a"] * 250)),
+             new_code_cell("for step in range(100):\n    sess.run(tf.argmax([1, 2]))")]
+    _write(tmp_path / "deep.ipynb", cells)
+    out = check(tmp_path, "--extend-select", "GG001", "deep.ipynb")
+    lines = out.stdout.decode().splitlines()
+    assert lines[0] == "deep.ipynb:cell 2:1:1: GG001 syntax-error: cannot parse cell: too deeply nested", lines
+    assert lines[1].startswith("deep.ipynb:cell 4:2:14: GG101 ") and len(lines) == 2, lines
+    assert b"Traceback" not in out.stderr
+    fixed = check(tmp_path, "--fix", "deep.ipynb")
+    assert fixed.returncode == 0 and b"Traceback" not in fixed.stderr, fixed.stderr
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "deep.ipynb").read_text(encoding="utf-8"))["cells"]]
+    assert sources[1] == deep and "sess.run(argmax_op)" in sources[3]
+
+
 def test_a_future_import_in_a_later_cell_does_not_stop_fixes(tmp_path):
     cells = [new_code_cell("import tensorflow.compat.v1 as tf"),
              new_code_cell("from __future__ import print_function"),

@@ -34,10 +34,12 @@ LSP counts 0-based lines and, by default, UTF-16 code units (the encoding pygls 
 client, :attr:`pygls.workspace.Workspace.position_codec`, is used).
 :func:`~graphguard.server.protocol.lsp_position` converts.
 
-The package has two halves along its two jobs: :mod:`graphguard.server.protocol` speaks LSP (the
-server, its handlers, positions, diagnostics, code actions, notebook cells) and
-:mod:`graphguard.server.project` knows the workspace (root, configuration, files, cache, the scope of
-a lint and the import closure). Importing this package imports pygls; ``graphguard --version`` and
+The package has three parts along its jobs: :mod:`graphguard.server.protocol` speaks LSP (the
+server, its handlers, positions, diagnostics, code actions, notebook cells),
+:mod:`graphguard.server.wire` holds what pygls keeps for it, made to last a day of typing (bounded
+message frames, the protocol's bookkeeping, documents edited line by line, ordering mistakes logged),
+and :mod:`graphguard.server.project` knows the workspace (root, configuration, files, cache, the scope
+of a lint and the import closure). Importing this package imports pygls; ``graphguard --version`` and
 the other commands never import it.
 """
 

@@ -61,7 +61,7 @@ def encode_text(text: str) -> bytes:
     surrogate (the client's JSON may hold ``"\\ud800"``) is kept as ``surrogatepass`` writes it, as
     graphguard's readers of notebooks and fixes do: the checker then reports the file as one it cannot
     decode (GG001), as it would that file on disk."""
-    head = "\n".join(_ROWS.split(text)[:2]).encode("utf-8", "surrogatepass") + b"\n"
+    head = "\n".join(_ROWS.split(text, 2)[:2]).encode("utf-8", "surrogatepass") + b"\n"  # not every row
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
     except SyntaxError:
@@ -251,7 +251,10 @@ class Project:
         while todo:
             current = todo.pop()
             if current in sources:
-                names = imported_modules(sources[current], current)
+                # A document over max-file-bytes is not read (GG002): nor are its imports (a regular
+                # expression over 20 MB held the event loop's GIL for 200 ms after each pause in typing).
+                source = sources[current]
+                names = imported_modules(source, current) if len(source) <= self.config.max_file_bytes else set()
             else:
                 from graphguard.cache import FactsCache
 

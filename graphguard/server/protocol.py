@@ -17,14 +17,13 @@ import traceback
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
-from pygls.workspace import TextDocument
 
 from graphguard import __version__
 from graphguard.server.project import SCOPES, Project, encode_text
+from graphguard.server.wire import BoundedInput, Protocol, _error, install_workspace
 
 #: The code action kind of "fix all" (as ruff's ``source.fixAll.ruff``).
 FIX_ALL = "source.fixAll.graphguard"
@@ -36,35 +35,12 @@ _LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "
            "log": lsp.MessageType.Log}
 
 
-def split_rows(text: str) -> list[str]:
+def split_rows(text: str, upto: int | None = None) -> list[str]:
     """``text``'s lines without their endings, split as graphguard and LSP count rows (``\\n``,
-    ``\\r\\n``, ``\\r``); row 1 is index 0. An empty text is one empty row."""
-    return _ROWS.split(text)
-
-
-#: A line with its ending, as LSP counts lines (``\n``, ``\r\n``, ``\r`` only).
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-class _Document(TextDocument):
-    """pygls's text document with its lines split as LSP 3.17 counts them. pygls 2.1 splits with
-    ``str.splitlines``, which also breaks at a form feed (a page break in older code), ``\x1c``-``\x1e``,
-    ``\x85``, ``\u2028`` and ``\u2029``: an edit below one was applied a line too high (a new user's
-    trial: the server's copy of the file went wrong, and "fix all" then replaced the document with it)."""
-
-    @property
-    def lines(self):
-        return tuple(_LINE.findall(self.source))
-
-
-def _lsp_documents(workspace) -> None:
-    """Make ``workspace`` (pygls's, made at ``initialize``) hold :class:`_Document` s."""
-
-    def create(doc_uri, source=None, version=None, language_id=None):
-        return _Document(doc_uri, source=source, version=version, language_id=language_id,
-                         sync_kind=workspace._sync_kind, position_codec=workspace._position_codec)
-
-    workspace._create_text_document = create
+    ``\\r\\n``, ``\\r``); row 1 is index 0. An empty text is one empty row. ``upto``: only the
+    first ``upto`` rows are split off (the rest of the text is the last item), in time proportional
+    to them."""
+    return _ROWS.split(text, upto) if upto else _ROWS.split(text)
 
 
 def lsp_position(rows: list[str], row: int, column: int, units=None) -> lsp.Position:
@@ -120,78 +96,6 @@ def _notebook_json(cells: list) -> bytes:
     }).encode("utf-8", "surrogatepass")
 
 
-#: What :meth:`_Protocol.structure_message` gives for a request it has already answered with an error.
-_ANSWERED = object()
-
-
-def _error(msg_id, code: int, message: str) -> dict:
-    """A JSON-RPC 2.0 error response (``id`` null when the request's id could not be read)."""
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-
-
-class _Protocol(LanguageServerProtocol):
-    """pygls's protocol, with the answers JSON-RPC 2.0 (section 5.1) and LSP 3.17 require where pygls 2.1
-    only showed the client a message, or said nothing, and an editor waited for a response forever:
-
-    * a request whose ``params`` do not have its method's shape: -32602 (invalid params);
-    * a request without ``params`` (JSON-RPC allows it): read as ``params: null``, so an unknown
-      method gets -32601 (method not found) as it does with params;
-    * valid JSON that is not a JSON-RPC 2.0 request or notification (an array, a number, no
-      ``"jsonrpc": "2.0"``, a ``method`` that is not a string): -32600 (invalid request), with the
-      message's id when it is a number or a string, else null;
-    * a request before ``initialize``: -32002 (server not initialized), and notifications then are
-      dropped (``exit`` excepted); a request after ``shutdown``: -32600.
-
-    A body that is not JSON gets -32700 (parse error) from :meth:`GraphguardServer.report_server_error`.
-    Notifications are never answered."""
-
-    _initialize_seen = False
-
-    def structure_message(self, data):
-        if "jsonrpc" not in data:
-            return data  # a nested object, or not a message (handle_message answers that)
-        request = "id" in data and "method" in data
-        if request and "params" not in data:
-            data = {**data, "params": None}
-        try:
-            return super().structure_message(data)
-        except (JsonRpcInvalidParams, JsonRpcInternalError) as error:
-            if not request:
-                raise  # a notification: reported to the client as a message, never answered
-            if isinstance(error, JsonRpcInvalidParams) and isinstance(data["method"], str):
-                self._send_data(_error(_id_of(data), -32602, f"invalid params for {data['method']}"))
-            else:
-                self._send_data(_error(_id_of(data), -32600, "invalid request"))
-            return _ANSWERED
-
-    def handle_message(self, message):
-        if message is _ANSWERED:
-            return
-        method = getattr(message, "method", None)
-        if getattr(message, "jsonrpc", None) != "2.0" or (method is not None and not isinstance(method, str)):
-            if not (isinstance(message, dict) and "method" in message and "id" not in message):
-                self._send_data(_error(_id_of(message), -32600,
-                                       'invalid request: not a JSON-RPC 2.0 message ("jsonrpc": "2.0")'))
-            return
-        request = method is not None and hasattr(message, "id")
-        if method == "initialize":
-            self._initialize_seen = True
-        elif not self._initialize_seen and method not in (None, "exit"):
-            if request:
-                self._send_data(_error(message.id, -32002, f"server not initialized: send initialize before {method}"))
-            return
-        if request and getattr(self, "_shutdown", False):
-            self._send_data(_error(message.id, -32600, f"the server is shutting down: {method} after shutdown"))
-            return
-        super().handle_message(message)
-
-
-def _id_of(message) -> int | str | None:
-    """A message's id when JSON-RPC allows it (a number or a string), else None."""
-    msg_id = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
-    return msg_id if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) else None
-
-
 class GraphguardServer(LanguageServer):
     """The graphguard language server. ``debounce``: seconds after the last change before a lint."""
 
@@ -202,7 +106,7 @@ class GraphguardServer(LanguageServer):
                 notebook_selector=[lsp.NotebookDocumentFilterWithCells(
                     notebook="jupyter-notebook", cells=[lsp.NotebookCellLanguage(language="python")])],
                 save=True),
-            protocol_cls=_Protocol,
+            protocol_cls=Protocol,
         )
         self.debounce = DEFAULT_DEBOUNCE
         self.warnings: list[str] = []  #: bad initializationOptions, shown once initialized
@@ -211,6 +115,7 @@ class GraphguardServer(LanguageServer):
         self.pending: dict[str, asyncio.Task] = {}
         self.latest: dict[str, object] = {}  # URI -> the version the next lint must have
         self.shown: dict[str, list] = {}  # document (or cell) URI -> the diagnostics last published
+        self.cells: dict[str, list[str]] = {}  # open notebook URI -> its cells' URIs, in order
         # One worker: lints share the checker and the cache, and a lint of a stale version is skipped.
         self.worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="graphguard-lint")
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -229,6 +134,15 @@ class GraphguardServer(LanguageServer):
             self.loop.call_soon_threadsafe(self.window_log_message, params)
         else:
             self.window_log_message(params)
+
+    def shutdown(self) -> None:
+        """Stop reading and let the pools go without waiting for them (pygls 2.1 waits for its
+        thread pool, which holds a request in flight and the read of stdin)."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool is not None:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        self.worker.shutdown(wait=False, cancel_futures=True)
 
     def report_server_error(self, error: Exception, source) -> None:
         """A body that is not JSON (or not UTF-8) gets the parse error response JSON-RPC 2.0 asks for
@@ -252,19 +166,24 @@ class GraphguardServer(LanguageServer):
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        snapshot = self._snapshot(uri, typing=delay > 0)
-        if snapshot is None:
+        # Only the version key here: a keystroke costs time proportional to the edit, and the text is
+        # read once, when the lint starts.
+        key = self._key(uri)
+        if key is None:
             return
-        self.latest[uri] = snapshot[0]
-        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_later(uri, delay, snapshot))
+        self.latest[uri] = key
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_later(uri, delay))
 
-    async def _lint_later(self, uri: str, delay: float, snapshot) -> None:
+    async def _lint_later(self, uri: str, delay: float) -> None:
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
         except asyncio.CancelledError:
             return
         self.pending.pop(uri, None)
+        snapshot = self._snapshot(uri, typing=delay > 0)
+        if snapshot is None or snapshot[0] != self.latest.get(uri):
+            return
         loop = asyncio.get_running_loop()
         opened = self._open_documents(skip=uri)  # the other open documents, as they are now
         try:
@@ -294,12 +213,26 @@ class GraphguardServer(LanguageServer):
         self.text_document_publish_diagnostics(params)
 
     def _key(self, uri: str):
-        """The version key of the open document (or notebook) ``uri`` now; None once closed."""
-        snapshot = self._snapshot(uri)
-        return snapshot[0] if snapshot is not None else None
+        """The version key of the open document (or notebook) ``uri`` now, None once closed: its version
+        and the generation of its text (of each cell's, for a notebook), which every change renews
+        (:class:`~graphguard.server.wire.Document`), so that a version sent twice or going backwards
+        is still a new key. Time independent of the document's size."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            documents = self.workspace.text_documents
+            return ("notebook", notebook.version,
+                    tuple((cell.document, getattr(documents.get(unquote(cell.document)), "generation", None))
+                          for cell in notebook.cells))
+        document = self.workspace.text_documents.get(unquote(uri))
+        if document is None:
+            return None
+        return (document.version, getattr(document, "generation", id(document)))
 
     def _snapshot(self, uri: str, typing: bool = False):
         """(version key, what to lint) for an open document or notebook, taken on the event loop."""
+        key = self._key(uri)
+        if key is None:
+            return None
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         if notebook is not None:
             cells = []
@@ -308,11 +241,9 @@ class GraphguardServer(LanguageServer):
                 text = document.source if document is not None else ""
                 language = document.language_id if document is not None else "python"
                 cells.append((cell.document, cell.kind, language, text))
-            return (("notebook", notebook.version, tuple(c[3] for c in cells)), ("notebook", cells))
+            return (key, ("notebook", cells))
         document = self.workspace.text_documents.get(unquote(uri))
-        if document is None:
-            return None
-        return ((document.version, document.source), ("text", document.source, document.version, typing))
+        return (key, ("text", document.source, document.version, typing))
 
     def _open_documents(self, skip: str) -> dict:
         """On the event loop: the open Python documents and notebooks other than ``skip``, as
@@ -393,7 +324,9 @@ class GraphguardServer(LanguageServer):
         """The PublishDiagnosticsParams of one linted document: ``what`` is its snapshot's second half."""
         if what[0] == "notebook":
             return self._notebook_publications(what[1], findings)
-        rows = split_rows(what[1])
+        # Only the rows the findings name: a 20 MB document is not split again after every lint.
+        needed = max((max(d.row, d.end_row, d.loop_row or 0) for d in findings), default=0)
+        rows = split_rows(what[1], needed + 1)
         return [lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[self._diagnostic(d, rows, uri) for d in findings],
                                              version=what[2])]
 
@@ -641,7 +574,7 @@ def build_server() -> GraphguardServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: GraphguardServer, params: lsp.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        _lsp_documents(ls.workspace)
+        install_workspace(ls.protocol, lambda message: ls.log(message, lsp.MessageType.Warning))
         options = _read_options(params.initialization_options, ls.warnings)
         if "debounce" in options:
             ls.debounce = options["debounce"]
@@ -653,6 +586,7 @@ def build_server() -> GraphguardServer:
     @server.feature(lsp.EXIT)
     def on_exit(ls: GraphguardServer, params) -> None:
         ls.exit_code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
+        ls.protocol.exited = True  # pygls closes stdout next: a reply still being computed is dropped
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: GraphguardServer, params) -> None:
@@ -689,8 +623,9 @@ def build_server() -> GraphguardServer:
         task = ls.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        ls.latest[uri] = None
+        ls.latest.pop(uri, None)
         ls.lints.pop(uri, None)
+        ls.cells.pop(uri, None)
         for shown in shown_uris:
             ls.shown.pop(shown, None)
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=shown, diagnostics=[]))
@@ -701,11 +636,25 @@ def build_server() -> GraphguardServer:
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: GraphguardServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri, 0)
+        uri = params.notebook_document.uri
+        ls.cells[uri] = [cell.document for cell in params.notebook_document.cells]
+        ls.schedule(uri, 0)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(ls: GraphguardServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri, ls.debounce)
+        uri = params.notebook_document.uri
+        notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return  # not open: logged by the workspace
+        # A deleted cell's diagnostics are cleared now: a lint publishes only on the cells that are left.
+        cells = [cell.document for cell in notebook.cells]
+        kept = set(cells)
+        for cell in ls.cells.get(uri, []):
+            if cell not in kept:
+                ls.shown.pop(cell, None)
+                ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
+        ls.cells[uri] = cells
+        ls.schedule(uri, ls.debounce)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: GraphguardServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
@@ -714,7 +663,9 @@ def build_server() -> GraphguardServer:
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: GraphguardServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
         # Also cancels a pending lint of the notebook (it could publish on the closed cells).
-        forget(ls, params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
+        uri = params.notebook_document.uri
+        closed = [cell.uri for cell in params.cell_text_documents]
+        forget(ls, uri, closed + [cell for cell in ls.cells.get(uri, []) if cell not in closed])
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
@@ -729,16 +680,27 @@ def build_server() -> GraphguardServer:
     return server
 
 
-def serve() -> int:
-    """Run the server on stdin/stdout until the client sends ``exit``; returns the exit status (0
-    after ``shutdown``, 1 without it, as LSP asks)."""
+def serve(server: GraphguardServer | None = None) -> int:
+    """Run ``server`` (default: :func:`build_server`'s) on stdin/stdout until the client sends ``exit``
+    or closes stdin, then end the process at once with the exit status LSP asks for: 0 after
+    ``shutdown``, 1 without it (and when stdin closes without ``exit``). A lint or request still
+    running is abandoned, not waited for (the cache is written atomically, so none is half-written),
+    and nothing is written to stderr. Never returns; the return type is the command line's."""
     import sys
 
-    server = build_server()
+    server = server or build_server()
+    status = 1
     try:
-        server.start_io()
+        server.start_io(stdin=BoundedInput(sys.stdin.buffer, lambda message: server.log(message,
+                                                                                       lsp.MessageType.Warning)))
+        status = server.exit_code
     finally:
-        server.worker.shutdown(wait=False, cancel_futures=True)
-        # pygls closed stdout on exit: the command line's final flush must not fail on it.
-        sys.stdout = open(os.devnull, "w", encoding="utf-8")
-    return server.exit_code
+        # pygls 2.1 joins its thread pool on the way out and Python joins every pool thread at exit: a
+        # request in flight kept the process alive until it ended, then wrote its reply to the closed
+        # stdout (thousands of chained tracebacks on stderr).
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
