@@ -63,6 +63,9 @@ def filler(megabytes: float) -> str:
 class Server:
     def __init__(self) -> None:
         self.client = LanguageClient("bench", "0")
+        for method in (T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, T.WINDOW_LOG_MESSAGE):
+            # the bench reads neither; without a handler pygls logs a line per notification
+            self.client.feature(method)(lambda params: None)
 
     async def start(self, workspace: Path, debounce: float) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
