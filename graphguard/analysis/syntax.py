@@ -274,6 +274,8 @@ def one_sample(node: ast.AST, bound=None, lists: bool = True) -> bool:
         if any(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Attribute) and p.attr == "newaxis"
                for p in parts):
             return True
+        if not parts:
+            return False  # ``x[()]``: a NumPy scalar's value, not a batch
         first = parts[0]
         if not isinstance(first, ast.Slice):
             return False
