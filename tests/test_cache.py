@@ -50,7 +50,7 @@ def test_changing_a_helper_module_changes_the_findings_of_its_callers(tmp_path):
     second = graphguard("check", ".", cwd=tmp_path)
     assert second.returncode == 1
     assert second.stdout.startswith("train.py:7:13: GG101 op-in-session-loop: `model.predict(...)` "
-                                    "(through `tf.nn.softmax(...)` at model.py:5)")
+                                    "(via `tf.nn.softmax(...)` at model.py:5)")
     (tmp_path / "model.py").write_text(MODEL_CLEAN)
     os.utime(tmp_path / "model.py", ns=(1, 2 * 10**18))
     assert graphguard("check", ".", cwd=tmp_path).returncode == 0

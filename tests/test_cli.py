@@ -55,7 +55,7 @@ def test_concise_output_and_exit_code_1(tree):
     leaky = str(tree / "leaky.py")
     assert lines[0].startswith(f"{leaky}:5:14: GG101 op-in-session-loop: `tf.argmax(...)`")
     assert lines[1].startswith(f"{leaky}:6:13: GG102 saver-in-session-loop: `tf.train.Saver(...)`")
-    assert "session loop at line 4" in lines[1]
+    assert "in the loop at line 4" in lines[1]
     assert len(lines) == 2
     assert "Found 2 findings in 1 of 2 files checked." in result.stderr
 
@@ -853,14 +853,14 @@ def test_the_same_files_get_the_same_settings_in_any_order(tmp_path):
 
 
 def test_a_helper_is_named_by_its_path_in_the_message(tmp_path):
-    # Regression (a new user's trial): "(through tf.argmax(...) at __init__.py:3)" could be any package's.
+    # Regression (a new user's trial): "(via tf.argmax(...) at __init__.py:3)" could be any package's.
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "__init__.py").write_text(
         "import tensorflow as tf\ndef build():\n    return tf.argmax(tf.placeholder(tf.float32), 1)\n")
     (tmp_path / "main.py").write_text("import tensorflow as tf\nfrom lib import build\nwith tf.Session() as sess:\n"
                                       "    for i in range(100):\n        sess.run(build())\n")
     result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
-    assert f"(through `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout
+    assert f"(via `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout
 
 
 def test_output_file_in_a_missing_folder_makes_it(tmp_path):

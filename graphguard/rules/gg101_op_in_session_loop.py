@@ -31,8 +31,9 @@ class OpInSessionLoop(Rule):
     CODE = "GG101"
     NAME = "op-in-session-loop"
     EFFECTS = frozenset({Effect.OP})
-    MESSAGE = (
-        "{subject} builds new graph ops on every iteration of the session loop at line {loop_row}; "
+    TITLE = "Graph ops built in a session loop"
+    MESSAGE = "{subject} builds graph ops in the loop at line {loop_row}"
+    ADVICE = (
         "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
     )
 

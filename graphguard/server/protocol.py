@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from graphguard import __version__
+from graphguard.diagnostics import level
 from graphguard.server.project import SCOPES, Project, encode_text
 from graphguard.server.wire import BoundedInput, Protocol, _error, install_workspace
 
@@ -357,7 +358,8 @@ class GraphguardServer(LanguageServer):
         end = lsp_position(rows, d.end_row, d.end_column, units)
         if (end.line, end.character) < (start.line, start.character):
             end = start
-        severity = lsp.DiagnosticSeverity.Error if d.code == "GG001" else lsp.DiagnosticSeverity.Warning
+        # One level everywhere (graphguard.diagnostics.level): GitHub's annotations and SARIF say the same.
+        severity = lsp.DiagnosticSeverity.Error if level(d.code) == "error" else lsp.DiagnosticSeverity.Warning
         related = None
         if d.loop_row is not None:
             loop_rows = rows if loop_rows is None else loop_rows
@@ -375,7 +377,7 @@ class GraphguardServer(LanguageServer):
             code=d.code,
             code_description=lsp.CodeDescription(href=url) if url else None,
             source="graphguard",
-            message=f"{d.name}: {d.message}",
+            message=f"{d.name}: {d.message}" + (f"\n{d.advice[0].upper()}{d.advice[1:]}." if d.advice else ""),
             related_information=related,
             data={"row": d.row, "column": d.column, "code": d.code},
         )
