@@ -98,7 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="slowdown and tf2: training steps per script (default: 200)")
     demo.add_argument("--plot", metavar="FILE.png",
                       help="slowdown and sweep: also draw the measured curves into this PNG file (needs matplotlib: "
-                           "pip install 'graphguard[plot]')")
+                           "pip install '.[plot]' in a clone of graphguard)")
 
     commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
                         "(needs pygls: pip install '.[server]' from a clone)",
@@ -213,7 +213,7 @@ def _run_demo(args) -> int:
     missing = _missing("numpy", "tensorflow", "sklearn", "psutil")
     if missing:
         raise UsageError(f"the demo trains real models and needs {', '.join(missing)}: "
-                         "pip install 'graphguard[demo]'")
+                         "pip install -e '.[demo]' in a clone of graphguard")
     if args.which == "sweep":
         from graphguard.demo import run_sweep_demo
 

@@ -396,7 +396,7 @@ def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
     demo = subprocess.run([sys.executable, "-c", _WITHOUT, "numpy,sklearn", "demo"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert (demo.returncode, demo.stdout) == (2, "") and len(demo.stderr.splitlines()) == 1
-    assert "needs numpy, sklearn: pip install 'graphguard[demo]'" in demo.stderr
+    assert "needs numpy, sklearn: pip install -e '.[demo]' in a clone of graphguard" in demo.stderr
 
 
 def test_a_named_path_that_cannot_be_looked_at_is_gg002_not_missing(tmp_path):
