@@ -364,7 +364,7 @@ def test_a_stopped_or_warned_run_names_each_construct_with_its_own_fix(tmp_path,
         __import__("warnings").simplefilter("ignore")
         assert launcher.main([*options, str(script)]) == 1
     err = capsys.readouterr().err
-    saver_fix = f"fix for {where(str(script), 10)} (Saver, GG102): build one Saver before the loop and call its save() in the loop"
+    saver_fix = f"fix for {where(str(script), 10)} (Saver, GG102): a Saver adds save and restore ops for every variable: build one Saver before the loop and call its save() in the loop"
     assert saver_fix in err
     if mode != "finalize":  # finalize stops at the Saver, before the assign is built
         assert (f"fix for {where(str(script), 11)} (assign, GG104): build one placeholder-fed assign op "
