@@ -402,6 +402,7 @@ class RawServer:
         self.process = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         self.logs: list[str] = []
+        self.methods: list[str] = []  # of the notifications the server sent
         # A server that never answers is killed, so a read ends (and the test fails) instead of hanging.
         self.watchdog = threading.Timer(2 * WAIT, self.process.kill)
         self.watchdog.daemon = True
@@ -424,6 +425,8 @@ class RawServer:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             message = json.loads(self.process.stdout.read(length))
+            if "method" in message:
+                self.methods.append(message["method"])
             if message.get("method") == "window/logMessage":
                 self.logs.append(message["params"]["message"])
             if "id" in message:
@@ -465,6 +468,37 @@ def test_an_oversized_message_is_refused_with_one_log_line_and_the_server_goes_o
         refused = [log for log in server.logs if "refused" in log]
         assert refused == [f"graphguard: refused a message of {size} bytes (the limit is 100000 bytes); "
                            f"reading on from the next message"]
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_a_negative_position_is_logged_in_one_line_and_nothing_reaches_stderr() -> None:
+    # A new user's trial: "line": -1 in a didChange showed the client an error pop-up and printed a page
+    # of chained tracebacks on stderr (pygls's logging); an unknown method logged to stderr too.
+    server = RawServer()
+    try:
+        server.initialize()
+        uri, text = "file:///tmp/negative.py", "import tensorflow as tf\nx = 1\n"
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+        bad = {"start": {"line": -1, "character": -5}, "end": {"line": -1, "character": 0}}
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": bad, "text": "y"}]}})
+        server.send({"jsonrpc": "2.0", "id": 5, "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri}, "range": bad, "context": {"diagnostics": []}}})
+        assert server.receive()["error"]["code"] == -32602
+        server.send({"jsonrpc": "2.0", "id": 6, "method": "no/such/method", "params": {}})
+        assert server.receive()["error"]["code"] == -32601
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {"uri": uri}})
+        assert server.receive()["result"]["sha"] == sha(text)  # the bad change was skipped, not half-applied
+        ignored = [log for log in server.logs if "ignored textDocument/didChange" in log]
+        assert ignored == ["graphguard: ignored textDocument/didChange: its params do not have the shape LSP gives it "
+                           "(Position.line should be in range [0:2147483647], but was -1.)"]
+        assert not any("Traceback" in log for log in server.logs)
+        assert "window/showMessage" not in server.methods  # no error pop-up
         assert server.finish() == (0, b"")
     finally:
         server.watchdog.cancel()

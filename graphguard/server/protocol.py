@@ -682,6 +682,28 @@ def build_server() -> GraphguardServer:
     return server
 
 
+def _log_pygls_to(server: GraphguardServer) -> None:
+    """Send what pygls logs (a message it cannot read, a method it does not know) to the client's log
+    as one line each, not to stderr: pygls 2.1 printed a page of chained tracebacks there for a
+    position with ``"line": -1``. Warnings and errors only; the traceback is left out."""
+    import logging
+
+    class ToClient(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                lines = record.getMessage().strip().splitlines() or [""]
+                text = " ".join(lines[0].split())  # pygls puts a traceback below its first line
+                if text.startswith("Unable to deserialize message"):
+                    return  # wire.Protocol says which message and why (and answers a request -32602)
+                server.log(f"graphguard: {text}", lsp.MessageType.Warning)
+            except Exception:  # a log line must never end the server
+                pass
+
+    logger = logging.getLogger("pygls")
+    logger.handlers[:] = [ToClient(logging.WARNING)]
+    logger.propagate = False
+
+
 def serve(server: GraphguardServer | None = None) -> int:
     """Run ``server`` (default: :func:`build_server`'s) on stdin/stdout until the client sends ``exit``
     or closes stdin, then end the process at once with the exit status LSP asks for: 0 after
@@ -691,6 +713,7 @@ def serve(server: GraphguardServer | None = None) -> int:
     import sys
 
     server = server or build_server()
+    _log_pygls_to(server)
     status = 1
     try:
         server.start_io(stdin=BoundedInput(sys.stdin.buffer, lambda message: server.log(message,
