@@ -30,6 +30,7 @@ objects it is given, and imports psutil lazily (RSS is ``None`` without it).
 
 Layout: this module is the session wrapper, its modes, step time, RSS and stopping;
 :mod:`~graphguard.runtime.growth` classifies new ops (per step, per session, bursts);
+:mod:`~graphguard.runtime.measures` holds the step-time, RSS and series measurements;
 :mod:`~graphguard.runtime.interception` replaces TensorFlow's finalization check on the guarded graph;
 :mod:`~graphguard.runtime.errors` holds the errors and warnings (re-exported here).
 """
@@ -55,6 +56,7 @@ from graphguard.runtime.errors import (
     warn_at,
 )
 from graphguard.runtime.growth import GrowthAccounting, Pattern
+from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, StepMeasures  # noqa: F401  (tests read _SERIES_POINTS here)
 from graphguard.runtime.interception import TF_CHANGERS, refused_change
 from graphguard.runtime.interception import Interceptor as _Interceptor  # tests patch guard._Interceptor
 from graphguard.runtime.report import (
@@ -65,7 +67,6 @@ from graphguard.runtime.report import (
     Slowdown,
     StepSample,
     StepSeconds,
-    bytes_text,
 )
 
 __all__ = [
@@ -90,15 +91,6 @@ _CHECK_EVERY = 10
 _RSS_SECONDS = 1.0
 # The median of the step times is over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
-# GuardReport.series keeps at most this many points (thinned by half when full).
-_SERIES_POINTS = 2048
-# Slowdown: the median of _SLOW_WINDOW steps just after warm-up is the baseline; every
-# _CHECK_EVERY steps the median of the latest _SLOW_WINDOW steps is compared with it. A warning needs
-# the ratio to reach `slowdown_factor` AND the medians to differ by _SLOW_MIN_SECONDS, so a loaded
-# machine (another job on the same cores slows a 0.3 ms step to 0.6 ms) does not fire it; each
-# further warning needs another factor (3x, 9x, 27x with the default 3.0).
-_SLOW_WINDOW = 20
-_SLOW_MIN_SECONDS = 1e-3
 
 
 #: What :class:`GraphGuard` and :class:`~graphguard.runtime.GraphGuardHook` pass on to
@@ -159,7 +151,7 @@ def _psutil_process() -> Any:
 OnGrowth = Union[str, Callable[[GuardReport], Any]]
 
 
-class _Monitor(GrowthAccounting):
+class _Monitor(GrowthAccounting, StepMeasures):
     """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
 
     Thread safety: steps are counted with an ``itertools.count`` (``next()`` is atomic in CPython);
@@ -331,99 +323,6 @@ class _Monitor(GrowthAccounting):
         if stop is not None:
             raise self._stop(stop)
 
-    def _sample(self, steps: int, rss: Optional[int]) -> None:
-        """One point of :attr:`GuardReport.series` (under the lock). Bounded: when the list is full,
-        every other point without an RSS sample is dropped (the first point and the RSS samples, at
-        most one a second, are kept) and one periodic point in twice as many is kept from then on."""
-        self._series_skipped += 1
-        if (self._series_skipped < self._series_every and rss is None) or not self._seconds:
-            return
-        self._series_skipped = 0
-        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss))
-        if len(self._series) >= _SERIES_POINTS:
-            series = self._series
-            self._series = [point for index, point in enumerate(series)
-                            if index == 0 or point.rss_bytes is not None or index % 2 == 0]
-            if len(self._series) >= _SERIES_POINTS * 3 // 4:  # mostly RSS samples: a long run, thin those too
-                self._series = self._series[:1] + self._series[1::2]
-            self._series_every *= 2
-
-    def _read_rss(self, now: float) -> int:
-        self._rss_time = now
-        try:
-            return self._process.memory_info().rss
-        except Exception:  # psutil.Error: process info unavailable
-            return self._rss_last[1] if self._rss_last else 0
-
-    def _rss_over_limit(self) -> Optional[RssGrowthError]:
-        if self._max_rss_growth is None or self._rss_base is None or self._rss_last is None:
-            return None
-        (base_step, base), (step, rss) = self._rss_base, self._rss_last
-        growth = rss - base
-        if growth <= self._max_rss_growth:
-            return None
-        per_step = growth / (step - base_step) if step > base_step else float(growth)
-        added = self._graph.version - self._start_version
-        message = (
-            f"RSS grew by {bytes_text(growth)} since step {base_step} ({bytes_text(base)} -> {bytes_text(rss)}, "
-            f"+{bytes_text(per_step)} per step), over max_rss_growth={self._max_rss_growth} bytes "
-            f"({bytes_text(self._max_rss_growth)}), at step {step}. Stopped before the machine swaps or the OOM "
-            f"killer ends the process.\n"
-            + (
-                f"The graph grew by {added} ops since guarding started: the report names the lines and the fix for each."
-                if added > self._warmup_ops + self._tolerated_ops + self._one_off_ops
-                else "The graph did not grow: the memory is held elsewhere (Python objects kept per step, "
-                "data loaded per step, fetched arrays appended to a list)."
-            )
-        )
-        return RssGrowthError(message, step=step, rss_bytes=rss, rss_growth_bytes=growth, limit_bytes=self._max_rss_growth)
-
-    def _check_slowdown(self, steps: int) -> Optional[Slowdown]:
-        # The latest _SLOW_WINDOW step times, by index from the end: cheap, and safe while other
-        # threads append (a value may shift by one, which a median does not notice).
-        seconds = self._seconds
-        recent = statistics.median([seconds[i] for i in range(-min(_SLOW_WINDOW, len(seconds)), 0)])
-        if self._baseline is None:
-            rss = self._rss_last[1] if self._rss_last else None
-            self._baseline = (recent, (steps - _SLOW_WINDOW + 1, steps), self._graph.version, rss)
-            return None
-        base, base_steps, base_version, base_rss = self._baseline
-        if steps < base_steps[1] + _SLOW_WINDOW:
-            return None  # the latest window still overlaps the baseline
-        if base <= 0 or recent < self._next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
-            return None
-        ratio = recent / base
-        while self._next_ratio <= ratio:
-            self._next_ratio *= self._slowdown_factor
-        rss_growth = None
-        if base_rss is not None and self._rss_last is not None:
-            rss_growth = self._rss_last[1] - base_rss
-        slowdown = Slowdown(
-            step=steps,
-            baseline_seconds=base,
-            baseline_steps=base_steps,
-            recent_seconds=recent,
-            recent_steps=(steps - _SLOW_WINDOW + 1, steps),
-            ratio=ratio,
-            ops_added=self._graph.version - base_version,
-            rss_growth_bytes=rss_growth,
-        )
-        self._slowdowns.append(slowdown)
-        return slowdown
-
-    def _slowdown_message(self, slowdown: Slowdown) -> str:
-        text = f"{slowdown}."
-        if slowdown.ops_added:
-            text += " Graph growth is the likely cause: guarded.report() names the lines and the fix for each."
-        else:
-            try:
-                load = os.getloadavg()[0]
-                text += f" Load average {load:.2f} on {os.cpu_count()} CPUs."
-            except (OSError, AttributeError):
-                pass
-            text += " Without graph growth, look at memory (RSS, swapping), the input pipeline, or other processes."
-        return text
-
     def _refuse(self, caller: Any) -> None:
         """The graph is finalized and TF is about to change it (``caller`` is TF's frame): raise."""
         op_type, what = refused_change(caller)
@@ -537,16 +436,6 @@ class _Monitor(GrowthAccounting):
                 other_growth_ops=self._other_growth_ops,
                 series=self._final_series(stats),
             )
-
-    def _final_series(self, stats: GuardStats) -> tuple[StepSample, ...]:
-        """The series with the last step too (the report's own RSS sample), when it is not the last point."""
-        series = tuple(self._series)
-        if stats.steps and self._seconds and (not series or series[-1].step < stats.steps):
-            series += (StepSample(stats.steps, self._seconds[-1], stats.ops, stats.rss_bytes),)
-        elif series and series[-1].rss_bytes is None and stats.rss_bytes is not None:
-            last = series[-1]  # the report's own RSS sample belongs to the last step
-            series = series[:-1] + (StepSample(last.step, last.seconds, last.ops, stats.rss_bytes),)
-        return series
 
     def _freeze(self) -> None:
         """Stop measuring: final RSS sample, version frozen, interception removed."""
