@@ -666,6 +666,22 @@ def _print_script_error(error: BaseException, script: str) -> None:
         print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
 
 
+def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
+    """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the first growth pattern's size
+    and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized."""
+    patterns = [growth for _, _, report in reports for growth in report.growth]
+    if not patterns:
+        return ""
+    first = patterns[0]
+    lines = list(dict.fromkeys(str(line) for group in first.groups for line in group.lines))
+    text = f": {first.rate()}" + (f", from {lines[0]}" if lines else "")
+    if len(lines) > 1:
+        text += f" and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}"
+    if len(patterns) > 1:
+        text += f" ({len(patterns) - 1} more pattern{'s' if len(patterns) > 2 else ''} in the report)"
+    return text
+
+
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
                    traces: TraceReport, failed: Optional[str] = None) -> None:
     """Session reports (unless the script made no session but called tf.functions), the trace report
@@ -688,7 +704,7 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         print(traces.format(), file=err)
     stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
     if grew and not stopped:
-        verdict = "graph growth found"
+        verdict = "graph growth found" + _growth_summary(reports)
     elif stopped:
         verdict = f"the guard stopped the script: {stopped[0]}"
     elif failed:
