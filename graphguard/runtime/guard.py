@@ -46,7 +46,7 @@ import threading
 import time
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin
+from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin, user_traceback
 from graphguard.runtime.errors import (
     GraphGrowthError,
     GraphGrowthWarning,
@@ -78,6 +78,8 @@ __all__ = [
 ]
 
 _FINALIZED_MESSAGE = "Graph is finalized and cannot be modified."
+# The errors the guard stops a run with: raised with their traceback cut to the user's frames.
+_GUARD_ERRORS = (GraphGrowthError, RssGrowthError)
 
 # The clock around Session.run (seconds). Tests replace it to drive the slowdown detector.
 _clock = time.perf_counter
@@ -463,8 +465,15 @@ class _SessionGuard(_Monitor):
         self._was_finalized = False
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+        # The guard's errors are raised again from here with their traceback cut (and, for pytest and
+        # IPython, this frame hidden): below the user's line a plain traceback shows this one frame,
+        # not the guard's internals; `with GraphGuard(...)` cuts this one too (see __exit__).
         if self._changed:
-            self._on_version_change()
+            try:
+                self._on_version_change()
+            except _GUARD_ERRORS as error:
+                __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython
+                raise error.with_traceback(None)
         start = _clock()
         result = self._run(fetches, feed_dict, options, run_metadata)
         end = _clock()
@@ -474,7 +483,11 @@ class _SessionGuard(_Monitor):
         steps = next(self._counter)
         self._seconds.append(end - start)
         if steps >= self._next_check:
-            self._periodic(steps, end)
+            try:
+                self._periodic(steps, end)
+            except _GUARD_ERRORS as error:
+                __tracebackhide__ = True  # noqa: F841
+                raise error.with_traceback(None)
         return result
 
     def _finalized_by(self) -> str:
@@ -666,6 +679,8 @@ class GraphGuard:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.release()
+        if isinstance(exc, _GUARD_ERRORS):
+            user_traceback(tb)
         # Fallback for when the interception could not be installed (or TF raised from a path that
         # does not call _check_not_finalized): turn TF's plain error into a GraphGrowthError.
         if exc_type is RuntimeError and str(exc) == _FINALIZED_MESSAGE:
