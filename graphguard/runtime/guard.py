@@ -14,7 +14,8 @@ the process keeps growing.
   before every guarded run. Ops added after ``warmup_steps`` runs are a growth event, grouped by op
   type and by the user line that created them (``Operation.traceback``). Growth must be sustained:
   only when a creating line added ops on ``min_growth_steps`` (default 2) distinct steps after warm-up does
-  ``on_growth`` raise, warn, or call your function with the report; a single burst (evaluation ops
+  ``on_growth`` raise (the default: count mode stops the run too, one step later than finalize mode),
+  warn, or call your function with the report; a single burst (evaluation ops
   built once after the training loop, a Saver made once at the end) is kept in the report as a
   one-off and tolerated.
 
@@ -513,7 +514,9 @@ class GraphGuard:
             raises :class:`GraphGrowthError` at that line, with the op type, the user's file:line and
             the step. ``"count"``: the graph stays editable; before each guarded run the guard reads
             ``Graph.version`` and reports ops added after the first ``warmup_steps`` runs, grouped by
-            op type and creating user line (``Operation.traceback``).
+            op type and creating user line (``Operation.traceback``). With the default
+            ``on_growth="raise"`` count mode stops the run too, with :class:`GraphGrowthError` at the
+            second step that grows (``min_growth_steps``); ``"warn"`` or a callable let it go on.
         warmup_steps: runs (default 1). Count mode tolerates ops added before this many guarded runs
             have completed (lazy set-up in the first iteration: Keras in graph mode, a Saver made on
             first use). Both modes take the step-time and RSS baselines after them (after at least 1).
