@@ -342,6 +342,9 @@ def test_numpy_leaking_sweep_reports_retained_rss_and_both_holders(tmp_path):
         assert trial["retained_bytes"] > 40 * MiB
     assert all("RSS retained (over 32.0 MiB)" in " ".join(t["reasons"]) for t in trials[1:])
     assert report["stderr"].count("SweepLeakWarning") == 4
+    # The fix paragraph once per sweep, in its first warning (issue 39), not once per trial.
+    assert report["stderr"].count("Fix: keep only what you need from a trial") == 1
+    assert report["stderr"].count("(The fix is in this sweep's first leak message.)") == 3
 
 
 @needs_psutil
@@ -366,6 +369,7 @@ def test_keras_leaking_kfold_reports_each_folds_model_in_the_list(tmp_path):
         assert alive["chain_text"] == f"local `models` in main() -> list[{index}] -> Sequential"
         assert trial["retained_bytes"] is not None
     assert report["stderr"].count("SweepLeakWarning") == 5
+    assert report["stderr"].count("Fix: keep only what you need from a trial") == 1
 
 
 @needs_keras

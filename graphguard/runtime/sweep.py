@@ -168,7 +168,9 @@ class SweepLeakError(RuntimeError):
 class SweepLeakWarning(RuntimeWarning):
     """``on_leak="warn"`` (default): a trial leaked; the sweep goes on. One warning per leaking trial,
     issued when it is judged: at the next trial's ``with sweep.trial(...)`` line, or at the
-    ``sweep.report()`` / ``finish()`` call for the last trial. Turn it into an error with
+    ``sweep.report()`` / ``finish()`` call for the last trial. The sweep's first warning gives the fix
+    paragraph; the later ones name their trial, objects and chains and say where the fix is
+    (:meth:`SweepGuard.leak_message`). Turn it into an error with
     ``warnings.simplefilter("error", SweepLeakWarning)`` or ``on_leak="raise"``."""
 
     __module__ = "graphguard.runtime"
@@ -535,6 +537,7 @@ class SweepGuard(_Judgement):
         self._defer_raise = False  # on_leak="raise" waits for report()/finish() (an engine that catches errors)
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
+        self._fix_given = self._output_fix_given = False  # leak_message(): the fix paragraphs once per sweep
 
     def trial(self, name: Optional[str] = None) -> Trial:
         """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
@@ -716,11 +719,21 @@ class SweepGuard(_Judgement):
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
+            message = self.leak_message(record)
             level = _user_stacklevel(self._engine is not None)
             if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
-                warnings.warn_explicit(record.message(), SweepLeakWarning, *self._engine_site)
+                warnings.warn_explicit(message, SweepLeakWarning, *self._engine_site)
             else:
-                warnings.warn(record.message(), SweepLeakWarning, stacklevel=level or 2)
+                warnings.warn(message, SweepLeakWarning, stacklevel=level or 2)
+
+    def leak_message(self, record: TrialRecord) -> str:
+        """``record.message()`` with the fix paragraph the first time only: a sweep that leaks in every
+        trial gives its fix once, in its first leak message, not once per trial (the notebook paragraph
+        on IPython's output history likewise, the first time a chain starts there)."""
+        text = record.message(fix=not self._fix_given, output_fix=not self._output_fix_given)
+        self._fix_given = True
+        self._output_fix_given = self._output_fix_given or record.has_output_root()
+        return text
 
 
 def _guard_gone() -> None:

@@ -182,8 +182,12 @@ class TrialRecord:
         """The alive objects that count as leaks (not held only by the loop variable)."""
         return tuple(obj for obj in self.alive if obj.leaked)
 
-    def message(self) -> str:
-        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix."""
+    def message(self, fix: bool = True, output_fix: bool = True) -> str:
+        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix.
+
+        ``fix=False`` leaves the fix paragraph out, with a line saying where it is (a sweep's warnings
+        after its first, :class:`~graphguard.runtime.sweep.SweepGuard` gives it once per sweep);
+        ``output_fix=False`` likewise leaves out the notebook paragraph on IPython's output history."""
         retained = self.retained_bytes
         head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
         if retained is not None:
@@ -195,10 +199,14 @@ class TrialRecord:
                          f"next trial has replaced what holds one model at a time)")
         for obj in self.leaks:
             lines.append(f"  {obj}")
-        if any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks):
+        if output_fix and self.has_output_root():
             lines.append(_FIX_OUTPUT)
-        lines.append(_FIX)
+        lines.append(_FIX if fix else "(The fix is in this sweep's first leak message.)")
         return "\n".join(lines)
+
+    def has_output_root(self) -> bool:
+        """Whether an object judged leaked is held by IPython's output history (``Out[N]``)."""
+        return any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks)
 
 
 def _mib(nbytes: Optional[int], sign: bool = False) -> str:
