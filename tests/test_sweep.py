@@ -226,6 +226,37 @@ def test_rss_retained_over_the_threshold_is_a_leak_after_warmup():
     json.dumps(sweep.report().as_dict())  # plain data
 
 
+@needs_psutil
+def test_a_steady_rise_under_the_limit_is_judged_by_its_trend():
+    # Issue 39: 7.6 MiB kept per trial passes the 32 MiB limit every time, and is 7.4 GiB after 1,000.
+    sweep = quiet()
+    hoard = []
+    for _ in range(7):
+        with sweep.trial():
+            hoard.append(b"x" * 8_000_000)
+    report = sweep.report()
+    assert all(record.retained_bytes < 16 * MiB for record in report.trials)
+    trend = report.rss_trend
+    assert trend is not None and 6 * MiB < trend.bytes_per_trial < 10 * MiB and (trend.first, trend.last) == (2, 7)
+    # Judged from 5 trials after warm-up on: trials 6 and 7, each with the trend up to it.
+    assert [record.leaked for record in report.trials] == [False] * 5 + [True] * 2
+    assert report.trials[5].rss_trend.last == 6 and report.trials[5].reasons[0].startswith("RSS rising steadily: +")
+    text = str(report)
+    assert text.splitlines()[0] == "graphguard sweep: 7 trials, 1 warm-up, limit 32.0 MiB retained per trial"
+    assert text.count("LEAK? (RSS trend)") == 2 and "over trials 2-7 (least-squares slope; +" in text
+    hoard.clear()
+    # Look-alikes: a cache filled in two trials, then flat; the same rise with no RSS limit (objects only).
+    for limit, fills in ((32 * MiB, (1, 2)), (None, range(7))):
+        sweep, cache = quiet(max_retained_bytes=limit), []
+        for index in range(7):
+            with sweep.trial():
+                if index in fills:
+                    cache.append(b"y" * (20_000_000 if limit else 8_000_000))
+        report = sweep.report()
+        assert report.rss_trend is None and not any(record.leaked for record in report.trials), str(report)
+        cache.clear()
+
+
 # -- what runs without TensorFlow stays without TensorFlow -------------------------------------------------
 
 
