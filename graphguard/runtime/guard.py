@@ -92,6 +92,9 @@ _CHECK_EVERY = 10
 # every `rss_every`-th step if at least _RSS_SECONDS passed since the last sample, and when stats or
 # the report is read.
 _RSS_SECONDS = 1.0
+# Series points between checks are this many steps further into each window, modulo its length:
+# coprime with 10, so the points fall on every phase of a loop whose runs repeat with a period of 2-12.
+_SAMPLE_STRIDE = 3
 # The median of the step times is over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
 
@@ -237,7 +240,9 @@ class _Monitor(GrowthAccounting, StepMeasures):
 
         self._lock = threading.Lock()
         self._counter = itertools.count(1)  # next() hands out step numbers; see _steps
-        self._next_check = 1
+        self._next_check = 1  # the next step the per-run path calls _periodic at (a check, or a sample between)
+        self._check_at = 1  # the next check (RSS, slowdown, version backstop); _next_check <= _check_at
+        self._checks = 0
         self._start_version = self._seen_version = graph.version
         self._final_version: Optional[int] = None
         self._warmup_ops = 0
@@ -283,21 +288,25 @@ class _Monitor(GrowthAccounting, StepMeasures):
         """
         return int(repr(self._counter)[6:-1]) - 1
 
-    def _step_done(self, seconds: float, now: float) -> None:
+    def _step_done(self, seconds: float, now: float, fetches: Any = None) -> None:
         """Bookkeeping after one run (the hook's path; ``GraphGuard.run`` inlines it)."""
         steps = next(self._counter)
         self._seconds.append(seconds)
         if steps >= self._next_check:
-            self._periodic(steps, now)
+            self._periodic(steps, now, fetches)
 
-    def _periodic(self, steps: int, now: float) -> None:
+    def _periodic(self, steps: int, now: float, fetches: Any = None) -> None:
         slowdown = stop = None
         # Backstop for the _changed flag: an op built by another thread between the flag's reset and
         # the version read, or a graph on which the interception could not be installed.
-        if self._graph.version != self._seen_version:
+        if steps >= self._check_at and self._graph.version != self._seen_version:
             self._on_version_change()
         with self._lock:
             if steps < self._next_check:  # another thread got here first
+                return
+            if steps < self._check_at:  # a series point between two checks, nothing else
+                self._sample(steps, None, fetches)
+                self._next_check = self._check_at
                 return
             if self._first_seconds is None and self._seconds:
                 self._first_seconds = self._seconds[0]
@@ -307,7 +316,14 @@ class _Monitor(GrowthAccounting, StepMeasures):
                 nxt = min(nxt, warm)
             if self._slowdown_factor and self._baseline is None and steps < warm + window:
                 nxt = min(nxt, warm + window)
-            self._next_check = nxt
+            self._check_at = self._next_check = nxt
+            # One more series point between this check and the next, at an offset that walks through the
+            # window (0, 3, 6, 9, 2, ... of 10): checks every 10 steps see one run of a loop that alternates
+            # training and evaluation runs, never the other; the picture draws one line per fetch.
+            self._checks += 1
+            offset = self._checks * _SAMPLE_STRIDE % self._every
+            if 0 < offset < nxt - steps:
+                self._next_check = steps + offset
             sampled = None
             if self._process is not None and steps >= warm:
                 if self._rss_base is None:
@@ -317,7 +333,7 @@ class _Monitor(GrowthAccounting, StepMeasures):
                     self._rss_last = (steps, self._read_rss(now))
                     sampled = self._rss_last[1]
                     stop = self._rss_over_limit()
-            self._sample(steps, sampled)
+            self._sample(steps, sampled, fetches)
             if self._slowdown_factor and steps >= warm + window:
                 slowdown = self._check_slowdown(steps)
         if slowdown is not None:
@@ -485,7 +501,7 @@ class _SessionGuard(_Monitor):
         self._seconds.append(end - start)
         if steps >= self._next_check:
             try:
-                self._periodic(steps, end)
+                self._periodic(steps, end, fetches)
             except _GUARD_ERRORS as error:
                 __tracebackhide__ = True  # noqa: F841
                 raise error.with_traceback(None)

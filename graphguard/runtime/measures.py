@@ -12,8 +12,9 @@ Nothing here imports TensorFlow or psutil (the monitor hands in its cached ``psu
 from __future__ import annotations
 
 import os
+import re
 import statistics
-from typing import Optional
+from typing import Any, Optional
 
 from graphguard.runtime.errors import RssGrowthError
 from graphguard.runtime.report import GuardStats, Slowdown, StepSample, bytes_text
@@ -27,6 +28,32 @@ _SERIES_POINTS = 2048
 # further warning needs another factor (3x, 9x, 27x with the default 3.0).
 _SLOW_WINDOW = 20
 _SLOW_MIN_SECONDS = 1e-3
+# TensorFlow makes op names unique with a suffix: `Mean`, `Mean_1`, `Mean_2` (per scope too).
+_UNIQUE_SUFFIX = re.compile(r"_\d+$")
+
+
+def fetch_label(fetches: Any, depth: int = 0) -> str:
+    """What one ``Session.run`` fetched, as a short label for the picture's step-time lines: op and
+    tensor names without TensorFlow's ``_N`` suffixes and output index (``GradientDescent_12`` and
+    ``GradientDescent_13`` are the same training step built again; ``Mean_5:0`` is ``Mean``), lists as
+    their first three names, dicts as their keys; at most 40 characters. Called on the guard's
+    periodic work only (every 10th step at most), never per run."""
+    if isinstance(fetches, str):
+        name = fetches
+    elif isinstance(fetches, dict) and depth < 2:
+        keys = [str(key) for key in list(fetches)[:3]]
+        name = "{" + ", ".join(keys) + (", ..." if len(fetches) > 3 else "") + "}"
+    elif isinstance(fetches, (list, tuple)) and depth < 2:
+        items = [fetch_label(item, depth + 1) for item in list(fetches)[:3]]
+        name = ", ".join(items) + (", ..." if len(fetches) > 3 else "")
+        name = f"[{name}]" if depth == 0 else name
+    else:
+        name = getattr(fetches, "name", None)
+        if not isinstance(name, str):
+            return type(fetches).__name__
+    if not isinstance(fetches, (dict, list, tuple)):
+        name = "/".join(_UNIQUE_SUFFIX.sub("", part) for part in name.split(":")[0].split("/"))
+    return name if len(name) <= 40 else name[:39] + "…"
 
 
 class StepMeasures:
@@ -37,15 +64,17 @@ class StepMeasures:
     :meth:`_slowdown_message`.
     """
 
-    def _sample(self, steps: int, rss: Optional[int]) -> None:
-        """One point of :attr:`GuardReport.series` (under the lock). Bounded: when the list is full,
-        every other point without an RSS sample is dropped (the first point and the RSS samples, at
-        most one a second, are kept) and one periodic point in twice as many is kept from then on."""
+    def _sample(self, steps: int, rss: Optional[int], fetches: Any = None) -> None:
+        """One point of :attr:`GuardReport.series` (under the lock), with what the run fetched
+        (``fetches``, named by :func:`fetch_label`). Bounded: when the list is full, every other point
+        without an RSS sample is dropped (the first point and the RSS samples, at most one a second,
+        are kept) and one periodic point in twice as many is kept from then on."""
         self._series_skipped += 1
         if (self._series_skipped < self._series_every and rss is None) or not self._seconds:
             return
         self._series_skipped = 0
-        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss))
+        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss,
+                                       fetch_label(fetches) if fetches is not None else None))
         if len(self._series) >= _SERIES_POINTS:
             series = self._series
             self._series = [point for index, point in enumerate(series)
