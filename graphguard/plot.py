@@ -183,7 +183,8 @@ def _mib(nbytes: Optional[float]) -> Optional[float]:
 
 def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: str, correct: str) -> str:
     """The slowdown demo as a picture: step time (ms, log scale) and graph ops (linear: a constant
-    number of ops per step is a straight line) against step for both scripts, side by side. ``runs``: script name -> step number -> record with ``seconds``
+    number of ops per step is a straight line) against step for both scripts, side by side.
+    ``runs``: script name -> step number -> record with ``seconds``
     (wall time of the step) and ``ops`` (``Graph.version`` after it), as
     :func:`graphguard.demo.parse_steps` reads them; ``incorrect``/``correct`` name the two scripts.
     Writes a 1100 x 440 PNG to ``path`` and returns it. Raises :class:`PlotUnavailable`, ``ValueError``

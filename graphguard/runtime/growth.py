@@ -203,8 +203,9 @@ class GrowthAccounting:
         self._one_offs = [e for e in self._one_offs if e not in earlier]
         growth = self._record(steps, added, groups, None)
         pattern = self._patterns.get((added, None, groups, "step"))
+        so_far = pattern.freeze() if pattern is not None else None
         # Growth every N steps (a Saver per epoch) is said so from the first line on, not as this step alone.
-        headline = pattern.freeze() if pattern is not None and pattern.freeze().every else growth
+        headline = so_far if so_far is not None and so_far.every else growth
         message = f"{headline}\n{growth.source_lines()}\n"
         if earlier:
             message += (

@@ -57,7 +57,7 @@ from graphguard.runtime.errors import (
     warn_at,
 )
 from graphguard.runtime.growth import GrowthAccounting, Pattern
-from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, StepMeasures  # noqa: F401  (tests read _SERIES_POINTS here)
+from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, StepMeasures  # noqa: F401 (tests)
 from graphguard.runtime.interception import TF_CHANGERS, refused_change
 from graphguard.runtime.interception import Interceptor as _Interceptor  # tests patch guard._Interceptor
 from graphguard.runtime.report import (

@@ -54,10 +54,11 @@ Per trial (:class:`TrialRecord`):
 A trial after the first ``warmup`` trials *leaks* when an object is alive one trial later, its retained
 RSS is over ``max_retained_bytes``, RSS rose steadily across the judged trials up to it (the trend: a
 least-squares slope of at least 1 MiB per trial over at least 5 trials, explaining 90 % of the
-variance; :func:`~graphguard.runtime.sweep_judgement.rss_trend`), or the default graph kept ops; warm-up trials are judged on objects
-only (their RSS pays one-time costs: imports, TensorFlow function caches, data loading). RSS and ops are
-measured per trial; a trial flagged on RSS alone is worded as such ("no object of this trial alive: the
-memory may belong to an earlier trial or to a cache": RSS is the whole process). A leak goes to
+variance; :func:`~graphguard.runtime.sweep_judgement.rss_trend`), or the default graph kept ops;
+warm-up trials are judged on objects only (their RSS pays one-time costs: imports, TensorFlow function
+caches, data loading). RSS and ops are measured per trial; a trial flagged on RSS alone is worded as
+such ("no object of this trial alive: the memory may belong to an earlier trial or to a cache": RSS is
+the whole process). A leak goes to
 ``on_leak`` when the trial is judged, naming that trial: ``"warn"`` (:class:`SweepLeakWarning`),
 ``"raise"`` (:class:`SweepLeakError`, so it surfaces at the end of the *next* trial's ``with`` block, or
 at ``report()`` / ``finish()`` for the last trial; never over an exception leaving a trial's block: it

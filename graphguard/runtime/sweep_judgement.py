@@ -284,7 +284,8 @@ def rss_trend(records: list[TrialRecord]) -> Optional[RssTrend]:
 
 
 def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: bool, limit: Optional[int],
-                     *, objects_judged: bool, leaks: tuple[str, ...] = (), trend: Optional[RssTrend] = None) -> list[str]:
+                     *, objects_judged: bool, leaks: tuple[str, ...] = (),
+                     trend: Optional[RssTrend] = None) -> list[str]:
     """The reasons a trial leaks: objects alive (names in ``leaks``), RSS over ``limit``, RSS rising
     steadily across the sweep's trials up to this one (``trend``, said only when this trial is not over
     the limit itself) and default-graph ops after warm-up. An RSS-only flag on a judged trial says that
@@ -301,7 +302,8 @@ def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: 
     if trend is not None and not warmup and not over and limit is not None:
         text = str(trend)
         if objects_judged and not leaks:
-            text += ", no object of this trial alive: kept outside its objects (a cache; with Keras, TensorFlow's functions)"
+            text += (", no object of this trial alive: kept outside its objects (a cache; with Keras, "
+                     "TensorFlow's functions)")
         reasons.append(text)
     if not warmup and graph_ops:
         reasons.append(f"+{graph_ops} ops kept in the default graph")

@@ -147,8 +147,8 @@ class RssTrend:
         return self.bytes_per_trial * trials
 
     def __str__(self) -> str:
-        return (f"RSS rising steadily: +{bytes_text(self.bytes_per_trial)} per trial over trials {self.first}-{self.last} "
-                f"(least-squares slope; +{bytes_text(self.over())} over 1,000 trials)")
+        return (f"RSS rising steadily: +{bytes_text(self.bytes_per_trial)} per trial over trials "
+                f"{self.first}-{self.last} (least-squares slope; +{bytes_text(self.over())} over 1,000 trials)")
 
 
 @dataclass(frozen=True)
