@@ -174,7 +174,8 @@ def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
     places = [int(n) for n in re.findall(r"fixtures/demo/train_incorrect\.py:(\d+)", growth)]
     assert places and all("tf." in source[n - 1] for n in places)
     assert "(tf.train.Saver)" in growth
-    assert err.rstrip().endswith("graphguard run: graph growth found")
+    assert re.search(r"graphguard run: graph growth found: \+70 ops/step, from fixtures/demo/train_incorrect\.py:86 "
+                     r"\(tf\.nn\.relu\) and 7 more lines$", err.rstrip())
 
 
 def test_demo_correct_script_exits_zero():
@@ -230,6 +231,35 @@ def test_warn_keeps_the_script_running_and_still_exits_non_zero(tmp_path, capsys
     out, err = capsys.readouterr()
     assert "finished ['6', '--flag-for-the-script']" in out
     assert f"growth: +2 ops/step since step 2 (4 steps to step 5): Const, Sum at {where(str(script), 8)}" in err
+    assert err.rstrip().endswith(f"graphguard run: graph growth found: +2 ops/step, from {where(str(script), 8)} "
+                                 "(tf.reduce_sum)")
+
+
+EVERY_THIRD_STEP = """\
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        y = tf.reduce_sum(x)
+        with tf.Session() as sess:
+            for step in range(1, 20):
+                sess.run(y, {x: [1.0, 2.0]})
+                if step % 3 == 0:
+                    summary = tf.add(y, 1.0)  # EVERY
+"""
+
+
+@pytest.mark.filterwarnings("ignore::graphguard.runtime.GraphGrowthWarning")
+def test_growth_every_n_steps_is_said_so_in_the_report_and_the_verdict(tmp_path, capsys):
+    # Issue 39: an op built every 3rd step (a summary, a Saver per epoch) was reported as "+N ops/step".
+    script = _script(tmp_path, EVERY_THIRD_STEP)
+    assert launcher.main(["--on-growth", "warn", str(script)]) == 1
+    err = capsys.readouterr().err
+    growth = next(line for line in err.splitlines() if line.startswith("growth: +"))
+    assert re.match(r"growth: \+\d+ ops every 3 steps since step 3 \(6 times, to step 18\): ", growth), growth
+    assert re.search(rf"graphguard run: graph growth found: \+\d+ ops every 3 steps, from "
+                     rf"{re.escape(where(str(script), 10))} \(tf\.add\)$", err.rstrip()), err[-500:]
+    assert "ops/step" not in err
 
 
 def test_clean_script_with_set_up_after_the_first_run_exits_zero(tmp_path, capsys):

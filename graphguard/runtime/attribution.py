@@ -175,6 +175,22 @@ def traceback_frames(tb: Any) -> list[PyFrame]:
     return frames[::-1]
 
 
+def user_traceback(tb: Any) -> Any:
+    """``tb`` (a traceback, outermost frame first) cut after its last frame outside TensorFlow, Keras,
+    graphguard's runtime and the standard library (:func:`is_internal`), in place: a guard's error
+    leaving ``with GraphGuard(...)`` then prints the user's lines and the error, as TensorFlow's own
+    errors do, and nothing of the guard's or TensorFlow's machinery below them. Returns ``tb``; one
+    with no user frame is left whole. (Python 3.7+: ``tb_next`` is writable.)"""
+    last, node = None, tb
+    while node is not None:
+        if not is_internal(node.tb_frame.f_code.co_filename):
+            last = node
+        node = node.tb_next
+    if last is not None:
+        last.tb_next = None
+    return tb
+
+
 def user_origin(frames: list[Any]) -> tuple[Optional[str], Optional[int], frozenset[str]]:
     """(filename, lineno, called) of the innermost user frame; ``frames`` is innermost first.
 
