@@ -118,7 +118,7 @@ def test_syntax_error_is_reported_and_other_files_still_checked(tree):
         (["check", "/no/such/path"], "graphguard: error: /no/such/path: no such file or directory"),
         (["check", "--select", "XX9", "."], "graphguard: error: --select: unknown rule code or prefix 'XX9'"),
         (["check", "--output-format", "xml", "."], "graphguard: error: argument --output-format: invalid choice"),
-        (["rule", "GG999"], "graphguard: error: unknown rule code 'GG999'"),
+        (["rule", "GG999"], "graphguard: error: unknown rule 'GG999'"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(tree, args, message):
@@ -165,6 +165,8 @@ def test_rule_command_prints_the_rule_page():
     assert result.returncode == 0
     assert result.stdout.startswith("# GG102 saver-in-session-loop")
     assert "## Why is this bad?" in result.stdout
+    # A new user's trial: a rule's name works too, as in ruff.
+    assert graphguard("rule", "saver-in-session-loop").stdout == result.stdout
 
 
 def test_check_never_imports_tensorflow(tree):

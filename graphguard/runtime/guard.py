@@ -216,7 +216,7 @@ class _Monitor(GrowthAccounting, StepMeasures):
             raise ValueError("saver= and checkpoint_path= go together: the guard saves with that Saver to that path")
         process = _psutil_process() if rss_every is not None or max_rss_growth is not None else None
         if max_rss_growth is not None and (process is None or rss_every is None):
-            raise ValueError("max_rss_growth needs psutil (pip install 'graphguard[runtime]') and rss_every set")
+            raise ValueError("max_rss_growth needs psutil (pip install psutil) and rss_every set")
 
         self._graph = graph
         self._mode = mode

@@ -291,7 +291,7 @@ class SweepReport:
         """Draw seconds and RSS retained (MiB) per trial into the PNG file ``path``, trials judged to leak
         in red and marked ``LEAK``, from :meth:`as_dict` (what ``--json`` writes); returns ``path``.
 
-        Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
+        Needs matplotlib (``pip install '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when no
         trial was measured or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
         from graphguard.plot import plot_sweep_report
@@ -329,7 +329,7 @@ class SweepReport:
         head = (f"graphguard sweep: {len(self.trials)} trial{'s' if len(self.trials) != 1 else ''}, "
                 f"{self.warmup} warm-up, {limit}{', clear_session after each' if self.clear_session else ''}")
         if not self.rss_available:
-            head += " (no RSS: pip install 'graphguard[runtime]' for psutil)"
+            head += " (no RSS: pip install psutil for psutil)"
         lines = [head, *self.table()]
         leaked = self.leaked
         if not self.trials:
