@@ -68,6 +68,15 @@ def test_a_script_that_fails_is_no_pass_and_a_tf1_name_suggests_tf1(tmp_path):
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
     exits = graphguard("run", str(tmp_path / "exits.py"))
     assert exits.returncode == 3 and "failed (it exited with status 3)" in exits.stderr.splitlines()[-1]
+    # A new user's trial: a script that builds an op per step but exits within the warm-up read
+    # "no graph growth after warm-up" in its session's lines; no step after warm-up was seen.
+    (tmp_path / "early.py").write_text(
+        "import sys\nimport tensorflow.compat.v1 as tf\ntf.disable_eager_execution()\nx = tf.constant(1.0)\n"
+        "with tf.Session() as sess:\n    for step in range(2):\n        sess.run(tf.reduce_mean(x))\n"
+        "    sys.exit(3)\n")
+    early = graphguard("run", str(tmp_path / "early.py"))
+    assert early.returncode == 3 and "no graph growth after warm-up" not in early.stderr
+    assert "no growth seen: the run ended within its 2 warm-up steps" in early.stderr, early.stderr
 
 
 def test_tf1_a_gone_package_fails_at_the_users_import_line_not_in_graphguard(tmp_path):

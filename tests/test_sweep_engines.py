@@ -559,7 +559,11 @@ def test_a_sweep_that_measured_nothing_says_so():
 def test_sweep_trial_names_are_short_reprs():
     # Regression (judge): `for ind, (tr, val) in enumerate(kf.split(X))` named each trial with whole arrays.
     label = SweepGuard._label((("ind", 1), ("tr", list(range(10_000))), ("lr", 0.001), ("name", "x" * 100)))
-    assert label == "ind=1, tr=[0, 1, 2, 3, ...], lr=0.001, name='xxxxxxxxx...xxxxxxxxxx'"
+    assert label == "ind=1, lr=0.001, name='xxxxxxxxx...xxxxxxxxxx'"
+    # A new user's trial: `for train_idx, test_idx in kf.split(x)` named trials by their index arrays;
+    # with no simple value the guard's own `trial N` is used.
+    assert SweepGuard._label((("train_idx", list(range(200))), ("test_idx", list(range(40))))) is None
+    assert SweepGuard._label((("config", (32, 0.5, "relu")),)) == "config=(32, 0.5, 'relu')"
 
 
 @needs("keras", "tensorflow")

@@ -149,7 +149,8 @@ class StepMeasures:
     def _slowdown_message(self, slowdown: Slowdown) -> str:
         text = f"{slowdown}."
         if slowdown.ops_added:
-            text += " Graph growth is the likely cause: guarded.report() names the lines and the fix for each."
+            text += (" Graph growth is the likely cause: the guard's report (guarded.report(), or graphguard run's "
+                     "at exit) names the lines and the fix for each.")
         else:
             try:
                 load = os.getloadavg()[0]

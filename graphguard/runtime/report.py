@@ -333,8 +333,13 @@ class GuardReport:
                 lines.append(f"growth: +{self.other_growth_ops} more ops in other patterns (not itemized)")
         else:
             tolerated = self.warmup_ops + self.tolerated_ops
+            # A run that ended within its warm-up (a script that failed, or exited, after a few steps) saw
+            # no step after it: no growth was *seen*, which is no verdict (a new user's trial).
+            early = self.mode == "count" and self.stats.steps <= self.warmup_steps
             lines.append(
                 ("no growth confirmed before the run was stopped" if self.one_off and self.stopped is not None
+                 else f"no growth seen: the run ended within its {_plural(self.warmup_steps, 'warm-up step')}"
+                 if early
                  else "no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
@@ -359,7 +364,8 @@ class GuardReport:
         if stats.rss_bytes is not None:
             rss = f"RSS: {bytes_text(stats.rss_bytes)}"
             if stats.rss_growth_bytes is not None:
-                rss += f", {'+' if stats.rss_growth_bytes >= 0 else ''}{bytes_text(stats.rss_growth_bytes)} since warm-up"
+                since = "since warm-up" if self.mode == "count" else "since the first runs"  # finalize: no warm-up
+                rss += f", {'+' if stats.rss_growth_bytes >= 0 else ''}{bytes_text(stats.rss_growth_bytes)} {since}"
             if stats.rss_bytes_per_step is not None:
                 rss += f" ({'+' if stats.rss_bytes_per_step >= 0 else ''}{bytes_text(stats.rss_bytes_per_step)} per step)"
             lines.append(rss)

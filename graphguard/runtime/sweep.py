@@ -613,15 +613,24 @@ class SweepGuard(_Judgement):
         return active.track(obj, *others, name=name)
 
     @staticmethod
-    def _label(pairs: tuple[tuple[str, Any], ...]) -> str:
+    def _label(pairs: tuple[tuple[str, Any], ...]) -> Optional[str]:
         """``graphguard run --sweep``'s trial name from the loop target's names and values (``lr=0.001``):
-        each ``repr`` cut to 24 characters."""
+        the names bound to a number, a string, a bool or None (a short tuple of them), each ``repr`` cut
+        to 24 characters; None (the guard's ``trial N``) when none is, as for a k-fold's index arrays
+        (``train_idx=array([  0... 198, 199])`` made a 150-character table; a new user's trial)."""
         import reprlib
+
+        def simple(value: Any, depth: int = 0) -> bool:
+            if value is None or isinstance(value, (bool, int, float, str)):
+                return True
+            return (depth == 0 and isinstance(value, tuple) and len(value) <= 4
+                    and all(simple(item, 1) for item in value))
 
         short = reprlib.Repr()
         short.maxstring = short.maxother = 24
         short.maxlist = short.maxtuple = short.maxdict = 4
-        return ", ".join(f"{name}={short.repr(value)}" for name, value in pairs)
+        kept = [f"{name}={short.repr(value)}" for name, value in pairs if simple(value)]
+        return ", ".join(kept) if kept else None
 
     def __reduce__(self) -> Any:
         """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that
