@@ -146,6 +146,18 @@ def is_library(filename: str) -> bool:
     return verdict
 
 
+_GRAPHGUARD = os.path.normcase(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def _is_caller(filename: str) -> bool:
+    """Whether a frame in ``filename`` is the user's on a call path: not a library's (an installed
+    package: pytest's runner, a framework's training loop) nor graphguard's (``graphguard run``'s
+    launcher)."""
+    if filename.startswith("<"):  # ``<string>`` (exec: pytest-xdist's worker), ``<frozen runpy>``
+        return filename.startswith("<ipython-input")
+    return not is_library(filename) and not os.path.normcase(os.path.abspath(filename)).startswith(_GRAPHGUARD)
+
+
 class PyFrame:
     """A live frame (or a traceback entry) seen through TF's frame names: filename, lineno, name."""
 
@@ -224,7 +236,7 @@ def op_origin_and_callers(op: Any) -> tuple[Optional[str], Optional[int], frozen
         if not is_internal(frame.filename):
             called = frozenset(tb[j].name for j in range(i + 1, min(len(tb), i + 1 + _CALL_DEPTH)))
             callers = tuple((tb[j].filename, tb[j].lineno) for j in range(i - 1, -1, -1)
-                            if not is_internal(tb[j].filename))
+                            if _is_caller(tb[j].filename))
             return frame.filename, frame.lineno, called, callers
     return None, None, frozenset(), ()
 

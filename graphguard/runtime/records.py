@@ -118,5 +118,17 @@ class OpGroup:
 
     def __str__(self) -> str:
         types = ", ".join(f"{n} x {t}" if n > 1 else t for t, n in self.op_types)
-        places = " and ".join(str(line) for line in self.lines)
+        places = " and ".join(str(line) for line in self.lines) + self.called_from()
         return f"{types} at {places}" if types else f"at {places}"
+
+    def called_from(self) -> str:
+        """``", called from train.py:21"``: the user's line that called the creating line's function
+        from another file (a helper module has no loop; the call in the loop is the line to change: a
+        new user's trial), or ``""`` when the creating line's own file called it, or nothing did."""
+        files = {line.filename for line in self.lines}
+        outer = sorted({path[0] for _, path in self.callers if path and path[0][0] not in files},
+                       key=lambda pair: (str(pair[0]), pair[1] or 0))
+        if not outer:
+            return ""
+        more = f" and {len(outer) - 1} more" if len(outer) > 1 else ""
+        return f", called from {where(*outer[0])}{more}"
