@@ -18,10 +18,21 @@ def _fence(code: str) -> str:
     return f"```python\n{code.rstrip()}\n```\n"
 
 
+def _twin(example: str, valid: tuple[str, ...]) -> str:
+    """The snippet of ``valid`` most like ``example`` (difflib's ratio over lines): "Use instead" shows
+    the fixed twin of the example, not whichever valid snippet was written first (a new user's trial:
+    GG101's page answered a `sess.run(tf.argmax(...))` loop with an unrelated replay buffer)."""
+    import difflib
+
+    lines = example.splitlines()
+    return max(valid, key=lambda code: difflib.SequenceMatcher(None, lines, code.splitlines()).ratio())
+
+
 def render(rule: type[Rule]) -> str:
     """The markdown page of ``rule``: What it does / Why is this bad? / Example / Use instead /
     More examples / References (ruff's headings)."""
     doc = inspect.cleandoc(rule.__doc__ or "")
+    twin = _twin(rule.INVALID[0], rule.VALID)
     main, _, references = doc.partition("## References")
     parts = [
         f"# {rule.CODE} {rule.NAME}\n\n",
@@ -29,13 +40,13 @@ def render(rule: type[Rule]) -> str:
         "## Example\n\n",
         _fence(rule.INVALID[0]),
         "\n## Use instead\n\n",
-        _fence(rule.VALID[0]),
+        _fence(twin),
         "\n## More examples\n\n",
         "Lines marked with a comment are reported; every snippet is also a test case.\n\n",
         "### Reported\n\n",
         *(_fence(code) + "\n" for code in rule.INVALID[1:]),
         "### Not reported\n\n",
-        *(_fence(code) + "\n" for code in rule.VALID[1:]),
+        *(_fence(code) + "\n" for code in rule.VALID if code is not twin),
         "## Fix safety\n\n",
         " ".join(rule.FIX_SAFETY.split()) + "\n",
     ]

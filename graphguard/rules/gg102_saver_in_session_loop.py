@@ -40,7 +40,7 @@ import tensorflow as tf
 
 saver = tf.train.Saver()
 with tf.Session() as sess:
-    for step in range(10000):
+    for step in range(100000):
         sess.run(train_op)
         if step % 1000 == 0:
             saver.save(sess, "ckpt/model", global_step=step)
