@@ -147,15 +147,18 @@ def is_library(filename: str) -> bool:
 
 
 _GRAPHGUARD = os.path.normcase(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+#: The environment's own folders (``.venv/bin/graphguard``, the console script that starts ``graphguard run``).
+_ENVIRONMENT = tuple({os.path.normcase(os.path.abspath(p)) + os.sep for p in (sys.prefix, sys.exec_prefix)})
 
 
 def _is_caller(filename: str) -> bool:
     """Whether a frame in ``filename`` is the user's on a call path: not a library's (an installed
-    package: pytest's runner, a framework's training loop) nor graphguard's (``graphguard run``'s
-    launcher)."""
+    package: pytest's runner, a framework's training loop), graphguard's (``graphguard run``'s
+    launcher) or the environment's (its console scripts)."""
     if filename.startswith("<"):  # ``<string>`` (exec: pytest-xdist's worker), ``<frozen runpy>``
         return filename.startswith("<ipython-input")
-    return not is_library(filename) and not os.path.normcase(os.path.abspath(filename)).startswith(_GRAPHGUARD)
+    path = os.path.normcase(os.path.abspath(filename))
+    return not is_library(filename) and not path.startswith(_GRAPHGUARD) and not path.startswith(_ENVIRONMENT)
 
 
 class PyFrame:
