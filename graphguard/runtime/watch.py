@@ -215,12 +215,19 @@ class Watch:
     Args:
         options: the ``GraphGuard`` options of each session (``mode`` included), as :class:`SessionPatch`.
         trace_guard: the trace guard to start when TensorFlow is (or gets) imported; ``None``: sessions only.
+
+    Attributes:
+        sessions: the :class:`SessionPatch`.
+        trace_guard: as given.
+        finder: the :class:`TensorFlowFinder`, in ``sys.meta_path`` between :meth:`start` and
+            :meth:`stop` while TensorFlow is not fully imported. A finder that starts a watch while
+            ``tensorflow`` is being looked up hands that lookup to it (``watch.finder.find_spec``).
     """
 
     def __init__(self, options: dict[str, Any], trace_guard: Optional[TraceGuard] = None) -> None:
         self.sessions = SessionPatch(options)
         self.trace_guard = trace_guard
-        self._finder = TensorFlowFinder(self.sessions, trace_guard)
+        self.finder = TensorFlowFinder(self.sessions, trace_guard)
 
     def start(self) -> None:
         """Patch now what TensorFlow has loaded; wait (the finder, first in ``sys.meta_path``) for the rest."""
@@ -230,13 +237,13 @@ class Watch:
         if self.trace_guard is not None and TF_MODULE in modules:
             start_trace_guard(self.trace_guard, modules[TF_MODULE])
         if SESSION_MODULE not in modules or TF_MODULE not in modules:
-            sys.meta_path.insert(0, self._finder)
+            sys.meta_path.insert(0, self.finder)
 
     def stop(self, release: bool = False) -> None:
         """Remove the finder and the patches; stop the trace guard. ``release``: also release the guards of
         sessions still open (:meth:`SessionPatch.release_all`). Reports stay readable."""
-        if self._finder in sys.meta_path:
-            sys.meta_path.remove(self._finder)
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
         if release:
             self.sessions.release_all()
         self.sessions.unpatch()
@@ -247,7 +254,7 @@ class Watch:
     @property
     def active(self) -> bool:
         """True while the session patch is on or the finder is waiting for TensorFlow."""
-        return self.sessions.patched is not None or self._finder in sys.meta_path
+        return self.sessions.patched is not None or self.finder in sys.meta_path
 
     def reports(self) -> list[SessionReport]:
         """The guarded sessions' reports (:meth:`SessionPatch.reports`)."""
