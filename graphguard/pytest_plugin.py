@@ -221,24 +221,6 @@ class _TestGuard:
         return record
 
 
-def _user_frames(tb: Any) -> Any:
-    """A traceback chain of ``tb``'s frames that are not internal (TensorFlow, Keras, graphguard's
-    runtime, the standard library: :func:`graphguard.runtime.attribution.is_internal`); ``None`` if none is."""
-    import types
-
-    from graphguard.runtime.attribution import is_internal
-
-    kept = []
-    while tb is not None:
-        if not is_internal(tb.tb_frame.f_code.co_filename):
-            kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
-        tb = tb.tb_next
-    chain = None
-    for frame, lasti, lineno in reversed(kept):
-        chain = types.TracebackType(chain, frame, lasti, lineno)
-    return chain
-
-
 def _is_guard_error(error: Optional[BaseException]) -> bool:
     """``error`` is one of the runtime guards' errors (told by name: the runtime may not be imported)."""
     kind = type(error)
@@ -286,7 +268,9 @@ class _Guarding:
         if excinfo is not None and _is_guard_error(excinfo.value) and excinfo.tb is not None:
             # A new chain of the frames outside graphguard's runtime, TensorFlow and the standard library:
             # pytest rebuilds a filtered Traceback from the raw chain when it cuts it at the test function.
-            tb = _user_frames(excinfo.tb)
+            from graphguard.runtime.attribution import user_traceback
+
+            tb = user_traceback(excinfo.tb)
             if tb is not None:
                 call.excinfo = excinfo = pytest.ExceptionInfo.from_exc_info((excinfo.type, excinfo.value, tb))
         outcome = yield

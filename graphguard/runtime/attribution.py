@@ -34,6 +34,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import types
 from typing import Any, Callable, Iterable, Optional
 
 from graphguard.runtime.report import OpGroup, SourceLine
@@ -173,6 +174,21 @@ def traceback_frames(tb: Any) -> list[PyFrame]:
         frames.append(PyFrame(tb.tb_frame, tb.tb_lineno))
         tb = tb.tb_next
     return frames[::-1]
+
+
+def user_traceback(tb: Any) -> Any:
+    """A new traceback chain of the frames of ``tb`` that are not internal (:func:`is_internal`), outermost
+    first as in ``tb``; ``None`` if every frame is. For showing a guard's error with the user's frames
+    only (``pytest --graphguard``, ``%load_ext graphguard``); the frames themselves are shared, not copied."""
+    kept = []
+    while tb is not None:
+        if not is_internal(tb.tb_frame.f_code.co_filename):
+            kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    chain = None
+    for frame, lasti, lineno in reversed(kept):
+        chain = types.TracebackType(chain, frame, lasti, lineno)
+    return chain
 
 
 def user_origin(frames: list[Any]) -> tuple[Optional[str], Optional[int], frozenset[str]]:
