@@ -248,7 +248,7 @@ def test_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(sessions
             f"called from test_training.py:{call_line}") in summary
     assert any(line.startswith("FAILED test_markers.py::test_swallows_the_guards_error: graph growth:") for line in summary)
     assert any(line.startswith("WARNED test_markers.py::test_warned_only: graph growth:") for line in summary)
-    assert "ok     test_training.py::test_session_loop_fixed: 1 session, 11 steps" in summary
+    assert "ok     test_training.py::test_session_loop_fixed: 1 session, 21 steps" in summary
     assert "ok     test_training.py::test_step_counter_passed_as_a_tensor: 1 tf.function, 1 trace in 12 calls" in summary
     assert "ok     test_markers.py::test_a_higher_limit: 1 tf.function, 10 traces in 10 calls" in summary
     # the outcomes: the two leaking twins and the swallowed error fail; markers pass the rest
