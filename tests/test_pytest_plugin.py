@@ -1,8 +1,9 @@
 """Issue 40, item 1: ``pytest --graphguard`` (graphguard/pytest_plugin.py) on real TensorFlow.
 
 The TensorFlow cases run in one subprocess that imports TensorFlow once and runs three pytest sessions
-in a row (pytest.main): the guarded one that imports TensorFlow inside a test (the lazy path), the demo
-file without ``--graphguard``, then the demo file and the markers' cases with it. The option errors
+in a row (pytest.main, not pytester's runpytest_subprocess, which would import TensorFlow three times):
+the guarded one that imports TensorFlow inside a test (the lazy path), the demo file without
+``--graphguard``, then the demo file and the markers' cases with it. The option errors
 need no TensorFlow and run in this process (pytester's inline run).
 """
 
@@ -198,12 +199,18 @@ session("--graphguard", "-v", "test_training.py", "test_markers.py")
 """
 
 
-@pytest.fixture(scope="module")
-def sessions(tmp_path_factory):
-    """The three pytest sessions' outputs and exit codes, run in one TensorFlow process."""
+def test_pytest_graphguard_on_real_tensorflow(tmp_path):
+    """One test, so that pytest-xdist never runs the TensorFlow process twice: three pytest sessions in
+    it (checked below), each checked by one of the functions that follow."""
     pytest.importorskip("tensorflow")
+    sessions = _run_sessions(tmp_path)
+    check_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(*sessions[0])
+    check_without_the_flag_the_demo_passes(*sessions[1])
+    check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(*sessions[2])
 
-    folder = tmp_path_factory.mktemp("plugin")
+
+def _run_sessions(folder: Path) -> list[tuple[str, int]]:
+    """The three pytest sessions' outputs and exit codes, run in one TensorFlow process."""
     (folder / "test_training.py").write_text(DEMO.read_text())
     for name, text in (("test_a_plain.py", PLAIN), ("test_b_lazy.py", LAZY), ("test_markers.py", MARKERS),
                        ("driver.py", DRIVER)):
@@ -219,14 +226,12 @@ def sessions(tmp_path_factory):
     return out
 
 
-def test_without_the_flag_the_demo_passes(sessions):
-    text, code = sessions[1]
+def check_without_the_flag_the_demo_passes(text: str, code: int) -> None:
     assert code == 0 and "4 passed" in text, text
     assert "= graphguard =" not in text and "Error" not in text, text
 
 
-def test_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(sessions):
-    text, code = sessions[2]
+def check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(text: str, code: int) -> None:
     assert code == 1, text
     op_line = _line(DEMO, "loss = tf.reduce_mean(tf.matmul(x, w))  # a new Mean")
     call_line = _line(DEMO, "scaled_sum(x, step)  # a Python int")
@@ -260,8 +265,7 @@ def test_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(sessions
     assert "3 failed, 5 passed" in text
 
 
-def test_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(sessions):
-    text, code = sessions[0]
+def check_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(text: str, code: int) -> None:
     assert code == 1, text
     assert "test_plain_tests_load_nothing_heavy PASSED" in text or "1 failed, 1 passed, 1 error" in text, text
     # a bad marker: the test errors with one line, naming the test and the keyword
