@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine with Python 3, pip and make:
-#   make demo   set up .venv and run the Tesla P4 demo, then the TF 2 retracing demo
+#   make demo   set up .venv and run the TF1 slowdown demo (a public Tesla P4 report, ported), then the TF 2 retracing demo
 #   make test   set up .venv and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv

@@ -367,6 +367,10 @@ class Checker:
         self._settings = (frozenset(session_names), frozenset(session_factories), max_file_bytes)
         self._keep_facts = keep_facts
         self._kept: list = []  #: with ``keep_facts``, what the last run would otherwise have freed
+        #: What files given as bytes read to, by (path, digest of the bytes, project, prefilter): the
+        #: editor passes every open buffer on every lint, and all but the edited one are unchanged.
+        self._by_content: dict = {}
+        self._by_content_bytes = 0
         self._by_effect: dict = {}
         for code, rule in RULES.items():
             if code in selected:
@@ -440,8 +444,10 @@ class Checker:
                     # ``check -`` reads stdin up to one byte over the limit: how much more there was is unknown.
                     message = too_large(None if size == limit + 1 else size, limit)
                     results[path] = FileResult(diagnostics=[("GG002", message, 1, 1)])
-                else:
+                elif cache is None:
                     results[path] = read_source(sources[path], path, self._settings, project, prefilter)
+                else:
+                    results[path] = self._read_bytes(sources[path], path, project, prefilter)
             elif cache is not None and keys[path] is not None and cache.has(path, keys[path]):
                 cached.append(path)
             else:
@@ -501,6 +507,30 @@ class Checker:
             self._store(cache, run_key, signature, keys, report,
                         {path: result.diagnostics for path, result in results.items() if result.diagnostics})
         return report
+
+    #: At most this many bytes of source are remembered by :meth:`_read_bytes` (its results are several
+    #: times larger): 50 open files of 2,000 lines are about 4 MB.
+    BY_CONTENT_BYTES = 32 * 1024 * 1024
+
+    def _read_bytes(self, source: bytes, path: str, project: frozenset, prefilter: bool) -> FileResult:
+        """:func:`read_source` of ``source``, remembered by content: a file given as bytes (an editor's
+        open buffer) that has not changed since the last run is not parsed again. A run that is cached
+        at all uses this; ``--no-cache`` reads every time. (Before issue 38 every open document was read
+        on every keystroke: 1.9 s per keystroke with 50 open 2,000-line files.)"""
+        key = (path, hashlib.blake2b(source, digest_size=16).digest(), project, prefilter)
+        entry = self._by_content.pop(key, None)
+        if entry is None:
+            hit = read_source(source, path, self._settings, project, prefilter)
+            if hit.error is not None:
+                return hit
+            self._by_content_bytes += len(source)
+        else:
+            hit = entry[0]
+        self._by_content[key] = (hit, len(source))  # the most recently used last
+        while self._by_content_bytes > self.BY_CONTENT_BYTES and len(self._by_content) > 1:
+            _, size = self._by_content.pop(next(iter(self._by_content)))
+            self._by_content_bytes -= size
+        return hit
 
     def _store(self, cache, run_key: str, signature: tuple, keys: dict, report: Report, checker: dict) -> None:
         """Keep the run in the cache (when it had no internal error and read every file): the selection,
@@ -673,7 +703,9 @@ class Checker:
             column=site.column,
             code=rule.CODE,
             name=rule.NAME,
-            message=rule.message(finding.subject, finding.loop_row, finding.via, finding.loop_kind, finding.outer_row),
+            message=rule.message(finding.subject, finding.loop_row, finding.via, finding.loop_kind, finding.outer_row,
+                                 finding.path),
+            advice=rule.ADVICE,
             end_row=site.end_row,
             end_column=site.end_column,
             loop_row=finding.loop_row,

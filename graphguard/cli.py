@@ -84,13 +84,13 @@ def _build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove (default: as for check)")
 
     rule = commands.add_parser("rule", help="show a rule's documentation")
-    rule.add_argument("code", nargs="?", help="a rule code, e.g. GG102")
+    rule.add_argument("code", nargs="?", help="a rule code or name, e.g. GG102 or saver-in-session-loop")
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
     demo = commands.add_parser("demo", help="lint and run a demo: the Tesla P4 slowdown (default), leaking sweeps "
                                "or TF 2 retracing (needs TensorFlow)")
-    demo.add_argument("which", nargs="?", choices=("slowdown", "sweep", "tf2"), default="slowdown",
+    demo.add_argument("which", nargs="?", choices=("slowdown", "sweep", "tf2"), default="slowdown", metavar="DEMO",
                       help="slowdown (default): the graph that grows in a session loop; sweep: sweeps that keep "
                            "every trial's model, under SweepGuard; tf2: a TF 2 training loop that passes its step "
                            "to a tf.function as a Python int and retraces it every step, under TraceGuard")
@@ -98,7 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="slowdown and tf2: training steps per script (default: 200)")
     demo.add_argument("--plot", metavar="FILE.png",
                       help="slowdown and sweep: also draw the measured curves into this PNG file (needs matplotlib: "
-                           "pip install 'graphguard[plot]')")
+                           "pip install '.[plot]' in a clone of graphguard)")
 
     commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
                         "(needs pygls: pip install '.[server]' from a clone)",
@@ -159,6 +159,10 @@ def _run_rule(args) -> int:
         print(f"GG900  {'unused-suppression':<32} A suppression comment that suppressed nothing (off unless selected).")
         return EXIT_CLEAN
     code = args.code.upper()
+    by_name = {rule.NAME: rule_code for rule_code, rule in RULES.items()}
+    by_name.update({name: checker_code for checker_code, (name, _) in CHECKER_CODES.items()})
+    by_name["unused-suppression"] = "GG900"
+    code = by_name.get(args.code.lower(), code)  # ``graphguard rule op-in-session-loop``, as ruff takes names
     if code in RULES and args.output_format == "json":
         rule = RULES[code]
         json.dump({"code": code, "name": rule.NAME, "summary": rule.summary(), "url": None,
@@ -176,7 +180,7 @@ def _run_rule(args) -> int:
         print("# GG900 unused-suppression\n\nA `# noqa: GG...` or `# graphguard: ignore[...]` code that "
               "suppressed nothing. Off unless selected (`--extend-select GG900`).")
         return EXIT_CLEAN
-    raise UsageError(f"unknown rule code {args.code!r} (see 'graphguard rule --all')")
+    raise UsageError(f"unknown rule {args.code!r} (see 'graphguard rule --all')")
 
 
 def _missing(*modules: str) -> list[str]:
@@ -213,7 +217,7 @@ def _run_demo(args) -> int:
     missing = _missing("numpy", "tensorflow", "sklearn", "psutil")
     if missing:
         raise UsageError(f"the demo trains real models and needs {', '.join(missing)}: "
-                         "pip install 'graphguard[demo]'")
+                         "pip install -e '.[demo]' in a clone of graphguard")
     if args.which == "sweep":
         from graphguard.demo import run_sweep_demo
 

@@ -10,6 +10,18 @@ from typing import Any
 FIXABLE_CODES = frozenset({"GG101", "GG102", "GG103", "GG104", "GG105", "GG106", "GG107", "GG110", "GG201", "GG303"})
 
 
+#: The codes whose finding is an error (the file was not checked); every other finding is a warning.
+ERROR_CODES = frozenset({"GG001", "GG002"})
+
+
+def level(code: str) -> str:
+    """``"error"`` for a file that could not be checked (``GG001``, ``GG002``), ``"warning"`` for a
+    finding: the program still runs, it slows down or leaks and may die hours later, a bug to fix but
+    not a line that fails. One level everywhere: the editor's severity, GitHub's annotation
+    (``::warning``), SARIF's ``level``. (The exit status is 1 either way.)"""
+    return "error" if code in ERROR_CODES else "warning"
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One finding. Rows and columns are 1-based, as editors and ruff show them.
@@ -38,6 +50,9 @@ class Diagnostic:
     #: Why a finding of a fixable code has no fix (``"it reads step, which the loop assigns ..."``),
     #: where fixes were asked for; None otherwise.
     fix_unavailable: Any = field(default=None, compare=False)
+    #: What to do about it (the rule's ``ADVICE``): ``full`` output, JSON ``help``, SARIF ``help``,
+    #: the editor's hover. Empty for checker codes, whose message says it.
+    advice: str = field(default="", compare=False)
     #: The notebook cell of ``row`` (and of ``end_row``), once rows are made rows within cells.
     cell: int | None = field(default=None, compare=False)
     #: The notebook cell of ``loop_row``: the loop may be in a later cell than a helper it calls.

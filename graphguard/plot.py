@@ -12,7 +12,7 @@ after trial in a sweep that keeps every model (the CS231n learning-rate sweep). 
 * :func:`plot_sweep_report`: one :class:`~graphguard.runtime.sweep_report.SweepReport`'s seconds and
   RSS retained per trial, leaking trials marked (``SweepReport.plot``).
 
-matplotlib is the ``plot`` extra (``pip install 'graphguard[plot]'``), imported only when a picture is
+matplotlib is the ``plot`` extra (``pip install '.[plot]'`` in a clone of graphguard), imported only when a picture is
 asked for, and used through its Agg canvas (no display, no change to ``pyplot``'s backend, so a
 notebook's own plots are left alone). Without it every function raises :class:`PlotUnavailable`, whose
 message says how to install it (the command line prints it as one line, exit 2). A picture is written
@@ -31,7 +31,7 @@ __all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "error_line"
            "plot_sweep_report"]
 
 #: What to run when matplotlib is missing.
-INSTALL = "drawing a plot needs matplotlib: pip install 'graphguard[plot]'"
+INSTALL = "drawing a plot needs matplotlib: pip install '.[plot]' in a clone of graphguard"
 #: The colours of the two sides of every picture (matplotlib's default blue and red).
 INCORRECT_COLOR = "#d62728"
 CORRECT_COLOR = "#1f77b4"
@@ -164,6 +164,14 @@ def _log_scale(axes) -> None:
     axes.yaxis.set_minor_formatter(NullFormatter())
 
 
+def _thousands(axis) -> None:
+    """Whole numbers with thousands separators (``14,000``) on ``axis``."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 2.5, 5, 10]))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+
+
 def _mib(nbytes: Optional[float]) -> Optional[float]:
     return None if nbytes is None else nbytes / 2**20
 
@@ -174,8 +182,9 @@ def _mib(nbytes: Optional[float]) -> Optional[float]:
 
 
 def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: str, correct: str) -> str:
-    """The slowdown demo as a picture: step time (ms, log scale) and graph ops (log scale) against step
-    for both scripts, side by side. ``runs``: script name -> step number -> record with ``seconds``
+    """The slowdown demo as a picture: step time (ms, log scale) and graph ops (linear: a constant
+    number of ops per step is a straight line) against step for both scripts, side by side.
+    ``runs``: script name -> step number -> record with ``seconds``
     (wall time of the step) and ``ops`` (``Graph.version`` after it), as
     :func:`graphguard.demo.parse_steps` reads them; ``incorrect``/``correct`` name the two scripts.
     Writes a 1100 x 440 PNG to ``path`` and returns it. Raises :class:`PlotUnavailable`, ``ValueError``
@@ -196,10 +205,16 @@ def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: st
             times.plot(steps, [records[s].seconds * 1e3 for s in steps], color=color, linewidth=1.2, marker=marker,
                        markersize=3, label=f"{name}: {label}")
             ops.plot(steps, [records[s].ops for s in steps], color=color, linewidth=1.6, marker=marker, markersize=3)
+            ops.annotate(f"{records[steps[-1]].ops:,} ops", (steps[-1], records[steps[-1]].ops), xytext=(-4, 4),
+                         textcoords="offset points", ha="right", va="bottom", fontsize=9, color=color)
         times.set(title="Step time", xlabel="training step", ylabel="step time (ms, log scale)")
-        ops.set(title="Graph size", xlabel="training step", ylabel="ops in the graph (log scale)")
+        # Graph size on a linear axis: ops added at a constant rate are a straight line (on a log axis
+        # linear growth looks like it levels off). Step time stays on a log axis: 0.4 ms and 280 ms.
+        ops.set(title="Graph size", xlabel="training step", ylabel="ops in the graph")
+        _log_scale(times)
+        _thousands(ops.yaxis)
+        ops.set_ylim(0, ops.get_ylim()[1] * 1.1)  # room for the label at the top curve's end
         for axes in (times, ops):
-            _log_scale(axes)
             _integer_axis(axes.xaxis)
             axes.grid(True, which="major", alpha=0.3)
         figure.suptitle("graphguard demo: the same model trained twice; only where the ops are built differs")
@@ -229,10 +244,23 @@ def _trial_series(report: Mapping[str, Any]) -> tuple[list[int], list[float], li
     return numbers, total, alive, leaked
 
 
+def _zero_marks(axes, positions: list[float], color: str) -> None:
+    """A bar of height 0 is invisible: at each of ``positions`` a short thick dash on the zero line in
+    the bar's ``color``, labelled ``0``, so that a fixed sweep's "no object kept" is drawn, not blank."""
+    if not positions:
+        return
+    axes.plot(positions, [0] * len(positions), linestyle="none", marker="_", markersize=18, markeredgewidth=3,
+              color=color, clip_on=False, zorder=3)
+    for position in positions:
+        axes.annotate("0", (position, 0), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
+                      fontsize=8, color=color)
+
+
 def plot_sweeps(pairs: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]], path: str) -> str:
     """The sweep demo as a picture: for each (title, leaking report, fixed report), RSS retained summed
     over the trials so far (MiB, from 0) and the objects judged leaked per trial, leaking sweep against
-    fixed, trials judged to leak marked with a cross. Reports are ``SweepReport.as_dict()`` data (what
+    fixed (a count of 0 drawn as a dash labelled ``0``, not an invisible bar), trials judged to leak
+    marked with a cross. Reports are ``SweepReport.as_dict()`` data (what
     the demo's scripts write with ``--json``). Writes a PNG 1100 pixels wide (260 high per pair, plus
     the title) to ``path`` and returns it. Raises :class:`PlotUnavailable`, ``ValueError`` when no pair
     has a trial or ``path`` is not a ``.png`` name, ``OSError``."""
@@ -255,6 +283,7 @@ def plot_sweeps(pairs: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]
                     memory.plot(marked, [total[n - 1] for n in marked], linestyle="none", marker="x", markersize=9,
                                 color="black", label="trial judged to leak" if row == 0 and report is leaking else None)
                 objects.bar([n + offset for n in numbers], alive, width=0.4, color=color)
+                _zero_marks(objects, [n + offset for n, count in zip(numbers, alive) if count == 0], color)
             memory.set_title(_label(title, row + 1, 70), loc="left", fontsize=10)
             memory.set(xlabel="trial", ylabel="RSS retained, summed (MiB)")
             memory.set_ylim(bottom=min(0.0, memory.get_ylim()[0]))
@@ -264,6 +293,7 @@ def plot_sweeps(pairs: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]
                 axes.grid(True, alpha=0.3)
                 _integer_axis(axes.xaxis)
             _integer_axis(objects.yaxis)
+            objects.set_ylim(top=max(1.0, objects.get_ylim()[1]))
         figure.suptitle("graphguard demo sweep: memory a sweep keeps, trial after trial, under SweepGuard")
         figure.legend(loc="outside lower center", ncols=3, frameon=False)
         return _save(figure, path)
@@ -278,9 +308,45 @@ GROWTH_LINES = 5
 _GROWTH_COLORS = ("black", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b")
 
 
+#: Fetches drawn with a step-time line of their own; the others share one grey line.
+FETCH_LINES = 4
+_FETCH_COLORS = (INCORRECT_COLOR, CORRECT_COLOR, "#2ca02c", "#ff7f0e")
+
+
+def _step_times(axes, series) -> None:
+    """Step time (ms) against step, one line per fetch (``StepSample.fetch``, the :data:`FETCH_LINES`
+    most sampled, the others together in grey): a loop that alternates a 30 ms training run with a
+    1 ms evaluation run is then two lines, each with its own trend, not a 1-30 ms sawtooth. A series
+    of one fetch (or none named) is one red line, as before."""
+    groups: dict[Any, list] = {}
+    for sample in series:
+        groups.setdefault(getattr(sample, "fetch", None), []).append(sample)
+    ranked = sorted(groups, key=lambda fetch: -len(groups[fetch]))
+    lines = [(fetch, groups[fetch]) for fetch in ranked[:FETCH_LINES]]
+    rest = sorted((sample for fetch in ranked[FETCH_LINES:] for sample in groups[fetch]), key=lambda s: s.step)
+    if rest:
+        lines.append((None, rest))
+    several = len(lines) > 1
+    handles, labels = [], []
+    for index, (fetch, samples) in enumerate(lines):
+        other = several and index == FETCH_LINES
+        color = "gray" if other else _FETCH_COLORS[index % len(_FETCH_COLORS)]
+        marker = "o" if len(samples) < 30 else None
+        drawn, = axes.plot([sample.step for sample in samples], [sample.seconds * 1e3 for sample in samples],
+                           color=color, linewidth=1.2, marker=marker, markersize=3)
+        handles.append(drawn)
+        labels.append(f"other fetches: {len(samples)} point{'s' * (len(samples) != 1)}" if other else
+                      f"{f'sess.run({fetch})' if fetch is not None else 'fetch not recorded'}: "
+                      f"{len(samples)} point{'s' * (len(samples) != 1)}")
+    if several:  # the axes' own legend: the figure's lists the growth lines
+        axes.legend(handles, labels, loc="best", fontsize=8, framealpha=0.8, title="step time per fetch",
+                    title_fontsize=8)
+
+
 def plot_guard_report(report, path: str) -> str:
-    """One guard's run as a picture: step time (ms, log scale), graph ops and RSS (MiB) against step,
-    from ``report.series`` (:class:`~graphguard.runtime.report.StepSample`); the first
+    """One guard's run as a picture: step time (ms, log scale; one line per fetch, see
+    :func:`_step_times`), graph ops (linear) and RSS (MiB) against step, from ``report.series``
+    (:class:`~graphguard.runtime.report.StepSample`); the first
     :data:`GROWTH_LINES` growth patterns are dashed lines at their first step, labelled with their
     first source line (``train.py:57``), the others faint lines counted in the legend. RSS is left out
     when psutil was missing. Writes a 1000 x 780 PNG to ``path`` and returns it. Raises
@@ -295,21 +361,20 @@ def plot_guard_report(report, path: str) -> str:
         times, ops, memory = figure.subplots(3, 1, sharex=True)
         steps = [sample.step for sample in series]
         marker = "o" if len(series) < 30 else None
-        times.plot(steps, [sample.seconds * 1e3 for sample in series], color=INCORRECT_COLOR, linewidth=1.2,
-                   marker=marker, markersize=3)
+        _step_times(times, series)
         times.set(ylabel="step time (ms, log scale)")
         _log_scale(times)
         ops.plot(steps, [sample.ops for sample in series], color=INCORRECT_COLOR, linewidth=1.6, marker=marker,
                  markersize=3)
         ops.set(ylabel="ops in the graph")
-        _integer_axis(ops.yaxis)
+        _thousands(ops.yaxis)
         rss = [(sample.step, _mib(sample.rss_bytes)) for sample in series if sample.rss_bytes is not None]
         if rss:
             memory.plot([s for s, _ in rss], [m for _, m in rss], color=INCORRECT_COLOR, marker="o", markersize=3,
                         linewidth=1.2)
             _mib_axis(memory, [m for _, m in rss])
         else:
-            memory.text(0.5, 0.5, "RSS not measured (install psutil: pip install 'graphguard[runtime]')",
+            memory.text(0.5, 0.5, "RSS not measured (install psutil: pip install psutil)",
                         ha="center", va="center", transform=memory.transAxes)
         memory.set(ylabel="RSS (MiB)", xlabel="guarded step (Session.run calls)")
         _integer_axis(memory.xaxis)
@@ -348,7 +413,8 @@ def plot_sweep_report(report, path: str) -> str:
     """One sweep as a picture: seconds and RSS retained (MiB) per trial, from ``report.as_dict()`` (a
     :class:`~graphguard.runtime.sweep_report.SweepReport`): trials judged to leak in red (``LEAK``
     written in the bar when it is tall enough, else a cross above it), the others blue, warm-up trials
-    hatched (their RSS is not judged), ``max_retained_bytes`` dashed. Past 20 trials only every n-th
+    hatched (their RSS is not judged), the ``max_retained_bytes`` limit dashed, the sweep's RSS trend
+    (``rss_trend``: RSS rising steadily across the trials) in the title. Past 20 trials only every n-th
     name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
     :class:`PlotUnavailable`, ``ValueError`` when there is no trial or ``path`` is not a ``.png`` name,
     ``OSError``."""
@@ -381,7 +447,7 @@ def plot_sweep_report(report, path: str) -> str:
         if limit is not None:
             memory.axhline(limit / 2**20, color="black", linestyle="--", linewidth=1)
             handles.append(Line2D([], [], color="black", linestyle="--",
-                                  label=f"max_retained_bytes: {limit / 2**20:.0f} MiB per trial"))
+                                  label=f"limit: {limit / 2**20:.0f} MiB retained per trial"))
             top = max(top, limit / 2**20)
         memory.set_ylim(top=(top or 1.0) * 1.15)
         memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
@@ -402,6 +468,11 @@ def plot_sweep_report(report, path: str) -> str:
         for axes in (seconds, memory):
             axes.grid(True, axis="y", alpha=0.3)
         leaked = sum(1 for trial in trials if trial["leaked"])
-        figure.suptitle(f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {leaked} judged to leak")
+        title = f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {leaked} judged to leak"
+        trend = data.get("rss_trend")
+        if trend:  # a steady rise under the limit: equal bars below the dashed line, judged across them
+            title += (f"; RSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "
+                      f"{trend['first']}-{trend['last']}")
+        figure.suptitle(title)
         figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
         return _save(figure, path)

@@ -266,13 +266,13 @@ class _Guarding:
         test did and fails a test whose growth or retracing did not fail it already."""
         excinfo = call.excinfo
         if excinfo is not None and _is_guard_error(excinfo.value) and excinfo.tb is not None:
-            # A new chain of the frames outside graphguard's runtime, TensorFlow and the standard library:
-            # pytest rebuilds a filtered Traceback from the raw chain when it cuts it at the test function.
+            # The raw chain cut after the test's last frame (graphguard's runtime and TensorFlow below it
+            # dropped), and a new ExceptionInfo on it: pytest rebuilds its Traceback from the raw chain
+            # when it cuts it at the test function, so filtering excinfo.traceback would not last.
             from graphguard.runtime.attribution import user_traceback
 
             tb = user_traceback(excinfo.tb)
-            if tb is not None:
-                call.excinfo = excinfo = pytest.ExceptionInfo.from_exc_info((excinfo.type, excinfo.value, tb))
+            call.excinfo = excinfo = pytest.ExceptionInfo.from_exc_info((excinfo.type, excinfo.value, tb))
         outcome = yield
         report = outcome.get_result()
         if item.stash.get(_SKIPPED, False):

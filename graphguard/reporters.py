@@ -14,7 +14,7 @@ import re
 from typing import TextIO
 
 from graphguard import __version__
-from graphguard.diagnostics import Diagnostic
+from graphguard.diagnostics import Diagnostic, level
 
 FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
@@ -119,6 +119,8 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, sources: dict | None 
                 loop = loop_lines[d.loop_row - 1].strip() if 0 < d.loop_row <= len(loop_lines) else ""
                 where = f"line {d.loop_row}" if d.loop_cell is None else f"cell {d.loop_cell}, line {d.loop_row}"
                 out.write(f"{'':>{width}} = repeated by the loop at {where}: {loop}\n")
+            if d.advice:
+                out.write(f"{'':>{width}} = help: {d.advice}\n")
             if d.fix is not None:
                 out.write(f"{'':>{width}} = fix ({d.fix.applicability}): {d.fix.message}\n")
             elif d.fix_unavailable:
@@ -131,6 +133,7 @@ def _json_item(d: Diagnostic) -> dict:
         "code": d.code,
         "name": d.name,
         "message": d.message,
+        "help": d.advice or None,
         "filename": _text(os.path.abspath(d.filename)),
         "cell": d.cell,
         "location": {"row": d.row, "column": d.column},
@@ -145,8 +148,9 @@ def _json_item(d: Diagnostic) -> dict:
 
 def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """A JSON array with ruff's keys (``code``, ``message``, ``filename`` (absolute), ``location``,
-    ``end_location``, ``fix``, ``url``) plus ``name``, ``loop`` (the loop that repeats the finding, or
-    null) and ``fix_unavailable`` (why a finding has no fix, or null for GG001/GG002). Rows and
+    ``end_location``, ``fix``, ``url``) plus ``name``, ``help`` (what to do about it, the rule's advice;
+    null for checker codes), ``loop`` (the loop that repeats the finding, or null) and
+    ``fix_unavailable`` (why a finding has no fix, or null for GG001/GG002). Rows and
     columns are 1-based. ``cell`` (as ruff's): in a notebook the cell (1-based among all its cells),
     the rows then being rows within that cell (and ``loop.cell``, in notebooks only); null elsewhere."""
     json.dump([_json_item(d) for d in diagnostics], out, indent=2)
@@ -168,7 +172,8 @@ def _escape_property(text: str) -> str:
 
 
 def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    """GitHub Actions workflow commands (``::error file=...,line=...::message``) that annotate the
+    """GitHub Actions workflow commands (``::warning file=...,line=...::message``; ``::error`` for a
+    file that could not be checked, as :func:`graphguard.diagnostics.level` says) that annotate the
     pull request's changed lines."""
     for d in diagnostics:
         properties = ",".join(
@@ -179,7 +184,7 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
             )
         )
         cell = f"cell {d.cell}: " if d.cell is not None else ""  # GitHub knows no cells: said in the text
-        out.write(f"::error {properties}::{_escape_data(f'{cell}{d.code} {d.message}')}\n")
+        out.write(f"::{level(d.code)} {properties}::{_escape_data(f'{cell}{d.code} {d.message}')}\n")
 
 
 def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:
@@ -221,15 +226,15 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
         rules.append({
             "id": code,
             "name": rule.NAME,
-            "shortDescription": {"text": rule.summary()},
+            "shortDescription": {"text": rule.TITLE},
             "fullDescription": {"text": rule.summary()},
-            "help": {"text": rule.summary(), "markdown": render(rule)},
-            "defaultConfiguration": {"level": "error"},
+            "help": {"text": f"{rule.ADVICE[0].upper()}{rule.ADVICE[1:]}.", "markdown": render(rule)},
+            "defaultConfiguration": {"level": level(code)},
         })
     for code, (name, summary) in {**CHECKER_CODES, "GG900": ("unused-suppression", "A suppression comment that suppressed nothing.")}.items():
         index[code] = len(rules)
         rules.append({"id": code, "name": name, "shortDescription": {"text": summary},
-                      "defaultConfiguration": {"level": "error"}})
+                      "defaultConfiguration": {"level": level(code)}})
     from urllib.parse import quote
 
     root = os.path.abspath(os.getcwd())
@@ -244,7 +249,7 @@ def write_sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
         result = {
             "ruleId": d.code,
             "ruleIndex": index.get(d.code, 0),
-            "level": "error",
+            "level": level(d.code),
             "message": {"text": d.message},
             "locations": [location],
         }

@@ -64,3 +64,34 @@ def _no_freeze_left_behind():
     if FREEZE.frozen:
         FREEZE.busy.clear()
         FREEZE.thaw()
+
+
+#: The tests that take longest (each 15-85 s of real TensorFlow, Keras, sweeps or demos; measured with
+#: ``pytest --durations``), run first: pytest-xdist hands tests out in collection order, and one of
+#: these started last kept a core busy while the other sat idle (longest-first scheduling).
+SLOW_FIRST = (
+    "tests/test_demo.py::test_run_demo_end_to_end",
+    "tests/test_demo_tf2.py",
+    "tests/test_sweep_engines.py::test_sklearn_grid_search_over_a_keras_classifier",
+    "tests/test_guard_sessions.py::test_max_burst_ops_none_or_above_the_burst_tolerates_it_as_a_one_off",
+    "tests/test_sweep_engines.py::test_keras_tuner_random_search",
+    "tests/test_demo.py::test_run_sweep_demo_runs_the_optuna_pair_when_optuna_is_installed",
+    "tests/test_demo.py",
+    "tests/test_sweep.py::test_keras_leaking_kfold_reports_each_folds_model_in_the_list",
+    "tests/test_sweep_engines.py::test_ray_tune_with_a_reused_worker",
+    "tests/test_launcher.py::test_a_script_that_fails_is_no_pass_and_a_tf1_name_suggests_tf1",
+    "tests/test_launcher.py::test_demo_incorrect_script_exits_non_zero_and_names_its_line",
+    "tests/test_sweep_engines.py::test_optuna_example_pair_reports_the_storage_and_is_silent_when_fixed",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run :data:`SLOW_FIRST` first, in its order (a stable sort: the rest keep theirs)."""
+
+    def rank(item) -> int:
+        for index, prefix in enumerate(SLOW_FIRST):
+            if item.nodeid == prefix or item.nodeid.startswith(prefix + "::") or item.nodeid.startswith(prefix + "["):
+                return index
+        return len(SLOW_FIRST)
+
+    items.sort(key=rank)

@@ -55,7 +55,7 @@ def test_concise_output_and_exit_code_1(tree):
     leaky = str(tree / "leaky.py")
     assert lines[0].startswith(f"{leaky}:5:14: GG101 op-in-session-loop: `tf.argmax(...)`")
     assert lines[1].startswith(f"{leaky}:6:13: GG102 saver-in-session-loop: `tf.train.Saver(...)`")
-    assert "session loop at line 4" in lines[1]
+    assert "in the loop at line 4" in lines[1]
     assert len(lines) == 2
     assert "Found 2 findings in 1 of 2 files checked." in result.stderr
 
@@ -118,7 +118,7 @@ def test_syntax_error_is_reported_and_other_files_still_checked(tree):
         (["check", "/no/such/path"], "graphguard: error: /no/such/path: no such file or directory"),
         (["check", "--select", "XX9", "."], "graphguard: error: --select: unknown rule code or prefix 'XX9'"),
         (["check", "--output-format", "xml", "."], "graphguard: error: argument --output-format: invalid choice"),
-        (["rule", "GG999"], "graphguard: error: unknown rule code 'GG999'"),
+        (["rule", "GG999"], "graphguard: error: unknown rule 'GG999'"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(tree, args, message):
@@ -165,6 +165,8 @@ def test_rule_command_prints_the_rule_page():
     assert result.returncode == 0
     assert result.stdout.startswith("# GG102 saver-in-session-loop")
     assert "## Why is this bad?" in result.stdout
+    # A new user's trial: a rule's name works too, as in ruff.
+    assert graphguard("rule", "saver-in-session-loop").stdout == result.stdout
 
 
 def test_check_never_imports_tensorflow(tree):
@@ -396,7 +398,7 @@ def test_run_and_demo_without_their_packages_say_so_in_one_line(tmp_path):
     demo = subprocess.run([sys.executable, "-c", _WITHOUT, "numpy,sklearn", "demo"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert (demo.returncode, demo.stdout) == (2, "") and len(demo.stderr.splitlines()) == 1
-    assert "needs numpy, sklearn: pip install 'graphguard[demo]'" in demo.stderr
+    assert "needs numpy, sklearn: pip install -e '.[demo]' in a clone of graphguard" in demo.stderr
 
 
 def test_a_named_path_that_cannot_be_looked_at_is_gg002_not_missing(tmp_path):
@@ -853,14 +855,14 @@ def test_the_same_files_get_the_same_settings_in_any_order(tmp_path):
 
 
 def test_a_helper_is_named_by_its_path_in_the_message(tmp_path):
-    # Regression (a new user's trial): "(through tf.argmax(...) at __init__.py:3)" could be any package's.
+    # Regression (a new user's trial): "(via tf.argmax(...) at __init__.py:3)" could be any package's.
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "__init__.py").write_text(
         "import tensorflow as tf\ndef build():\n    return tf.argmax(tf.placeholder(tf.float32), 1)\n")
     (tmp_path / "main.py").write_text("import tensorflow as tf\nfrom lib import build\nwith tf.Session() as sess:\n"
                                       "    for i in range(100):\n        sess.run(build())\n")
     result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
-    assert f"(through `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout
+    assert f"(via `tf.argmax(...)` at lib{os.sep}__init__.py:3)" in result.stdout
 
 
 def test_output_file_in_a_missing_folder_makes_it(tmp_path):

@@ -637,7 +637,7 @@ def test_the_edit_of_one_finding_alone_fixes_that_finding(source):
 def test_a_nested_finding_names_the_outer_loop_and_its_fix_moves_above_it():
     source = NESTED["op_in_batch_loop_in_epoch_loop"]
     (finding,) = Checker().check_source(source.encode(), "x.py")
-    assert "session loop at line 5 (inside the loop at line 4)" in finding.message
+    assert "in the loop at line 5 (inside the loop at line 4)" in finding.message
     from graphguard.fix import propose_fixes
 
     (fix,) = propose_fixes(source, [finding]).values()

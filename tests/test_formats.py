@@ -37,6 +37,37 @@ def test_full_shows_source_and_loop(tmp_path):
     assert "5 |     sess.run(tf.argmax(y, 1))\n" in out
     assert "  |              ^^^^^^^^^^^^^^^\n" in out
     assert "= repeated by the loop at line 4: for step in range(100):" in out
+    # Issue 39: the advice is in full output, not in the one-line message.
+    assert "= help: build it once before the loop and run the existing tensor" in out
+
+
+def test_concise_says_what_happens_and_leaves_the_advice_to_the_other_formats(tmp_path):
+    lines = check(tmp_path).stdout.splitlines()
+    assert lines == ["train.py:5:14: GG101 op-in-session-loop: `tf.argmax(...)` builds graph ops in the loop at line 4",
+                     "train.py:6:13: GG102 saver-in-session-loop: `tf.train.Saver(...)` builds a Saver in the loop at line 4"]
+    items = json.loads(check(tmp_path, "--output-format", "json").stdout)
+    assert items[1]["message"] == "`tf.train.Saver(...)` builds a Saver in the loop at line 4"
+    assert items[1]["help"].startswith("a Saver adds save and restore ops for every variable: build one Saver")
+
+
+def _from_the_code_on(line: str) -> str:
+    import re
+
+    return re.sub(r"^.*?:\d+:\d+: (?=GG\d{3} )", "", line)
+
+
+def test_concise_lines_on_the_demos_and_flagged_fixtures_are_short():
+    # Issue 39's measure: from the code on, median at most 120 characters and none over 200 (ruff's
+    # are 60-110; they were 260 at the median and 452 at most, each repeating its advice).
+    import statistics
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "fixtures/demo",
+                             "fixtures/demo_tf2", "fixtures/sweep", "fixtures/analysis/flagged"],
+                            capture_output=True, text=True, cwd=root, timeout=120)
+    lengths = [len(_from_the_code_on(line)) for line in result.stdout.splitlines() if " GG" in line]
+    assert len(lengths) > 200
+    assert statistics.median(lengths) <= 120 and max(lengths) <= 200, (statistics.median(lengths), max(lengths))
 
 
 def test_json_lines(tmp_path):
@@ -47,9 +78,21 @@ def test_json_lines(tmp_path):
 
 def test_github_workflow_commands(tmp_path):
     lines = check(tmp_path, "--output-format", "github").stdout.splitlines()
-    assert lines[0].startswith("::error file=train.py,line=5,col=14,endLine=5,endColumn=29,"
-                               "title=GG101 op-in-session-loop::GG101 `tf.argmax(...)` builds new graph ops")
+    assert lines[0].startswith("::warning file=train.py,line=5,col=14,endLine=5,endColumn=29,"
+                               "title=GG101 op-in-session-loop::GG101 `tf.argmax(...)` builds graph ops in the loop")
     assert len(lines) == 2
+
+
+def test_one_level_in_github_sarif_and_the_editor(tmp_path):
+    # Issue 39: the editor said Warning while GitHub and SARIF said error. One level for all:
+    # a finding is a warning, a file that cannot be read (GG001) an error.
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\nfor x in\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "-q", "--output-format", "github",
+                             "--extend-select", "GG001", "broken.py"], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=60)
+    assert result.stdout.startswith("::error file=broken.py,line=2,"), result.stdout
+    log = json.loads(check(tmp_path, "--output-format", "sarif").stdout)
+    assert {r["level"] for r in log["runs"][0]["results"]} == {"warning"}
 
 
 def test_junit(tmp_path):
@@ -72,6 +115,11 @@ def test_sarif_is_valid_against_the_published_schema(tmp_path):
     assert "## Why is this bad?" in rules["GG102"]["help"]["markdown"]
     # Regression (issue 12, item 10): helpUri was a path relative to graphguard's repository.
     assert not any("helpUri" in rule for rule in rules.values())
+    # Issue 39: short, full and help texts say different things (a title, what it finds, what to do).
+    gg102 = rules["GG102"]
+    texts = [gg102["shortDescription"]["text"], gg102["fullDescription"]["text"], gg102["help"]["text"]]
+    assert len(set(texts)) == 3 and texts[0] == "Saver built in a session loop"
+    assert texts[2].startswith("A Saver adds save and restore ops")
     result = run["results"][1]
     assert result["ruleId"] == "GG102"
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "GG102"

@@ -49,6 +49,17 @@ def _at(marker, path=HERE):
     return where(str(path), _line(marker, path))
 
 
+def _traceback_below_test(err):
+    """The frames of ``err``'s traceback below this test file's, as ``(file name, function)``, and its
+    text as plain Python prints it (``traceback.format_exception``, what ``sys.excepthook`` shows)."""
+    import traceback
+
+    frames = traceback.extract_tb(err.__traceback__)
+    ours = max(i for i, frame in enumerate(frames) if frame.filename == str(HERE))
+    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    return [(Path(frame.filename).name, frame.name) for frame in frames[ours + 1:]], text
+
+
 @pytest.fixture
 def model():
     """A fresh graph with a placeholder ``x``, a variable ``w`` and ``loss``; an initialized session."""
@@ -89,6 +100,10 @@ def test_finalize_names_op_type_user_line_and_step(model):
     assert "placeholder" in message and "before the loop" in message
     assert guarded.stats.steps == 3
     assert "doubled" not in locals()
+    # Issue 39: the traceback stops at the user's line: no TensorFlow or graphguard frame below it.
+    below, text = _traceback_below_test(err)
+    assert below == [] and "graphguard/runtime" not in text and "tensorflow" not in text.split("graphguard.Graph")[0]
+    assert f'File "{HERE}", line {line}, in test_finalize_names_op_type_user_line_and_step' in text.split("graphguard.G")[0]
 
 
 def test_finalize_report_lists_the_refused_op(model):
@@ -120,6 +135,11 @@ def test_finalize_raises_at_creation_without_with_block(model):
     with pytest.raises(GraphGrowthError) as info:
         guarded.run(tf.reduce_sum(x), {x: FEED})  # INLINE-LEAK
     assert (info.value.lineno, info.value.step) == (_line("INLINE-LEAK"), 1)
+    # Without a with block, plain Python shows TensorFlow's own wrapper (its frames are filtered by TF)
+    # and one guard frame, the one that raised again with the traceback cut (_refuse is gone).
+    below = _traceback_below_test(info.value)[0]
+    assert [frame for frame in below if frame[0] in ("interception.py", "guard.py", "growth.py")] == [("interception.py", "_check")]
+    assert below[-1] == ("interception.py", "_check")
     assert graph.finalized
     guarded.release()
     assert not graph.finalized
@@ -244,6 +264,7 @@ def test_count_tolerates_warmup_and_raises_after_it(model):
     line = _line("COUNT-LEAK")
     assert (err.op_type, err.filename, err.lineno, err.step, err.ops_added) == ("Const", str(HERE), line, 3, 2)
     assert str(err).splitlines()[0] == f"+2 ops at step 3: Const, AddV2 at {_at('COUNT-LEAK')} (tf.add)"
+    assert _traceback_below_test(err)[0] == []  # cut at the user's `guarded.run(...)` line by the with block
     assert f"test_guard.py:{line}: total = tf.add(x, 1.0)" in str(err)
     assert guarded.stats.steps == 3
     assert err.report.warmup_ops == 2 and err.report.growth == (err.growth,)
@@ -287,6 +308,7 @@ def test_count_attributes_ops_to_helper_module_line(model):
     # Ops added at step 2 are a one-off until step 3 adds them again: sustained growth, both named.
     assert (err.filename, err.lineno, err.step) == (str(helper_path), _line("HELPER-LEAK", helper_path), 3)
     assert [e.first_step for e in err.earlier] == [2]
+    assert _traceback_below_test(err)[0] == [("guard.py", "run")]  # no with block: the one frame that raised again
     (pattern,) = err.report.growth
     assert (pattern.first_step, pattern.last_step, pattern.steps) == (2, 3, 2)
     assert "return tf.reduce_mean(x)" in str(err)
@@ -319,6 +341,34 @@ def test_report_aggregates_steps_as_in_the_issue(model):
         f"{str(saver_group).split(' at ')[0]} at {_at('ISSUE-SAVER')} (tf.train.Saver)"
     )
     assert growth.ops == 4 * growth.ops_per_step
+
+
+def test_growth_every_n_steps_is_reported_as_such_not_per_step(model):
+    """Issue 39: a Saver built every 5th step (an epoch's checkpoint) is ``+N ops every 5 steps``, in the
+    report and in the error's first line, not ``+N ops/step``."""
+    graph, sess, x, w, loss = model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphGrowthWarning)
+        with GraphGuard(sess, mode="count", on_growth="warn") as guarded:
+            for step in range(1, 23):
+                guarded.run(loss, {x: FEED})
+                if step % 5 == 0:
+                    saver = tf.train.Saver([w])  # EPOCH-SAVER
+    (growth,) = guarded.report().growth
+    assert (growth.first_step, growth.last_step, growth.steps, growth.min_gap, growth.max_gap) == (5, 20, 4, 5, 5)
+    assert growth.every == "5 steps" and growth.rate() == f"+{growth.ops_per_step} ops every 5 steps"
+    assert str(growth).startswith(f"+{growth.ops_per_step} ops every 5 steps since step 5 (4 times, to step 20): ")
+    assert "ops/step" not in str(guarded.report())
+
+    with pytest.raises(GraphGrowthError) as info:
+        with GraphGuard(sess, mode="count") as guarded:
+            for step in range(1, 23):
+                guarded.run(loss, {x: FEED})
+                if step % 5 == 0:
+                    saver = tf.train.Saver([w])  # EPOCH-SAVER-RAISE
+    first = str(info.value).splitlines()[0]
+    assert first.startswith(f"+{info.value.ops_added} ops every 5 steps since step 5 (2 times, to step 10): ")
+    assert (info.value.step, info.value.lineno) == (10, _line("EPOCH-SAVER-RAISE")) and saver is not None
 
 
 def test_count_correct_loop_and_stats(model):

@@ -68,6 +68,15 @@ def test_a_script_that_fails_is_no_pass_and_a_tf1_name_suggests_tf1(tmp_path):
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
     exits = graphguard("run", str(tmp_path / "exits.py"))
     assert exits.returncode == 3 and "failed (it exited with status 3)" in exits.stderr.splitlines()[-1]
+    # A new user's trial: a script that builds an op per step but exits within the warm-up read
+    # "no graph growth after warm-up" in its session's lines; no step after warm-up was seen.
+    (tmp_path / "early.py").write_text(
+        "import sys\nimport tensorflow.compat.v1 as tf\ntf.disable_eager_execution()\nx = tf.constant(1.0)\n"
+        "with tf.Session() as sess:\n    for step in range(2):\n        sess.run(tf.reduce_mean(x))\n"
+        "    sys.exit(3)\n")
+    early = graphguard("run", str(tmp_path / "early.py"))
+    assert early.returncode == 3 and "no graph growth after warm-up" not in early.stderr
+    assert "no growth seen: the run ended within its 2 warm-up steps" in early.stderr, early.stderr
 
 
 def test_tf1_a_gone_package_fails_at_the_users_import_line_not_in_graphguard(tmp_path):
@@ -174,7 +183,8 @@ def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
     places = [int(n) for n in re.findall(r"fixtures/demo/train_incorrect\.py:(\d+)", growth)]
     assert places and all("tf." in source[n - 1] for n in places)
     assert "(tf.train.Saver)" in growth
-    assert err.rstrip().endswith("graphguard run: graph growth found")
+    assert re.search(r"graphguard run: graph growth found: \+70 ops/step, from fixtures/demo/train_incorrect\.py:86 "
+                     r"\(tf\.nn\.relu\) and 7 more lines$", err.rstrip())
 
 
 def test_demo_correct_script_exits_zero():
@@ -230,6 +240,35 @@ def test_warn_keeps_the_script_running_and_still_exits_non_zero(tmp_path, capsys
     out, err = capsys.readouterr()
     assert "finished ['6', '--flag-for-the-script']" in out
     assert f"growth: +2 ops/step since step 2 (4 steps to step 5): Const, Sum at {where(str(script), 8)}" in err
+    assert err.rstrip().endswith(f"graphguard run: graph growth found: +2 ops/step, from {where(str(script), 8)} "
+                                 "(tf.reduce_sum)")
+
+
+EVERY_THIRD_STEP = """\
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        y = tf.reduce_sum(x)
+        with tf.Session() as sess:
+            for step in range(1, 20):
+                sess.run(y, {x: [1.0, 2.0]})
+                if step % 3 == 0:
+                    summary = tf.add(y, 1.0)  # EVERY
+"""
+
+
+@pytest.mark.filterwarnings("ignore::graphguard.runtime.GraphGrowthWarning")
+def test_growth_every_n_steps_is_said_so_in_the_report_and_the_verdict(tmp_path, capsys):
+    # Issue 39: an op built every 3rd step (a summary, a Saver per epoch) was reported as "+N ops/step".
+    script = _script(tmp_path, EVERY_THIRD_STEP)
+    assert launcher.main(["--on-growth", "warn", str(script)]) == 1
+    err = capsys.readouterr().err
+    growth = next(line for line in err.splitlines() if line.startswith("growth: +"))
+    assert re.match(r"growth: \+\d+ ops every 3 steps since step 3 \(6 times, to step 18\): ", growth), growth
+    assert re.search(rf"graphguard run: graph growth found: \+\d+ ops every 3 steps, from "
+                     rf"{re.escape(where(str(script), 10))} \(tf\.add\)$", err.rstrip()), err[-500:]
+    assert "ops/step" not in err
 
 
 def test_clean_script_with_set_up_after_the_first_run_exits_zero(tmp_path, capsys):
@@ -364,7 +403,7 @@ def test_a_stopped_or_warned_run_names_each_construct_with_its_own_fix(tmp_path,
         __import__("warnings").simplefilter("ignore")
         assert launcher.main([*options, str(script)]) == 1
     err = capsys.readouterr().err
-    saver_fix = f"fix for {where(str(script), 10)} (Saver, GG102): build one Saver before the loop and call its save() in the loop"
+    saver_fix = f"fix for {where(str(script), 10)} (Saver, GG102): a Saver adds save and restore ops for every variable: build one Saver before the loop and call its save() in the loop"
     assert saver_fix in err
     if mode != "finalize":  # finalize stops at the Saver, before the assign is built
         assert (f"fix for {where(str(script), 11)} (assign, GG104): build one placeholder-fed assign op "

@@ -59,14 +59,17 @@ def guard_report() -> GuardReport:
     return GuardReport("count", 2, stats, (growth,), 0, 0, (), series=series)
 
 
-def _red_rows(image, columns: range) -> list[float]:
-    """Mean row of the incorrect script's red in each of ``columns`` (NaN where there is none)."""
+def _red_rows(image, columns: range, color: tuple = (0xD6, 0x27, 0x28)) -> list[float]:
+    """Mean row of the incorrect script's red (or ``color``) in each of ``columns`` (NaN where there is none)."""
     import numpy as np
 
     rgb = image[..., :3]
-    target = np.array([0xD6, 0x27, 0x28]) / 255
+    target = np.array(color) / 255
     red = np.all(np.abs(rgb - target) < 0.08, axis=-1)
     return [float(np.nonzero(red[:, c])[0].mean()) if red[:, c].any() else float("nan") for c in columns]
+
+
+BLUE = (0x1F, 0x77, 0xB4)
 
 
 def test_the_demo_picture_shows_the_incorrect_script_slowing_down(tmp_path):
@@ -83,12 +86,23 @@ def test_the_demo_picture_shows_the_incorrect_script_slowing_down(tmp_path):
     rows = [r for r in _red_rows(image[: int(height * 0.8)], range(0, width // 2)) if r == r]
     assert len(rows) > 100
     assert rows[-1] < rows[0] - 50, "the incorrect script's last step is not drawn slower than its first"
+    # Graph size on a linear axis (issue 39): ops added at a constant rate are a straight line, whose
+    # middle is halfway between its ends (on the log axis it was, and looked as if growth levelled off).
+    ops = [r for r in _red_rows(image[: int(height * 0.8)], range(width // 2, width)) if r == r]
+    assert len(ops) > 100 and abs(ops[len(ops) // 2] - (ops[0] + ops[-1]) / 2) < 12, (ops[0], ops[len(ops) // 2], ops[-1])
 
 
 def test_the_sweep_picture_and_each_report_picture(tmp_path):
     pairs = [("NumPy sweep", sweep_report(True), sweep_report(False)),
              ("Keras k-fold", sweep_report(True, 5), sweep_report(False, 5))]
     assert _png_size(Path(plot.plot_sweeps(pairs, str(tmp_path / "sweep.png")))) == (1100, 610)
+    import matplotlib.image
+
+    # The fixed sweeps keep 0 objects: drawn as a blue dash and "0" per trial, not an invisible bar
+    # (issue 39). The right-hand panels, above the legend, held no blue at all before.
+    image = matplotlib.image.imread(tmp_path / "sweep.png")
+    right = image[: int(image.shape[0] * 0.9), image.shape[1] // 2:]
+    assert sum(r == r for r in _red_rows(right, range(right.shape[1]), BLUE)) >= 9 * 20  # 9 dashes, ~25 px each
     assert _png_size(Path(guard_report().plot(str(tmp_path / "guard.png")))) == (1000, 780)
 
     class Report:  # what SweepReport.plot hands over: its as_dict()
@@ -125,7 +139,7 @@ def test_without_matplotlib_one_line_says_how_to_install_it_and_exit_2(tmp_path,
     result = subprocess.run([sys.executable, "-m", "graphguard", *command], capture_output=True, text=True,
                             cwd=tmp_path, env=_without_matplotlib(tmp_path), timeout=120)
     assert result.returncode == 2
-    assert result.stderr == "graphguard: error: drawing a plot needs matplotlib: pip install 'graphguard[plot]'\n"
+    assert result.stderr == "graphguard: error: drawing a plot needs matplotlib: pip install '.[plot]' in a clone of graphguard\n"
     assert result.stdout == "" and not (tmp_path / "out.png").exists()
 
 
@@ -158,17 +172,27 @@ def test_a_guard_records_its_series_and_graphguard_run_draws_it(tmp_path):
     graph = tf.Graph()
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, [None, 2])
+        evaluate = tf.reduce_max(x, name="evaluate")
         with tf.compat.v1.Session(graph=graph) as sess:
             with GraphGuard(sess, mode="count", on_growth="warn", min_growth_steps=2) as guarded:
                 with pytest.warns(Warning):
-                    for _ in range(45):
+                    for _ in range(45):  # a training run, then an evaluation run: the runs alternate
                         guarded.run(tf.reduce_sum(x * 3.0), {x: [[1.0, 2.0]]})
+                        guarded.run(evaluate, {x: [[1.0, 2.0]]})
             report = guarded.report()
     steps = [sample.step for sample in report.series]
-    assert steps == sorted(steps) and steps[-1] == 45 and len(steps) >= 4
+    assert steps == sorted(steps) and steps[-1] == 90 and len(steps) >= 8
     assert report.series[-1].ops > report.series[0].ops  # the graph grew between the points
     assert all(sample.seconds > 0 for sample in report.series)
+    # Issue 39: each point names its fetch, and both runs of the alternating loop are sampled (checks
+    # every 10th step alone would only ever see the evaluation run: 10 is even).
+    fetches = {sample.fetch for sample in report.series}
+    assert {"Sum", "evaluate"} <= fetches, fetches
     assert _png_size(Path(report.plot(str(tmp_path / "guard.png")))) == (1000, 780)
+    import matplotlib.image
+
+    top = matplotlib.image.imread(tmp_path / "guard.png")[30:250]  # the step-time panel: one line per fetch
+    assert all(sum(r == r for r in _red_rows(top, range(80, 990), color)) > 100 for color in ((0xD6, 0x27, 0x28), BLUE))
 
     (tmp_path / "leak.py").write_text(LEAKING_SCRIPT)
     result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--on-growth", "warn", "--plot", "run.png",

@@ -164,7 +164,7 @@ def test_a_web_route_is_a_loop_per_request():
         """
     (finding,) = CHECKER.check_source(textwrap.dedent(source).encode(), "server.py")
     assert (finding.code, finding.row) == ("GG303", 12)
-    assert "on every request to the handler at line 9" in finding.message
+    assert "in every request to the handler at line 9" in finding.message
 
 
 def test_a_search_driver_is_named_as_a_search():
@@ -180,7 +180,7 @@ def test_a_search_driver_is_named_as_a_search():
         optuna.create_study().optimize(objective, n_trials=50)
         """
     (finding,) = CHECKER.check_source(textwrap.dedent(source).encode(), "search.py")
-    assert finding.code == "GG201" and "on every trial of the search at line 9" in finding.message
+    assert finding.code == "GG201" and "in every trial of the search at line 9" in finding.message
 
 
 @pytest.mark.parametrize("data, expected", [

@@ -279,7 +279,7 @@ def test_helper_in_another_file_and_noqa(project: Path, scope: str) -> None:
         uri = s.open("train.py")
         items = await s.diagnostics(uri, lambda items: bool(items))
         assert codes(items) == ["GG101"]
-        assert items[0].range.start.line == 5 and "through `tf.argmax(...)`" in items[0].message
+        assert items[0].range.start.line == 5 and "via `tf.argmax(...)`" in items[0].message
         # The helper's unsaved text counts: without the op there is nothing to report.
         helper = s.open("pkg/helpers.py", "import tensorflow as tf\n\n\ndef predict(y):\n    return y\n")
         await s.diagnostics(helper)
@@ -335,7 +335,7 @@ def test_notebook_cells(project: Path) -> None:
         assert items[0].related_information[0].location.uri == cell_uris[2]
         assert items[0].related_information[0].location.range.start.line == 1
         # The message names rows as ``check`` does, by cell (a new user's trial: rows of the joined cells).
-        assert "the session loop at cell 3, line 2;" in items[0].message
+        assert "in the loop at cell 3, line 2\n" in items[0].message
         assert await s.diagnostics(cell_uris[0]) == []
 
     assert run(project, body)[1] == 0

@@ -46,6 +46,14 @@ LAUNCHER = textwrap.dedent(
         return split(text)
 
     wire.split_lines = counting
+    from graphguard.server import project as _project
+    lint_open, counted["lints"] = _project.Project.lint_open, 0
+
+    def counting_lints(self, *args, **kwargs):
+        counted["lints"] += 1
+        return lint_open(self, *args, **kwargs)
+
+    _project.Project.lint_open = counting_lints
     server = build_server()
 
     @server.feature("graphguard/test/state")
@@ -53,7 +61,7 @@ LAUNCHER = textwrap.dedent(
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
         document = ls.workspace.text_documents.get(uri) if uri else None
         text = document.source if document is not None else None
-        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"],
+        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": counted["lints"],
                 "sha": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if text is not None else None,
                 "pending": len(ls.pending), "latest": len(ls.latest), "shown": len(ls.shown)}
 
@@ -402,6 +410,7 @@ class RawServer:
         self.process = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         self.logs: list[str] = []
+        self.methods: list[str] = []  # of the notifications the server sent
         # A server that never answers is killed, so a read ends (and the test fails) instead of hanging.
         self.watchdog = threading.Timer(2 * WAIT, self.process.kill)
         self.watchdog.daemon = True
@@ -424,6 +433,8 @@ class RawServer:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             message = json.loads(self.process.stdout.read(length))
+            if "method" in message:
+                self.methods.append(message["method"])
             if message.get("method") == "window/logMessage":
                 self.logs.append(message["params"]["message"])
             if "id" in message:
@@ -470,3 +481,54 @@ def test_an_oversized_message_is_refused_with_one_log_line_and_the_server_goes_o
         server.watchdog.cancel()
         server.process.kill()
         server.process.wait()
+
+
+def test_a_negative_position_is_logged_in_one_line_and_nothing_reaches_stderr() -> None:
+    # A new user's trial: "line": -1 in a didChange showed the client an error pop-up and printed a page
+    # of chained tracebacks on stderr (pygls's logging); an unknown method logged to stderr too.
+    server = RawServer()
+    try:
+        server.initialize()
+        uri, text = "file:///tmp/negative.py", "import tensorflow as tf\nx = 1\n"
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+        bad = {"start": {"line": -1, "character": -5}, "end": {"line": -1, "character": 0}}
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": bad, "text": "y"}]}})
+        server.send({"jsonrpc": "2.0", "id": 5, "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri}, "range": bad, "context": {"diagnostics": []}}})
+        assert server.receive()["error"]["code"] == -32602
+        server.send({"jsonrpc": "2.0", "id": 6, "method": "no/such/method", "params": {}})
+        assert server.receive()["error"]["code"] == -32601
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {"uri": uri}})
+        assert server.receive()["result"]["sha"] == sha(text)  # the bad change was skipped, not half-applied
+        ignored = [log for log in server.logs if "ignored textDocument/didChange" in log]
+        assert ignored == ["graphguard: ignored textDocument/didChange: its params do not have the shape LSP gives it "
+                           "(Position.line should be in range [0:2147483647], but was -1.)"]
+        assert not any("Traceback" in log for log in server.logs)
+        assert "window/showMessage" not in server.methods  # no error pop-up
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_files_opened_together_are_linted_together(project: Path) -> None:
+    # Issue 38: an editor restoring 50 tabs sent 50 didOpen; each got its own project lint, reading
+    # every open buffer again (69 s where `graphguard check` took 1.3 s). Now the first lint, after a
+    # short pause, covers all of them and the others are skipped.
+    names = [f"mod_{i}.py" for i in range(12)]
+    for i, name in enumerate(names):
+        (project / name).write_text(LEAKY if i == 5 else f"import tensorflow as tf\nx{i} = tf.constant({i})\n",
+                                    encoding="utf-8")
+
+    async def body(s: Session):
+        uris = [s.open(name, (project / name).read_text(encoding="utf-8")) for name in names]
+        for uri in uris:
+            await s.diagnostics(uri)
+        assert codes(s.published[uris[5]][-1]) == ["GG101"]
+        assert (await s.state())["lints"] <= 3  # one project lint, give or take a scheduling race
+        return await s.finish()
+
+    assert run(project, body) == (0, b"")

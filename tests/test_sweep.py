@@ -226,6 +226,37 @@ def test_rss_retained_over_the_threshold_is_a_leak_after_warmup():
     json.dumps(sweep.report().as_dict())  # plain data
 
 
+@needs_psutil
+def test_a_steady_rise_under_the_limit_is_judged_by_its_trend():
+    # Issue 39: 7.6 MiB kept per trial passes the 32 MiB limit every time, and is 7.4 GiB after 1,000.
+    sweep = quiet()
+    hoard = []
+    for _ in range(7):
+        with sweep.trial():
+            hoard.append(b"x" * 8_000_000)
+    report = sweep.report()
+    assert all(record.retained_bytes < 16 * MiB for record in report.trials)
+    trend = report.rss_trend
+    assert trend is not None and 6 * MiB < trend.bytes_per_trial < 10 * MiB and (trend.first, trend.last) == (2, 7)
+    # Judged from 5 trials after warm-up on: trials 6 and 7, each with the trend up to it.
+    assert [record.leaked for record in report.trials] == [False] * 5 + [True] * 2
+    assert report.trials[5].rss_trend.last == 6 and report.trials[5].reasons[0].startswith("RSS rising steadily: +")
+    text = str(report)
+    assert text.splitlines()[0] == "graphguard sweep: 7 trials, 1 warm-up, limit 32.0 MiB retained per trial"
+    assert text.count("LEAK? (RSS trend)") == 2 and "over trials 2-7 (least-squares slope; +" in text
+    hoard.clear()
+    # Look-alikes: a cache filled in two trials, then flat; the same rise with no RSS limit (objects only).
+    for limit, fills in ((32 * MiB, (1, 2)), (None, range(7))):
+        sweep, cache = quiet(max_retained_bytes=limit), []
+        for index in range(7):
+            with sweep.trial():
+                if index in fills:
+                    cache.append(b"y" * (20_000_000 if limit else 8_000_000))
+        report = sweep.report()
+        assert report.rss_trend is None and not any(record.leaked for record in report.trials), str(report)
+        cache.clear()
+
+
 # -- what runs without TensorFlow stays without TensorFlow -------------------------------------------------
 
 
@@ -342,6 +373,9 @@ def test_numpy_leaking_sweep_reports_retained_rss_and_both_holders(tmp_path):
         assert trial["retained_bytes"] > 40 * MiB
     assert all("RSS retained (over 32.0 MiB)" in " ".join(t["reasons"]) for t in trials[1:])
     assert report["stderr"].count("SweepLeakWarning") == 4
+    # The fix paragraph once per sweep, in its first warning (issue 39), not once per trial.
+    assert report["stderr"].count("Fix: keep only what you need from a trial") == 1
+    assert report["stderr"].count("(The fix is in this sweep's first leak message.)") == 3
 
 
 @needs_psutil
@@ -366,6 +400,7 @@ def test_keras_leaking_kfold_reports_each_folds_model_in_the_list(tmp_path):
         assert alive["chain_text"] == f"local `models` in main() -> list[{index}] -> Sequential"
         assert trial["retained_bytes"] is not None
     assert report["stderr"].count("SweepLeakWarning") == 5
+    assert report["stderr"].count("Fix: keep only what you need from a trial") == 1
 
 
 @needs_keras

@@ -130,7 +130,8 @@ def test_tf1_runs_a_tf1_era_tutorial_and_names_the_leaking_line(tmp_path):
     growth = _growth(result.stderr)
     assert re.search(r": Sub, Abs, Const, Mean at lab\.py:18 \(tf\.reduce_mean\)$", growth), growth
     assert "stopped by GraphGrowthError" in result.stderr
-    assert result.stderr.rstrip().endswith("graphguard run: graph growth found")
+    assert result.stderr.rstrip().endswith("graphguard run: graph growth found: +4 ops/step, from lab.py:18 "
+                                           "(tf.reduce_mean)")
 
 
 def test_tf1_runs_the_fixed_tutorial_to_the_end_and_reports_nothing(tmp_path):

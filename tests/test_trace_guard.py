@@ -146,6 +146,27 @@ def test_a_new_tf_function_per_iteration_names_the_line_that_made_it():
     assert err.function.retracing == "new_function" and err.function.name.endswith("body")
 
 
+def test_every_cause_is_listed_with_its_line_not_only_the_last():
+    # Issue 39: a shape change from one line and a Python float from another; only the float was named.
+    @tf.function
+    def step(x, lr):
+        return tf.reduce_sum(x) * lr
+
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=5) as guard:
+            for n in range(1, 4):
+                step(tf.ones((n, 2)), 0.5)  # shape cause
+            for lr in (0.1, 0.2, 0.3, 0.4):
+                step(tf.ones((3, 2)), lr)  # float cause
+    text = str(info.value)
+    assert f"argument `x`: shape (2, 2) -> (3, 2) (2 traces, called from {at('shape cause')})" in text
+    assert f"argument `lr`: Python float 0.2 -> 0.3 (3 traces, called from {at('float cause')})" in text
+    assert "tf.TensorSpec" in text and "tf.constant(lr)" in text  # the fix for each cause
+    assert [(c.kind, c.argument, c.traces) for c in info.value.function.changes] == [("shape", "x", 2), ("value", "lr", 3)]
+    table = guard.report().format()
+    assert "changed: argument `x`: shape" in table and "changed: argument `lr`: Python float" in table
+
+
 def test_reduce_retracing_does_not_help_python_ints():
     # Measured (TF 2.21): reduce_retracing relaxes shapes, not Python values: one trace per int.
     @tf.function(reduce_retracing=True)

@@ -437,7 +437,7 @@ class EagerReader(SampleReader):
             # TensorFlow: a parameter used as a Keras model is one (a scikit-learn estimator held in an attribute is not
             # taken by its use: its value is unknown, not a parameter), unless a call passes an object of a
             # project class with a ``predict`` of its own (phase 3: ``Project.keras_model``).
-            model = ((Ref("", frame.facts.name), f"byuse:{receiver.id}"),)
+            model = ((Ref("", frame.facts.name), f"byuse:{receiver.id}.{method}"),)
         if (model is None and step is not None and receiver.__class__ is ast.Name and frame.facts.name != "<module>"
                 and isinstance(self.resolve(receiver), Param) and self._used_as_model(receiver.id)):
             # ``def accuracy(self, model): ... model.predict(batch)``: a Keras model when what the calls

@@ -655,11 +655,15 @@ class Project:
                    else not self._param_is_project_object(importer, ref, kind[6:]) if kind.startswith("byuse:")
                    else self.is_model(importer, ref, kind) for ref, kind in refs if kind != "absent")
 
-    def _param_is_project_object(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
-        """Whether some call passes for parameter ``param`` of ``function`` an object of a project class
-        whose methods run session steps (``play(env, agent)`` with ``agent = DQN(...)`` whose ``predict``
-        is ``self.sess.run(self.q, ...)``): a TF1 graph's agent, so a parameter taken for a Keras model by
-        its use (``agent.predict(s)``) is not one."""
+    def _param_is_project_object(self, importer: ModuleFacts, function: Ref, use: str) -> bool:
+        """Whether some call passes for the parameter of ``function`` that ``use`` names
+        (``param.method``, as ``agent.predict``) an object of a project class that answers the method
+        itself: a class that defines it (``class DQN: def predict(self, x): return self.model(x)``, a
+        wrapper whose ``predict`` is not Keras'), or whose methods run session steps (``agent = DQN(...)``
+        whose ``predict`` is ``self.sess.run(self.q, ...)``, or ``self.predict = self._greedy``: a TF1
+        graph's agent). A parameter taken for a Keras model by its use (``agent.predict(s)``) is then
+        not one."""
+        param, _, method = use.partition(".")
         for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
             if value[0] != "instance":
                 continue
@@ -667,8 +671,10 @@ class Project:
             if module is None:
                 continue
             prefix = f"{value[2]}."
+            if method and f"{prefix}{method}" in module.functions:
+                return True
             if any(name.startswith(prefix) and facts.runs_step for name, facts in module.functions.items()):
-                return True  # a TF1 graph's agent: its ``predict`` (a method, or ``self.predict = self._greedy``) is its own
+                return True
         return False
 
     def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:

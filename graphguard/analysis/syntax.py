@@ -75,8 +75,9 @@ def callee_text(func: ast.AST) -> str:
 
 
 def short(text: str) -> str:
+    """``text`` on one line, cut to 40 characters (``...`` at the end): a subject in a one-line message."""
     text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def guarded_target(test: ast.AST) -> str | None:

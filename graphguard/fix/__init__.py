@@ -42,7 +42,7 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
         elif d.code == "GG303":
             from graphguard.fix.predict import predict_on_batch
 
-            fix, why = predict_on_batch(module, d.row, d.column, through="(through " in d.message)
+            fix, why = predict_on_batch(module, d.row, d.column, through="(via " in d.message)
             if fix is not None:
                 found[d] = fix
             elif reasons is not None:
@@ -52,7 +52,7 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
     for d in wanted:
         try:
             found[d] = hoist.propose(module, d.row, d.column, d.end_row, d.end_column, d.loop_row, d.loop_column,
-                                     through="(through " in d.message, pass_moves=moved, outer_row=_outer_row(d.message))
+                                     through="(via " in d.message, pass_moves=moved, outer_row=_outer_row(d.message))
         except reads.NotFixable as why:
             if reasons is not None:
                 reasons[d] = str(why)

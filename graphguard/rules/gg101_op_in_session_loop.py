@@ -17,7 +17,8 @@ class OpInSessionLoop(Rule):
     training loop it adds them again on every step, so the graph grows without bound. After any op is
     added, the next `Session.run` copies the whole graph to the runtime again (about 11-22 us per
     existing op) and builds a new executor for the new fetch, so every step is slower than the last and
-    memory climbs until the job dies. A public report shows a 0.1 s step creeping past 1.7 s.
+    memory climbs until the job dies. In a public report a step took 1.55 s and rose to 1.76 s
+    in 17 steps; built once, it took 0.097 s.
 
     Build every op once, before the loop, and only *run* it in the loop. Feed values that change per
     step through a `tf.placeholder` and `feed_dict`.
@@ -31,8 +32,9 @@ class OpInSessionLoop(Rule):
     CODE = "GG101"
     NAME = "op-in-session-loop"
     EFFECTS = frozenset({Effect.OP})
-    MESSAGE = (
-        "{subject} builds new graph ops on every iteration of the session loop at line {loop_row}; "
+    TITLE = "Graph ops built in a session loop"
+    MESSAGE = "{subject} builds graph ops in the loop at line {loop_row}"
+    ADVICE = (
         "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
     )
 

@@ -27,9 +27,11 @@ class SaverInSessionLoop(Rule):
     CODE = "GG102"
     NAME = "saver-in-session-loop"
     EFFECTS = frozenset({Effect.SAVER})
-    MESSAGE = (
-        "{subject} builds a new Saver, with save and restore ops for every variable, on every iteration "
-        "of the session loop at line {loop_row}; build one Saver before the loop and call its save() in the loop"
+    TITLE = "Saver built in a session loop"
+    MESSAGE = "{subject} builds a Saver in the loop at line {loop_row}"
+    ADVICE = (
+        "a Saver adds save and restore ops for every variable: build one Saver before the loop and call its "
+        "save() in the loop"
     )
 
     VALID = (

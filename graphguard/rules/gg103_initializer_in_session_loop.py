@@ -27,8 +27,9 @@ class InitializerInSessionLoop(Rule):
     CODE = "GG103"
     NAME = "initializer-in-session-loop"
     EFFECTS = frozenset({Effect.INITIALIZER})
-    MESSAGE = (
-        "{subject} builds a new initializer op on every iteration of the session loop at line {loop_row}; "
+    TITLE = "Initializer built in a session loop"
+    MESSAGE = "{subject} builds an initializer op in the loop at line {loop_row}"
+    ADVICE = (
         "build it once before the loop (and run it once, unless resetting is the point)"
     )
 

@@ -28,8 +28,10 @@ class AssignInSessionLoop(Rule):
     CODE = "GG104"
     NAME = "assign-in-session-loop"
     EFFECTS = frozenset({Effect.ASSIGN})
-    MESSAGE = (
-        '{subject} builds a new assign op on every iteration of the session loop at line {loop_row}; build one placeholder-fed assign op before the loop, or use variable.load(value, sess)'
+    TITLE = "Assign op built in a session loop"
+    MESSAGE = "{subject} builds an assign op in the loop at line {loop_row}"
+    ADVICE = (
+        "build one placeholder-fed assign op before the loop, or use variable.load(value, sess)"
     )
 
     VALID = (

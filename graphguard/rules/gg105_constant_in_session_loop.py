@@ -24,8 +24,11 @@ class ConstantInSessionLoop(Rule):
     CODE = "GG105"
     NAME = "constant-in-session-loop"
     EFFECTS = frozenset({Effect.CONSTANT})
-    MESSAGE = (
-        '{subject} copies its value into a new constant op on every iteration of the session loop at line {loop_row}; feed changing data through a placeholder and feed_dict (or tf.data)'
+    TITLE = "Constant made in a session loop"
+    MESSAGE = "{subject} makes a constant op in the loop at line {loop_row}"
+    ADVICE = (
+        "the value is copied into the graph each time: feed changing data through a placeholder and feed_dict"
+        " (or tf.data)"
     )
 
     VALID = (

@@ -26,8 +26,10 @@ class TensorOperatorInSessionLoop(Rule):
     CODE = "GG106"
     NAME = "tensor-operator-in-session-loop"
     EFFECTS = frozenset({Effect.OPERATOR})
-    MESSAGE = (
-        '{subject} applies an operator to a tensor, which builds a new op on every iteration of the session loop at line {loop_row}; build the expression once before the loop, or apply it to the NumPy value sess.run returns'
+    TITLE = "Tensor operator applied in a session loop"
+    MESSAGE = "{subject} on a tensor builds an op in the loop at line {loop_row}"
+    ADVICE = (
+        "build the expression once before the loop, or apply it to the NumPy value sess.run returns"
     )
 
     VALID = (

@@ -27,8 +27,10 @@ class PlaceholderInSessionLoop(Rule):
     CODE = "GG107"
     NAME = "placeholder-in-session-loop"
     EFFECTS = frozenset({Effect.VARIABLE})
-    MESSAGE = (
-        '{subject} creates a new placeholder or variable on every iteration of the session loop at line {loop_row}; create it once with the model, before the loop'
+    TITLE = "Placeholder or variable made in a session loop"
+    MESSAGE = "{subject} makes a placeholder or variable in the loop at line {loop_row}"
+    ADVICE = (
+        "create it once with the model, before the loop"
     )
 
     VALID = (

@@ -29,8 +29,10 @@ class GraphImportInSessionLoop(Rule):
     CODE = "GG108"
     NAME = "graph-import-in-session-loop"
     EFFECTS = frozenset({Effect.GRAPH_IMPORT})
-    MESSAGE = (
-        '{subject} imports a whole graph into the live graph on every iteration of the session loop at line {loop_row}; import once before the loop (restore weights per checkpoint), or use a fresh tf.Graph() per import'
+    TITLE = "Graph imported in a session loop"
+    MESSAGE = "{subject} imports a whole graph in the loop at line {loop_row}"
+    ADVICE = (
+        "import once before the loop (restore weights per checkpoint), or use a fresh tf.Graph() per import"
     )
 
     VALID = (

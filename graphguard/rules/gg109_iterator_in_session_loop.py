@@ -25,8 +25,10 @@ class IteratorInSessionLoop(Rule):
     CODE = "GG109"
     NAME = "iterator-in-session-loop"
     EFFECTS = frozenset({Effect.DATASET, Effect.ITERATOR})
-    MESSAGE = (
-        '{subject} builds a new tf.data pipeline op on every iteration of the session loop at line {loop_row}; build the dataset, iterator and get_next() once before the loop, and rerun iterator.initializer per epoch'
+    TITLE = "tf.data pipeline built in a session loop"
+    MESSAGE = "{subject} builds a tf.data pipeline in the loop at line {loop_row}"
+    ADVICE = (
+        "build the dataset, iterator and get_next() once before the loop, and rerun iterator.initializer per epoch"
     )
 
     VALID = (

@@ -25,8 +25,10 @@ class SummaryInSessionLoop(Rule):
     CODE = "GG110"
     NAME = "summary-in-session-loop"
     EFFECTS = frozenset({Effect.SUMMARY, Effect.FILE_WRITER})
-    MESSAGE = (
-        '{subject} builds a new summary op or event writer on every iteration of the session loop at line {loop_row}; define summaries, merge_all() and the FileWriter once before the loop'
+    TITLE = "Summary op or writer built in a session loop"
+    MESSAGE = "{subject} builds a summary op or writer in the loop at line {loop_row}"
+    ADVICE = (
+        "define summaries, merge_all() and the FileWriter once before the loop"
     )
 
     VALID = (

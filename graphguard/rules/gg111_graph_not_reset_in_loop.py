@@ -33,8 +33,11 @@ class GraphNotResetInLoop(Rule):
     CODE = "GG111"
     NAME = "graph-not-reset-in-loop"
     EFFECTS = frozenset({Effect.REBUILT_GRAPH})
-    MESSAGE = (
-        '{subject} opens a new session on every iteration of the loop at line {loop_row} while graph ops are built again into the same default graph; give each iteration its own graph (with tf.Graph().as_default():) or call tf.reset_default_graph() first'
+    TITLE = "Graph not reset in a model-building loop"
+    MESSAGE = "{subject} in the loop at line {loop_row} opens sessions on one growing default graph"
+    ADVICE = (
+        "each iteration builds its ops again into the same graph: give each iteration its own graph (with "
+        "tf.Graph().as_default():) or call tf.reset_default_graph() first"
     )
 
     VALID = (

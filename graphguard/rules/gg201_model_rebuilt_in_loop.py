@@ -46,10 +46,11 @@ class ModelRebuiltInLoop(Rule):
     CODE = "GG201"
     NAME = "model-rebuilt-in-loop"
     EFFECTS = frozenset({Effect.MODEL})
-    MESSAGE = (
-        "{subject} makes a new Keras model on every iteration of the loop at line {loop_row}, and nothing in "
-        "the iteration releases the previous ones; call tf.keras.backend.clear_session() (keras.utils.clear_session() "
-        "in Keras 3) in each iteration, or build each trial in its own tf.Graph()"
+    TITLE = "Keras model rebuilt in a loop without release"
+    MESSAGE = "{subject} makes a Keras model in the loop at line {loop_row}, and none is released"
+    ADVICE = (
+        "call tf.keras.backend.clear_session() (keras.utils.clear_session() in Keras 3) in each iteration, or"
+        " build each trial in its own tf.Graph()"
     )
 
     VALID = (

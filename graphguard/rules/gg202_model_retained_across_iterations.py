@@ -39,10 +39,11 @@ class ModelRetainedAcrossIterations(Rule):
     CODE = "GG202"
     NAME = "model-retained-across-iterations"
     EFFECTS = frozenset({Effect.RETAINED})
-    MESSAGE = (
-        "{subject} keeps what each iteration of the loop at line {loop_row} makes in a container that outlives "
-        "the loop, so no earlier iteration's model can be freed (not by del, gc.collect() or clear_session()); "
-        "keep only what you need (the scores, the best model, its weights)"
+    TITLE = "Models kept across loop iterations"
+    MESSAGE = "{subject} keeps the models made in the loop at line {loop_row} alive"
+    ADVICE = (
+        "no earlier iteration's model can be freed (not by del, gc.collect() or clear_session()): keep only "
+        "what you need (the scores, the best model, its weights)"
     )
 
     VALID = (

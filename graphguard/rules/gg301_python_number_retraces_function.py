@@ -33,9 +33,10 @@ class PythonNumberRetracesFunction(Rule):
     CODE = "GG301"
     NAME = "python-number-retraces-function"
     EFFECTS = frozenset({Effect.RETRACE_ARGUMENT})
-    MESSAGE = (
-        "{subject}: a Python number that changes on every iteration of the loop at line {loop_row} is passed "
-        "to a tf.function, which traces a new graph for every new value; pass a tensor (tf.constant(...)) or "
+    TITLE = "Python number passed to a tf.function in a loop"
+    MESSAGE = "{subject}: a Python number changing in the loop at line {loop_row} retraces the tf.function"
+    ADVICE = (
+        "a tf.function traces a new graph for every new Python value: pass a tensor (tf.constant(...)) or "
         "give the function an input_signature"
     )
 

@@ -29,10 +29,10 @@ class TfFunctionCreatedInLoop(Rule):
     CODE = "GG302"
     NAME = "tf-function-created-in-loop"
     EFFECTS = frozenset({Effect.NEW_FUNCTION})
-    MESSAGE = (
-        "{subject} makes a new tf.function on every iteration of the loop at line {loop_row}, and a new "
-        "function traces its graph again on its first call; make the tf.function once, before the loop, "
-        "and call it in the loop"
+    TITLE = "tf.function made in a loop"
+    MESSAGE = "{subject} makes a tf.function, traced anew, in the loop at line {loop_row}"
+    ADVICE = (
+        "make the tf.function once, before the loop, and call it in the loop"
     )
 
     FIX_SAFETY = """\

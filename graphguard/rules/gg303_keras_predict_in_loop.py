@@ -38,10 +38,11 @@ class KerasPredictInLoop(Rule):
     CODE = "GG303"
     NAME = "keras-predict-in-loop"
     EFFECTS = frozenset({Effect.PREDICT})
-    MESSAGE = (
-        "{subject} runs Keras' predict on one sample or one iteration's data on every iteration of the loop "
-        "at line {loop_row}, and each call builds a data pipeline; call the model (model(x, training=False)) "
-        "or predict once on all the inputs"
+    TITLE = "Keras predict per sample in a loop"
+    MESSAGE = "{subject} calls Keras' predict on one step's data in the loop at line {loop_row}"
+    ADVICE = (
+        "each predict call builds a data pipeline: call the model (model(x, training=False)) or predict once "
+        "on all the inputs"
     )
 
     FIX_SAFETY = """\

@@ -29,9 +29,10 @@ class VariableCreatedInTfFunction(Rule):
     CODE = "GG304"
     NAME = "variable-created-in-tf-function"
     EFFECTS = frozenset({Effect.TRACED_VARIABLE})
-    MESSAGE = (
-        "{subject} makes a new variable each time its tf.function is traced, which TensorFlow refuses "
-        "after the first; make it once, outside the tf.function (or behind an `is None` guard)"
+    TITLE = "Variable made inside a tf.function"
+    MESSAGE = "{subject} makes a variable on every trace of its tf.function, which TensorFlow refuses"
+    ADVICE = (
+        "make it once, outside the tf.function (or behind an `is None` guard)"
     )
 
     FIX_SAFETY = """\

@@ -32,11 +32,11 @@ class ModelRecompiledInLoop(Rule):
     CODE = "GG305"
     NAME = "model-recompiled-in-loop"
     EFFECTS = frozenset({Effect.RECOMPILE})
-    MESSAGE = (
-        "{subject} rebuilds the model's training state (a new optimizer or a recompile) on every iteration "
-        "of the loop at line {loop_row}, so Keras traces its functions again and the optimizer starts over; "
-        "compile once before the loop and change the learning rate with optimizer.learning_rate.assign(...) "
-        "or a schedule"
+    TITLE = "Keras model recompiled in a loop"
+    MESSAGE = "{subject} recompiles the model or makes an optimizer in the loop at line {loop_row}"
+    ADVICE = (
+        "Keras traces its functions again and the optimizer starts over: compile once before the loop and "
+        "change the learning rate with optimizer.learning_rate.assign(...) or a schedule"
     )
 
     FIX_SAFETY = """\

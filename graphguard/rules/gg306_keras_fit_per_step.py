@@ -36,10 +36,10 @@ class KerasFitPerStep(Rule):
     CODE = "GG306"
     NAME = "keras-fit-per-step"
     EFFECTS = frozenset({Effect.FIT})
-    MESSAGE = (
-        "{subject} runs Keras' fit on one sample or a small batch on every iteration of the loop at line "
-        "{loop_row}, and each call builds a data pipeline and callbacks; use model.train_on_batch(x, y) for "
-        "one step"
+    TITLE = "Keras fit per step in a loop"
+    MESSAGE = "{subject} runs Keras' fit on a small batch in the loop at line {loop_row}"
+    ADVICE = (
+        "each fit call builds a data pipeline and callbacks: use model.train_on_batch(x, y) for one step"
     )
 
     FIX_SAFETY = """\

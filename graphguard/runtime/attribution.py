@@ -34,7 +34,6 @@ import linecache
 import os
 import sys
 import sysconfig
-import types
 from typing import Any, Callable, Iterable, Optional
 
 from graphguard.runtime.report import OpGroup, SourceLine
@@ -177,18 +176,19 @@ def traceback_frames(tb: Any) -> list[PyFrame]:
 
 
 def user_traceback(tb: Any) -> Any:
-    """A new traceback chain of the frames of ``tb`` that are not internal (:func:`is_internal`), outermost
-    first as in ``tb``; ``None`` if every frame is. For showing a guard's error with the user's frames
-    only (``pytest --graphguard``, ``%load_ext graphguard``); the frames themselves are shared, not copied."""
-    kept = []
-    while tb is not None:
-        if not is_internal(tb.tb_frame.f_code.co_filename):
-            kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
-        tb = tb.tb_next
-    chain = None
-    for frame, lasti, lineno in reversed(kept):
-        chain = types.TracebackType(chain, frame, lasti, lineno)
-    return chain
+    """``tb`` (a traceback, outermost frame first) cut after its last frame outside TensorFlow, Keras,
+    graphguard's runtime and the standard library (:func:`is_internal`), in place: a guard's error
+    leaving ``with GraphGuard(...)`` then prints the user's lines and the error, as TensorFlow's own
+    errors do, and nothing of the guard's or TensorFlow's machinery below them. Returns ``tb``; one
+    with no user frame is left whole. (Python 3.7+: ``tb_next`` is writable.)"""
+    last, node = None, tb
+    while node is not None:
+        if not is_internal(node.tb_frame.f_code.co_filename):
+            last = node
+        node = node.tb_next
+    if last is not None:
+        last.tb_next = None
+    return tb
 
 
 def user_origin(frames: list[Any]) -> tuple[Optional[str], Optional[int], frozenset[str]]:

@@ -168,9 +168,9 @@ def _options(words: list[str]) -> dict[str, Any]:
 
 
 def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Optional[int] = None) -> None:
-    """IPython's custom exception handler for the guards' errors: the traceback of the cell's frames
-    only (TensorFlow's and graphguard's frames left out), then the error's message."""
-    shell.showtraceback((etype, value, user_traceback(tb) or tb), tb_offset=tb_offset)
+    """IPython's custom exception handler for the guards' errors: the traceback cut after the cell's
+    last frame (TensorFlow's and graphguard's frames below it left out), then the error's message."""
+    shell.showtraceback((etype, value, user_traceback(tb)), tb_offset=tb_offset)
 
 
 _LOADED: dict[int, NotebookGuard] = {}

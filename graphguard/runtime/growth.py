@@ -38,7 +38,8 @@ _MAX_PATTERNS = 50
 class Pattern:
     """A growth pattern being accumulated (frozen into a :class:`Growth` for the report)."""
 
-    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused", "kind", "session")
+    __slots__ = ("first_step", "last_step", "steps", "ops_per_step", "groups", "refused", "kind", "session",
+                 "min_gap", "max_gap")
 
     def __init__(self, step: int, ops: int, groups: tuple[OpGroup, ...], refused: Optional[str],
                  kind: str = "step", session: int = 0) -> None:
@@ -49,10 +50,20 @@ class Pattern:
         self.refused = refused
         self.kind = kind
         self.session = session
+        self.min_gap = self.max_gap = 0  # steps between consecutive steps of the pattern (0: not yet known)
+
+    def again(self, step: int) -> None:
+        """The pattern came again at ``step``: count it and note the gap since its last step."""
+        gap = step - self.last_step
+        if gap > 0:
+            self.min_gap = min(self.min_gap, gap) if self.min_gap else gap
+            self.max_gap = max(self.max_gap, gap)
+        self.last_step = max(self.last_step, step)
+        self.steps += 1
 
     def freeze(self) -> Growth:
         return Growth(self.first_step, self.last_step, self.steps, self.ops_per_step, self.groups, self.refused,
-                      self.kind, self.session)
+                      self.kind, self.session, self.min_gap, self.max_gap)
 
 
 Found = tuple  # (growth, earlier events, message, op_type, ops added)
@@ -191,7 +202,11 @@ class GrowthAccounting:
             self._one_off_ops -= event.ops_per_step
         self._one_offs = [e for e in self._one_offs if e not in earlier]
         growth = self._record(steps, added, groups, None)
-        message = f"{growth}\n{growth.source_lines()}\n"
+        pattern = self._patterns.get((added, None, groups, "step"))
+        so_far = pattern.freeze() if pattern is not None else None
+        # Growth every N steps (a Saver per epoch) is said so from the first line on, not as this step alone.
+        headline = so_far if so_far is not None and so_far.every else growth
+        message = f"{headline}\n{growth.source_lines()}\n"
         if earlier:
             message += (
                 f"Growth also at earlier step{'s' if len(earlier) > 1 else ''} (held as a one-off until growth "
@@ -237,8 +252,10 @@ class GrowthAccounting:
         key = (ops, refused, groups, kind)
         pattern = self._patterns.get(key)
         if pattern is not None:
-            pattern.last_step = step
-            pattern.steps = max(pattern.steps, count) if count else pattern.steps + 1
+            if count:
+                pattern.last_step, pattern.steps = step, max(pattern.steps, count)
+            else:
+                pattern.again(step)
             pattern.session = session
         elif len(self._patterns) < _MAX_PATTERNS:
             pattern = self._patterns[key] = Pattern(step, ops, groups, refused, kind, session)

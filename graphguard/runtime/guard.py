@@ -14,7 +14,8 @@ the process keeps growing.
   before every guarded run. Ops added after ``warmup_steps`` runs are a growth event, grouped by op
   type and by the user line that created them (``Operation.traceback``). Growth must be sustained:
   only when a creating line added ops on ``min_growth_steps`` (default 2) distinct steps after warm-up does
-  ``on_growth`` raise, warn, or call your function with the report; a single burst (evaluation ops
+  ``on_growth`` raise (the default: count mode stops the run too, one step later than finalize mode),
+  warn, or call your function with the report; a single burst (evaluation ops
   built once after the training loop, a Saver made once at the end) is kept in the report as a
   one-off and tolerated.
 
@@ -30,6 +31,7 @@ objects it is given, and imports psutil lazily (RSS is ``None`` without it).
 
 Layout: this module is the session wrapper, its modes, step time, RSS and stopping;
 :mod:`~graphguard.runtime.growth` classifies new ops (per step, per session, bursts);
+:mod:`~graphguard.runtime.measures` holds the step-time, RSS and series measurements;
 :mod:`~graphguard.runtime.interception` replaces TensorFlow's finalization check on the guarded graph;
 :mod:`~graphguard.runtime.errors` holds the errors and warnings (re-exported here).
 """
@@ -45,7 +47,7 @@ import threading
 import time
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin
+from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin, user_traceback
 from graphguard.runtime.errors import (
     GraphGrowthError,
     GraphGrowthWarning,
@@ -55,6 +57,7 @@ from graphguard.runtime.errors import (
     warn_at,
 )
 from graphguard.runtime.growth import GrowthAccounting, Pattern
+from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, StepMeasures  # noqa: F401 (tests)
 from graphguard.runtime.interception import TF_CHANGERS, refused_change
 from graphguard.runtime.interception import Interceptor as _Interceptor  # tests patch guard._Interceptor
 from graphguard.runtime.report import (
@@ -65,7 +68,6 @@ from graphguard.runtime.report import (
     Slowdown,
     StepSample,
     StepSeconds,
-    bytes_text,
 )
 
 __all__ = [
@@ -77,6 +79,8 @@ __all__ = [
 ]
 
 _FINALIZED_MESSAGE = "Graph is finalized and cannot be modified."
+# The errors the guard stops a run with: raised with their traceback cut to the user's frames.
+_GUARD_ERRORS = (GraphGrowthError, RssGrowthError)
 
 # The clock around Session.run (seconds). Tests replace it to drive the slowdown detector.
 _clock = time.perf_counter
@@ -88,17 +92,11 @@ _CHECK_EVERY = 10
 # every `rss_every`-th step if at least _RSS_SECONDS passed since the last sample, and when stats or
 # the report is read.
 _RSS_SECONDS = 1.0
+# Series points between checks are this many steps further into each window, modulo its length:
+# coprime with 10, so the points fall on every phase of a loop whose runs repeat with a period of 2-12.
+_SAMPLE_STRIDE = 3
 # The median of the step times is over at most this many recent steps, so memory stays bounded.
 _STEP_WINDOW = 1000
-# GuardReport.series keeps at most this many points (thinned by half when full).
-_SERIES_POINTS = 2048
-# Slowdown: the median of _SLOW_WINDOW steps just after warm-up is the baseline; every
-# _CHECK_EVERY steps the median of the latest _SLOW_WINDOW steps is compared with it. A warning needs
-# the ratio to reach `slowdown_factor` AND the medians to differ by _SLOW_MIN_SECONDS, so a loaded
-# machine (another job on the same cores slows a 0.3 ms step to 0.6 ms) does not fire it; each
-# further warning needs another factor (3x, 9x, 27x with the default 3.0).
-_SLOW_WINDOW = 20
-_SLOW_MIN_SECONDS = 1e-3
 
 
 #: What :class:`GraphGuard` and :class:`~graphguard.runtime.GraphGuardHook` pass on to
@@ -170,7 +168,7 @@ def _psutil_process() -> Any:
 OnGrowth = Union[str, Callable[[GuardReport], Any]]
 
 
-class _Monitor(GrowthAccounting):
+class _Monitor(GrowthAccounting, StepMeasures):
     """What ``GraphGuard`` and ``GraphGuardHook`` share: step counting, growth, slowdown, RSS, stop.
 
     Thread safety: steps are counted with an ``itertools.count`` (``next()`` is atomic in CPython);
@@ -229,7 +227,7 @@ class _Monitor(GrowthAccounting):
             raise ValueError("saver= and checkpoint_path= go together: the guard saves with that Saver to that path")
         process = _psutil_process() if rss_every is not None or max_rss_growth is not None else None
         if max_rss_growth is not None and (process is None or rss_every is None):
-            raise ValueError("max_rss_growth needs psutil (pip install 'graphguard[runtime]') and rss_every set")
+            raise ValueError("max_rss_growth needs psutil (pip install psutil) and rss_every set")
 
         self._graph = graph
         self._mode = mode
@@ -253,7 +251,9 @@ class _Monitor(GrowthAccounting):
 
         self._lock = threading.Lock()
         self._counter = itertools.count(1)  # next() hands out step numbers; see _steps
-        self._next_check = 1
+        self._next_check = 1  # the next step the per-run path calls _periodic at (a check, or a sample between)
+        self._check_at = 1  # the next check (RSS, slowdown, version backstop); _next_check <= _check_at
+        self._checks = 0
         self._start_version = self._seen_version = graph.version
         self._final_version: Optional[int] = None
         self._warmup_ops = 0
@@ -299,21 +299,25 @@ class _Monitor(GrowthAccounting):
         """
         return int(repr(self._counter)[6:-1]) - 1
 
-    def _step_done(self, seconds: float, now: float) -> None:
+    def _step_done(self, seconds: float, now: float, fetches: Any = None) -> None:
         """Bookkeeping after one run (the hook's path; ``GraphGuard.run`` inlines it)."""
         steps = next(self._counter)
         self._seconds.append(seconds)
         if steps >= self._next_check:
-            self._periodic(steps, now)
+            self._periodic(steps, now, fetches)
 
-    def _periodic(self, steps: int, now: float) -> None:
+    def _periodic(self, steps: int, now: float, fetches: Any = None) -> None:
         slowdown = stop = None
         # Backstop for the _changed flag: an op built by another thread between the flag's reset and
         # the version read, or a graph on which the interception could not be installed.
-        if self._graph.version != self._seen_version:
+        if steps >= self._check_at and self._graph.version != self._seen_version:
             self._on_version_change()
         with self._lock:
             if steps < self._next_check:  # another thread got here first
+                return
+            if steps < self._check_at:  # a series point between two checks, nothing else
+                self._sample(steps, None, fetches)
+                self._next_check = self._check_at
                 return
             if self._first_seconds is None and self._seconds:
                 self._first_seconds = self._seconds[0]
@@ -323,7 +327,14 @@ class _Monitor(GrowthAccounting):
                 nxt = min(nxt, warm)
             if self._slowdown_factor and self._baseline is None and steps < warm + window:
                 nxt = min(nxt, warm + window)
-            self._next_check = nxt
+            self._check_at = self._next_check = nxt
+            # One more series point between this check and the next, at an offset that walks through the
+            # window (0, 3, 6, 9, 2, ... of 10): checks every 10 steps see one run of a loop that alternates
+            # training and evaluation runs, never the other; the picture draws one line per fetch.
+            self._checks += 1
+            offset = self._checks * _SAMPLE_STRIDE % self._every
+            if 0 < offset < nxt - steps:
+                self._next_check = steps + offset
             sampled = None
             if self._process is not None and steps >= warm:
                 if self._rss_base is None:
@@ -333,7 +344,7 @@ class _Monitor(GrowthAccounting):
                     self._rss_last = (steps, self._read_rss(now))
                     sampled = self._rss_last[1]
                     stop = self._rss_over_limit()
-            self._sample(steps, sampled)
+            self._sample(steps, sampled, fetches)
             if self._slowdown_factor and steps >= warm + window:
                 slowdown = self._check_slowdown(steps)
         if slowdown is not None:
@@ -341,99 +352,6 @@ class _Monitor(GrowthAccounting):
             warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
         if stop is not None:
             raise self._stop(stop)
-
-    def _sample(self, steps: int, rss: Optional[int]) -> None:
-        """One point of :attr:`GuardReport.series` (under the lock). Bounded: when the list is full,
-        every other point without an RSS sample is dropped (the first point and the RSS samples, at
-        most one a second, are kept) and one periodic point in twice as many is kept from then on."""
-        self._series_skipped += 1
-        if (self._series_skipped < self._series_every and rss is None) or not self._seconds:
-            return
-        self._series_skipped = 0
-        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss))
-        if len(self._series) >= _SERIES_POINTS:
-            series = self._series
-            self._series = [point for index, point in enumerate(series)
-                            if index == 0 or point.rss_bytes is not None or index % 2 == 0]
-            if len(self._series) >= _SERIES_POINTS * 3 // 4:  # mostly RSS samples: a long run, thin those too
-                self._series = self._series[:1] + self._series[1::2]
-            self._series_every *= 2
-
-    def _read_rss(self, now: float) -> int:
-        self._rss_time = now
-        try:
-            return self._process.memory_info().rss
-        except Exception:  # psutil.Error: process info unavailable
-            return self._rss_last[1] if self._rss_last else 0
-
-    def _rss_over_limit(self) -> Optional[RssGrowthError]:
-        if self._max_rss_growth is None or self._rss_base is None or self._rss_last is None:
-            return None
-        (base_step, base), (step, rss) = self._rss_base, self._rss_last
-        growth = rss - base
-        if growth <= self._max_rss_growth:
-            return None
-        per_step = growth / (step - base_step) if step > base_step else float(growth)
-        added = self._graph.version - self._start_version
-        message = (
-            f"RSS grew by {bytes_text(growth)} since step {base_step} ({bytes_text(base)} -> {bytes_text(rss)}, "
-            f"+{bytes_text(per_step)} per step), over max_rss_growth={self._max_rss_growth} bytes "
-            f"({bytes_text(self._max_rss_growth)}), at step {step}. Stopped before the machine swaps or the OOM "
-            f"killer ends the process.\n"
-            + (
-                f"The graph grew by {added} ops since guarding started: the report names the lines and the fix for each."
-                if added > self._warmup_ops + self._tolerated_ops + self._one_off_ops
-                else "The graph did not grow: the memory is held elsewhere (Python objects kept per step, "
-                "data loaded per step, fetched arrays appended to a list)."
-            )
-        )
-        return RssGrowthError(message, step=step, rss_bytes=rss, rss_growth_bytes=growth, limit_bytes=self._max_rss_growth)
-
-    def _check_slowdown(self, steps: int) -> Optional[Slowdown]:
-        # The latest _SLOW_WINDOW step times, by index from the end: cheap, and safe while other
-        # threads append (a value may shift by one, which a median does not notice).
-        seconds = self._seconds
-        recent = statistics.median([seconds[i] for i in range(-min(_SLOW_WINDOW, len(seconds)), 0)])
-        if self._baseline is None:
-            rss = self._rss_last[1] if self._rss_last else None
-            self._baseline = (recent, (steps - _SLOW_WINDOW + 1, steps), self._graph.version, rss)
-            return None
-        base, base_steps, base_version, base_rss = self._baseline
-        if steps < base_steps[1] + _SLOW_WINDOW:
-            return None  # the latest window still overlaps the baseline
-        if base <= 0 or recent < self._next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
-            return None
-        ratio = recent / base
-        while self._next_ratio <= ratio:
-            self._next_ratio *= self._slowdown_factor
-        rss_growth = None
-        if base_rss is not None and self._rss_last is not None:
-            rss_growth = self._rss_last[1] - base_rss
-        slowdown = Slowdown(
-            step=steps,
-            baseline_seconds=base,
-            baseline_steps=base_steps,
-            recent_seconds=recent,
-            recent_steps=(steps - _SLOW_WINDOW + 1, steps),
-            ratio=ratio,
-            ops_added=self._graph.version - base_version,
-            rss_growth_bytes=rss_growth,
-        )
-        self._slowdowns.append(slowdown)
-        return slowdown
-
-    def _slowdown_message(self, slowdown: Slowdown) -> str:
-        text = f"{slowdown}."
-        if slowdown.ops_added:
-            text += " Graph growth is the likely cause: guarded.report() names the lines and the fix for each."
-        else:
-            try:
-                load = os.getloadavg()[0]
-                text += f" Load average {load:.2f} on {os.cpu_count()} CPUs."
-            except (OSError, AttributeError):
-                pass
-            text += " Without graph growth, look at memory (RSS, swapping), the input pipeline, or other processes."
-        return text
 
     def _refuse(self, caller: Any) -> None:
         """The graph is finalized and TF is about to change it (``caller`` is TF's frame): raise."""
@@ -549,16 +467,6 @@ class _Monitor(GrowthAccounting):
                 series=self._final_series(stats),
             )
 
-    def _final_series(self, stats: GuardStats) -> tuple[StepSample, ...]:
-        """The series with the last step too (the report's own RSS sample), when it is not the last point."""
-        series = tuple(self._series)
-        if stats.steps and self._seconds and (not series or series[-1].step < stats.steps):
-            series += (StepSample(stats.steps, self._seconds[-1], stats.ops, stats.rss_bytes),)
-        elif series and series[-1].rss_bytes is None and stats.rss_bytes is not None:
-            last = series[-1]  # the report's own RSS sample belongs to the last step
-            series = series[:-1] + (StepSample(last.step, last.seconds, last.ops, stats.rss_bytes),)
-        return series
-
     def _freeze(self) -> None:
         """Stop measuring: final RSS sample, version frozen, interception removed."""
         if self._steps and self._process is not None:
@@ -585,8 +493,15 @@ class _SessionGuard(_Monitor):
         self._was_finalized = False
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+        # The guard's errors are raised again from here with their traceback cut (and, for pytest and
+        # IPython, this frame hidden): below the user's line a plain traceback shows this one frame,
+        # not the guard's internals; `with GraphGuard(...)` cuts this one too (see __exit__).
         if self._changed:
-            self._on_version_change()
+            try:
+                self._on_version_change()
+            except _GUARD_ERRORS as error:
+                __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython
+                raise error.with_traceback(None)
         start = _clock()
         result = self._run(fetches, feed_dict, options, run_metadata)
         end = _clock()
@@ -596,7 +511,11 @@ class _SessionGuard(_Monitor):
         steps = next(self._counter)
         self._seconds.append(end - start)
         if steps >= self._next_check:
-            self._periodic(steps, end)
+            try:
+                self._periodic(steps, end, fetches)
+            except _GUARD_ERRORS as error:
+                __tracebackhide__ = True  # noqa: F841
+                raise error.with_traceback(None)
         return result
 
     def _finalized_by(self) -> str:
@@ -622,7 +541,9 @@ class GraphGuard:
             raises :class:`GraphGrowthError` at that line, with the op type, the user's file:line and
             the step. ``"count"``: the graph stays editable; before each guarded run the guard reads
             ``Graph.version`` and reports ops added after the first ``warmup_steps`` runs, grouped by
-            op type and creating user line (``Operation.traceback``).
+            op type and creating user line (``Operation.traceback``). With the default
+            ``on_growth="raise"`` count mode stops the run too, with :class:`GraphGrowthError` at the
+            second step that grows (``min_growth_steps``); ``"warn"`` or a callable let it go on.
         warmup_steps: runs (default 1). Count mode tolerates ops added before this many guarded runs
             have completed (lazy set-up in the first iteration: Keras in graph mode, a Saver made on
             first use). Both modes take the step-time and RSS baselines after them (after at least 1).
@@ -788,6 +709,8 @@ class GraphGuard:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.release()
+        if isinstance(exc, _GUARD_ERRORS):
+            user_traceback(tb)
         # Fallback for when the interception could not be installed (or TF raised from a path that
         # does not call _check_not_finalized): turn TF's plain error into a GraphGrowthError.
         if exc_type is RuntimeError and str(exc) == _FINALIZED_MESSAGE:

@@ -137,7 +137,8 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
     def after_run(self, run_context: Any, run_values: Any) -> None:
         end = _guard._clock()
         start = getattr(run_context, "_graphguard_start", end)
-        self._step_done(end - start, end)
+        args = getattr(run_context, "original_args", None)
+        self._step_done(end - start, end, getattr(args, "fetches", None))
 
     def end(self, session: Any) -> None:
         if self._active:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional
 
+from graphguard.runtime.errors import GraphGrowthError
+
 
 # ---------------------------------------------------------------------------------------------------
 # Finalize-mode interception
@@ -88,7 +90,11 @@ class Interceptor:
         # TF's condition, a clearer error: called on every op creation, so the common case is short.
         if self.installed:  # once removed, a stand-in still chained by a later guard only passes on
             if self._graph.finalized:
-                self._monitor._refuse(sys._getframe(1))
+                try:
+                    self._monitor._refuse(sys._getframe(1))
+                except GraphGrowthError as error:  # the guard's refusal: raised from here, its traceback cut
+                    __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython
+                    raise error.with_traceback(None)
             self._monitor._changed = True
         if self._previous is not None:
             self._previous()

@@ -153,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", metavar="FILE.png",
                         help="draw step time, graph ops and RSS against step of the session with the most steps (with "
                         "--sweep: seconds and RSS retained per trial) into this PNG file; needs matplotlib: "
-                        "pip install 'graphguard[plot]'")
+                        "pip install '.[plot]' in a clone of graphguard")
     parser.add_argument("script", help="the Python script to run")
     # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
     parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")
@@ -346,7 +346,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
-    _print_reports(reports, args, grew, traces, failed)
+    _print_reports(reports, args, grew, traces, failed, sweep_report)
     if args.plot is not None:
         _plot(args.plot, reports, sweep_report)
     if status == EXIT_CLEAN and (grew or retraced or leaked):
@@ -405,7 +405,10 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
     lines = ", ".join(str(line) for line in planned.loops)
     print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
           file=sys.stderr)
-    sweep = SweepGuard(on_leak=lambda record: print(f"graphguard run --sweep: {record.message()}", file=sys.stderr))
+    def on_leak(record: Any) -> None:
+        print(f"graphguard run --sweep: {sweep.leak_message(record)}", file=sys.stderr)  # the fix once per sweep
+
+    sweep = SweepGuard(on_leak=on_leak)
     sweep._track_bound = True  # the values the loop's body binds (a model, a solver) are its trial's objects
     return planned.code, sweep
 
@@ -526,14 +529,49 @@ def _print_script_error(error: BaseException, script: str) -> None:
         print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
 
 
+def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
+    """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the first growth pattern's size
+    and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized."""
+    patterns = [growth for _, _, report in reports for growth in report.growth]
+    if not patterns:
+        return ""
+    first = patterns[0]
+    lines = list(dict.fromkeys(str(line) for group in first.groups for line in group.lines))
+    text = f": {first.rate()}" + (f", from {lines[0]}" if lines else "")
+    if len(lines) > 1:
+        text += f" and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}"
+    if len(patterns) > 1:
+        text += f" ({len(patterns) - 1} more pattern{'s' if len(patterns) > 2 else ''} in the report)"
+    return text
+
+
+def _sweep_verdict(report: Any) -> str:
+    """``--sweep``'s part of the verdict line, in the exit status's terms: objects kept alive fail the
+    run (exit 1); RSS or graph ops flagged alone are reported, not failed."""
+    trials = report.trials
+    if not trials:
+        return "the sweep measured no trial"
+    kept = [record for record in trials if record.leaks]
+    flagged = [record for record in trials if record.leaked and not record.leaks]
+    of = f" of {len(trials)} trial{'s' if len(trials) != 1 else ''}"
+    if kept:
+        text = f"the sweep kept objects alive in {len(kept)}{of} (a leak: exit status 1)"
+    else:
+        text = "the sweep kept no object alive"
+    if flagged:
+        text += f"; RSS or graph ops flagged in {len(flagged)}{of} (reported, not failed)"
+    return text
+
+
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
-                   traces: TraceReport, failed: Optional[str] = None) -> None:
-    """Session reports (unless the script made no session but called tf.functions), the trace report
-    (only if it called a tf.function), and a verdict line. ``failed`` says how the script ended early
-    (``it raised AttributeError``): then no growth seen is not a pass, and the verdict says so."""
+                   traces: TraceReport, failed: Optional[str] = None, sweep_report: Any = None) -> None:
+    """Session reports (unless the script made no session but called tf.functions or ran a sweep), the
+    trace report (only if it called a tf.function), and a verdict line. ``failed`` says how the script
+    ended early (``it raised AttributeError``): then no growth seen is not a pass, and the verdict says
+    so. ``sweep_report`` (``--sweep``): the verdict starts with the sweep's, which can fail the run."""
     err = sys.stderr
     print("", file=err)
-    sessions = bool(reports) or not traces.functions
+    sessions = bool(reports) or (not traces.functions and sweep_report is None)
     if sessions:
         how = (f"count mode, {args.warmup_steps} warm-up step{'s' if args.warmup_steps != 1 else ''} per session"
                if args.mode == "count" else "finalize mode: each session's graph finalized at its first run")
@@ -548,14 +586,16 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         print(traces.format(), file=err)
     stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
     if grew and not stopped:
-        verdict = "graph growth found"
+        verdict = "graph growth found" + _growth_summary(reports)
     elif stopped:
         verdict = f"the guard stopped the script: {stopped[0]}"
     elif failed:
         verdict = f"the script failed ({failed}): no graph growth seen before it stopped, which is no verdict"
     else:
         verdict = "no graph growth"
+    parts = [verdict] if sessions or failed else []
     if traces.functions:
-        retracing = "tf.function retracing found" if traces.retracing else "no tf.function retracing"
-        verdict = f"{verdict}; {retracing}" if sessions else retracing
-    print(f"graphguard run: {verdict}", file=err, flush=True)
+        parts.append("tf.function retracing found" if traces.retracing else "no tf.function retracing")
+    if sweep_report is not None:
+        parts.insert(0, _sweep_verdict(sweep_report))
+    print(f"graphguard run: {'; '.join(parts)}", file=err, flush=True)

@@ -55,13 +55,17 @@ def _plural(n: int, word: str) -> str:
 class StepSample:
     """One point of a guard's measurements over the run, taken when it does its periodic work (every
     10th step at most, and at the steps around warm-up): ``step`` (guarded runs completed),
-    ``seconds`` (that step's wall time), ``ops`` (``Graph.version`` after it) and ``rss_bytes`` (an RSS
-    sample taken at that step, psutil ``memory_info().rss``; ``None`` when none was)."""
+    ``seconds`` (that step's wall time), ``ops`` (``Graph.version`` after it), ``rss_bytes`` (an RSS
+    sample taken at that step, psutil ``memory_info().rss``; ``None`` when none was) and ``fetch``
+    (what that run fetched, as :func:`graphguard.runtime.measures.fetch_label` names it:
+    ``"GradientDescent"``, ``"Mean, Reshape"``; ``None`` when unknown). A loop that alternates
+    training and evaluation runs has points of both: the picture draws one line per fetch."""
 
     step: int
     seconds: float
     ops: int
     rss_bytes: Optional[int] = None
+    fetch: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,12 @@ class Growth:
             more than ``max_burst_ratio`` times the ops the graph had when guarding started).
         session: ``kind="session"``: the number of the session on its graph (2 for the second
             session guarded on that graph) when growth was confirmed; ``0`` otherwise.
+        min_gap, max_gap: ``kind="step"``: the fewest and the most steps between two consecutive
+            steps of this pattern (``1``: on consecutive steps; ``30``: a Saver built every 30th
+            step); ``0`` when unknown (one step, or a record made by hand). The text says
+            ``ops/step`` when the pattern came on most steps (on average less than 1.5 steps
+            apart: a training loop whose evaluation runs do not build ops), else ``every 30
+            steps`` (``every 10-26 steps`` when the gaps vary).
     """
 
     first_step: int
@@ -59,11 +65,44 @@ class Growth:
     refused: Optional[str] = None
     kind: str = "step"
     session: int = 0
+    min_gap: int = 0
+    max_gap: int = 0
 
     @property
     def ops(self) -> int:
         """Ops this pattern added in all (``ops_per_step * steps``)."""
         return self.ops_per_step * self.steps
+
+    @property
+    def every(self) -> Optional[str]:
+        """How often a pattern of several steps came, in words: ``"30 steps"`` (regular gaps),
+        ``"10-26 steps"`` (gaps that vary), ``None`` when it came on most steps (``ops/step``), for a
+        single step, and for refusals, sessions and bursts. From ``first_step``, ``last_step``,
+        ``steps``, ``min_gap`` and ``max_gap``."""
+        if self.kind != "step" or self.refused is not None or self.steps < 2:
+            return None
+        mean = (self.last_step - self.first_step) / (self.steps - 1)
+        if mean < 1.5:
+            return None
+        if not self.min_gap:  # gaps not recorded: the mean is all there is
+            return f"{round(mean)} steps"
+        if self.min_gap == self.max_gap:
+            return f"{self.min_gap} steps"
+        return f"{self.min_gap}-{self.max_gap} steps"
+
+    def rate(self) -> str:
+        """The pattern's size and cadence without its lines: ``+12 ops every 30 steps``, ``+70 ops/step``,
+        ``+4 ops at step 3``, ``+25420 ops in one burst at step 3``, ``refused at step 1``."""
+        if self.refused is not None:
+            return f"refused at step {self.first_step}"
+        if self.kind == "session":
+            return f"+{self.ops_per_step} ops for session {self.session} on one graph"
+        if self.kind == "burst":
+            return f"+{self.ops_per_step} ops in one burst at step {self.first_step}"
+        if self.steps == 1:
+            return f"+{self.ops_per_step} ops at step {self.first_step}"
+        every = self.every
+        return f"+{self.ops_per_step} ops every {every}" if every else f"+{self.ops_per_step} ops/step"
 
     def __str__(self) -> str:
         groups = "; ".join(str(g) for g in self.groups)
@@ -74,14 +113,12 @@ class Growth:
                 f"+{self.ops_per_step} ops for session {self.session} on this graph, from lines that built ops "
                 f"for {self.steps} session{'s' if self.steps != 1 else ''} on it after the first: {groups}"
             )
-        if self.kind == "burst":
-            return f"+{self.ops_per_step} ops in one burst at step {self.first_step}: {groups}"
-        if self.steps == 1:
-            return f"+{self.ops_per_step} ops at step {self.first_step}: {groups}"
-        return (
-            f"+{self.ops_per_step} ops/step since step {self.first_step} "
-            f"({self.steps} steps to step {self.last_step}): {groups}"
-        )
+        if self.kind == "burst" or self.steps == 1:
+            return f"{self.rate()}: {groups}"
+        if self.every:
+            return (f"{self.rate()} since step {self.first_step} ({self.steps} times, to step {self.last_step}): "
+                    f"{groups}")
+        return f"{self.rate()} since step {self.first_step} ({self.steps} steps to step {self.last_step}): {groups}"
 
     def source_lines(self) -> str:
         """One indented ``file:line: source`` line per distinct creating line."""
@@ -250,7 +287,7 @@ class GuardReport:
         """Draw step time (ms), graph ops and RSS (MiB) against step into the PNG file ``path``, each
         growth pattern marked at its first step with its first source line; returns ``path``.
 
-        Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
+        Needs matplotlib (``pip install '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when the
         guard measured no step (a finalize-mode guard that stopped the first run before it completed)
         or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
@@ -296,8 +333,13 @@ class GuardReport:
                 lines.append(f"growth: +{self.other_growth_ops} more ops in other patterns (not itemized)")
         else:
             tolerated = self.warmup_ops + self.tolerated_ops
+            # A run that ended within its warm-up (a script that failed, or exited, after a few steps) saw
+            # no step after it: no growth was *seen*, which is no verdict (a new user's trial).
+            early = self.mode == "count" and self.stats.steps <= self.warmup_steps
             lines.append(
                 ("no growth confirmed before the run was stopped" if self.one_off and self.stopped is not None
+                 else f"no growth seen: the run ended within its {_plural(self.warmup_steps, 'warm-up step')}"
+                 if early
                  else "no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
@@ -322,7 +364,8 @@ class GuardReport:
         if stats.rss_bytes is not None:
             rss = f"RSS: {bytes_text(stats.rss_bytes)}"
             if stats.rss_growth_bytes is not None:
-                rss += f", {'+' if stats.rss_growth_bytes >= 0 else ''}{bytes_text(stats.rss_growth_bytes)} since warm-up"
+                since = "since warm-up" if self.mode == "count" else "since the first runs"  # finalize: no warm-up
+                rss += f", {'+' if stats.rss_growth_bytes >= 0 else ''}{bytes_text(stats.rss_growth_bytes)} {since}"
             if stats.rss_bytes_per_step is not None:
                 rss += f" ({'+' if stats.rss_bytes_per_step >= 0 else ''}{bytes_text(stats.rss_bytes_per_step)} per step)"
             lines.append(rss)

@@ -52,10 +52,13 @@ Per trial (:class:`TrialRecord`):
   graph mode keeps every trial's ops there until ``tf.compat.v1.reset_default_graph()``).
 
 A trial after the first ``warmup`` trials *leaks* when an object is alive one trial later, its retained
-RSS is over ``max_retained_bytes``, or the default graph kept ops; warm-up trials are judged on objects
-only (their RSS pays one-time costs: imports, TensorFlow function caches, data loading). RSS and ops are
-measured per trial; a trial flagged on RSS alone is worded as such ("no object of this trial alive: the
-memory may belong to an earlier trial or to a cache": RSS is the whole process). A leak goes to
+RSS is over ``max_retained_bytes``, RSS rose steadily across the judged trials up to it (the trend: a
+least-squares slope of at least 1 MiB per trial over at least 5 trials, explaining 90 % of the
+variance; :func:`~graphguard.runtime.sweep_judgement.rss_trend`), or the default graph kept ops;
+warm-up trials are judged on objects only (their RSS pays one-time costs: imports, TensorFlow function
+caches, data loading). RSS and ops are measured per trial; a trial flagged on RSS alone is worded as
+such ("no object of this trial alive: the memory may belong to an earlier trial or to a cache": RSS is
+the whole process). A leak goes to
 ``on_leak`` when the trial is judged, naming that trial: ``"warn"`` (:class:`SweepLeakWarning`),
 ``"raise"`` (:class:`SweepLeakError`, so it surfaces at the end of the *next* trial's ``with`` block, or
 at ``report()`` / ``finish()`` for the last trial; never over an exception leaving a trial's block: it
@@ -121,7 +124,7 @@ from graphguard.runtime.sweep_references import (
     loop_variables,
 )
 from graphguard.runtime.sweep_judgement import _Judgement, _measure_reasons
-from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, SweepReport, TrialRecord
+from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, RssTrend, SweepReport, TrialRecord
 
 if TYPE_CHECKING:
     from graphguard.runtime.sweep_engines import OptunaCallback
@@ -129,6 +132,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AliveObject",
     "ReferenceChain",
+    "RssTrend",
     "SweepGuard",
     "SweepLeakError",
     "SweepLeakWarning",
@@ -168,7 +172,9 @@ class SweepLeakError(RuntimeError):
 class SweepLeakWarning(RuntimeWarning):
     """``on_leak="warn"`` (default): a trial leaked; the sweep goes on. One warning per leaking trial,
     issued when it is judged: at the next trial's ``with sweep.trial(...)`` line, or at the
-    ``sweep.report()`` / ``finish()`` call for the last trial. Turn it into an error with
+    ``sweep.report()`` / ``finish()`` call for the last trial. The sweep's first warning gives the fix
+    paragraph; the later ones name their trial, objects and chains and say where the fix is
+    (:meth:`SweepGuard.leak_message`). Turn it into an error with
     ``warnings.simplefilter("error", SweepLeakWarning)`` or ``on_leak="raise"``."""
 
     __module__ = "graphguard.runtime"
@@ -376,6 +382,12 @@ class Trial:
         )
         self._slot = len(guard._records)
         guard._records.append(record)
+        trend = guard._trend() if not warmup and guard._limit(self.index) is not None else None
+        if trend is not None and trend.last == self.index:  # RSS rose steadily up to this trial: a reason
+            reasons = _measure_reasons(retained, graph_ops, warmup, guard._limit(self.index), objects_judged=False,
+                                       trend=trend)
+            guard._records[self._slot] = record = replace(record, rss_trend=trend, leaked=bool(reasons),
+                                                          reasons=tuple(reasons))
         guard._pending = _Pending(self._slot, self.index, objects, dict(self._names), key)
         guard._names_since = None
         if self._driven and frame is not None:
@@ -443,8 +455,9 @@ class SweepGuard(_Judgement):
     Args:
         max_retained_bytes: RSS a trial after warm-up may keep (bytes; ``rss_after - rss_before``),
             default :data:`DEFAULT_MAX_RETAINED_BYTES` (32 MiB, above the 4-26 MiB per trial measured
-            for correct Keras sweeps, which TensorFlow keeps in its function library); ``None`` judges
-            objects and graph ops only.
+            for correct Keras sweeps, which TensorFlow keeps in its function library); with a limit,
+            RSS rising steadily across the trials (:class:`RssTrend`, at least 1 MiB per trial) is
+            judged too, whatever each trial keeps; ``None`` judges objects and graph ops only.
         warmup: trials (from the first) whose retained RSS and default-graph ops are reported but not
             judged (default 1: the first trial pays imports, function caches, data loading). Objects
             alive are judged in every trial.
@@ -535,6 +548,8 @@ class SweepGuard(_Judgement):
         self._defer_raise = False  # on_leak="raise" waits for report()/finish() (an engine that catches errors)
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
+        self._fix_given = self._output_fix_given = False  # leak_message(): the fix paragraphs once per sweep
+        self._remote_slots: set[int] = set()  # records gathered from Ray Tune workers: other processes' RSS
 
     def trial(self, name: Optional[str] = None) -> Trial:
         """A :class:`Trial` for ``with sweep.trial(name) as trial:`` (default name ``"trial N"``).
@@ -598,15 +613,24 @@ class SweepGuard(_Judgement):
         return active.track(obj, *others, name=name)
 
     @staticmethod
-    def _label(pairs: tuple[tuple[str, Any], ...]) -> str:
+    def _label(pairs: tuple[tuple[str, Any], ...]) -> Optional[str]:
         """``graphguard run --sweep``'s trial name from the loop target's names and values (``lr=0.001``):
-        each ``repr`` cut to 24 characters."""
+        the names bound to a number, a string, a bool or None (a short tuple of them), each ``repr`` cut
+        to 24 characters; None (the guard's ``trial N``) when none is, as for a k-fold's index arrays
+        (``train_idx=array([  0... 198, 199])`` made a 150-character table; a new user's trial)."""
         import reprlib
+
+        def simple(value: Any, depth: int = 0) -> bool:
+            if value is None or isinstance(value, (bool, int, float, str)):
+                return True
+            return (depth == 0 and isinstance(value, tuple) and len(value) <= 4
+                    and all(simple(item, 1) for item in value))
 
         short = reprlib.Repr()
         short.maxstring = short.maxother = 24
         short.maxlist = short.maxtuple = short.maxdict = 4
-        return ", ".join(f"{name}={short.repr(value)}" for name, value in pairs)
+        kept = [f"{name}={short.repr(value)}" for name, value in pairs if simple(value)]
+        return ", ".join(kept) if kept else None
 
     def __reduce__(self) -> Any:
         """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that
@@ -645,7 +669,8 @@ class SweepGuard(_Judgement):
         self._finish(sys._getframe(1), raising=True)
         notes = tuple(note for source in self._remote for note in (source.note(),) if note)
         return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
-                           rss_available=_rss() is not None, notes=notes)
+                           rss_available=_rss() is not None, notes=notes,
+                           rss_trend=self._trend() if self.max_retained_bytes is not None else None)
 
     def __enter__(self) -> "SweepGuard":
         return self
@@ -676,6 +701,7 @@ class SweepGuard(_Judgement):
         FREEZE.idle(self)  # nothing pending: the process's collections are its own again
         for source in self._remote:  # trials judged in Ray Tune workers
             for record in source.gather():
+                self._remote_slots.add(len(self._records))
                 self._records.append(record)
                 if record.leaked:
                     self._unnotified.append(record)
@@ -716,11 +742,21 @@ class SweepGuard(_Judgement):
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
+            message = self.leak_message(record)
             level = _user_stacklevel(self._engine is not None)
             if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
-                warnings.warn_explicit(record.message(), SweepLeakWarning, *self._engine_site)
+                warnings.warn_explicit(message, SweepLeakWarning, *self._engine_site)
             else:
-                warnings.warn(record.message(), SweepLeakWarning, stacklevel=level or 2)
+                warnings.warn(message, SweepLeakWarning, stacklevel=level or 2)
+
+    def leak_message(self, record: TrialRecord) -> str:
+        """``record.message()`` with the fix paragraph the first time only: a sweep that leaks in every
+        trial gives its fix once, in its first leak message, not once per trial (the notebook paragraph
+        on IPython's output history likewise, the first time a chain starts there)."""
+        text = record.message(fix=not self._fix_given, output_fix=not self._output_fix_given)
+        self._fix_given = True
+        self._output_fix_given = self._output_fix_given or record.has_output_root()
+        return text
 
 
 def _guard_gone() -> None:

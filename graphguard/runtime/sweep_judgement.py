@@ -26,7 +26,17 @@ from graphguard.runtime.sweep_references import (
     _type_name,
     loop_variables,
 )
-from graphguard.runtime.sweep_report import AliveObject, ReferenceChain
+from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, RssTrend, TrialRecord
+
+#: The RSS trend (:func:`rss_trend`): at least this many judged trials in the fit, ...
+TREND_MIN_TRIALS = 5
+#: ... a slope of at least this many bytes per trial (the noise floor: 1 MiB per trial, 1 GiB over 1,000
+#: trials; allocator and cache noise after gc.collect() and malloc_trim(0) is a fraction of it), ...
+TREND_MIN_BYTES = 2**20
+#: ... a line that explains at least this share of the variance (a cache filled once is not a trend), ...
+TREND_MIN_R2 = 0.9
+#: ... over at most the latest this many judged trials (a leak that starts late is still a line there).
+TREND_WINDOW = 50
 
 
 class _Judgement:
@@ -65,12 +75,20 @@ class _Judgement:
         del live
         record = self._records[pending.slot]
         reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
-                                   objects_judged=True, leaks=tuple(obj.name for obj in alive if obj.leaked))
+                                   objects_judged=True, leaks=tuple(obj.name for obj in alive if obj.leaked),
+                                   trend=record.rss_trend)
         record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons), judged=True, judged_at=at,
                          freed_later=freed)
         self._records[pending.slot] = record
         if record.leaked:
             self._unnotified.append(record)
+
+    def _trend(self, upto: Optional[int] = None) -> Optional[RssTrend]:
+        """:func:`rss_trend` of this guard's judged trials (records ``[:upto]``): after warm-up, RSS
+        measured, in this process (not a Ray worker's), not overlapping other trials."""
+        records = self._records if upto is None else self._records[:upto]
+        return rss_trend([record for slot, record in enumerate(records)
+                          if slot not in self._remote_slots and record.index not in self._rss_unjudged])
 
     def _limit(self, index: int) -> Optional[int]:
         """``max_retained_bytes`` for trial ``index``; None when it overlapped other trials (the process's
@@ -85,7 +103,7 @@ class _Judgement:
             return
         alive = tuple(replace(obj, kept="the sweep's result") if obj.leaked else obj for obj in record.alive)
         reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
-                                   objects_judged=True, leaks=())
+                                   objects_judged=True, leaks=(), trend=record.rss_trend)
         self._records[slot] = record = replace(record, alive=alive, leaked=bool(reasons), reasons=tuple(reasons))
         if self._unnotified and self._unnotified[-1].index == record.index:
             if record.leaked:
@@ -239,17 +257,53 @@ class _Judgement:
         return any(trial < index and object_id != id(obj) for trial, object_id in entry[1])
 
 
+def rss_trend(records: list[TrialRecord]) -> Optional[RssTrend]:
+    """The steady rise of RSS across ``records`` (a sweep's trials, in order), or ``None``.
+
+    A least-squares line through ``rss_after`` (bytes) against ``index`` of the records after warm-up
+    with RSS measured, the latest :data:`TREND_WINDOW`; a trend when at least :data:`TREND_MIN_TRIALS`
+    are in it, its slope is at least :data:`TREND_MIN_BYTES` per trial (the noise floor) and it explains
+    at least :data:`TREND_MIN_R2` of the variance. A sweep keeping 7.6 MiB per trial passes a 32 MiB
+    per-trial limit every time and keeps 7.4 GiB over 1,000 trials: the trend is how it is judged."""
+    points = [(record.index, record.rss_after) for record in records
+              if not record.warmup and record.rss_after is not None][-TREND_WINDOW:]
+    n = len(points)
+    if n < TREND_MIN_TRIALS:
+        return None
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    syy = sum((y - mean_y) ** 2 for _, y in points)
+    if sxx <= 0 or syy <= 0:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    r2 = slope * slope * sxx / syy
+    if slope < TREND_MIN_BYTES or r2 < TREND_MIN_R2:
+        return None
+    return RssTrend(slope, points[0][0], points[-1][0], n, min(r2, 1.0))
+
+
 def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: bool, limit: Optional[int],
-                     *, objects_judged: bool, leaks: tuple[str, ...] = ()) -> list[str]:
-    """The reasons a trial leaks: objects alive (names in ``leaks``), RSS over ``limit`` and default-graph
-    ops after warm-up. An RSS-only flag on a judged trial says that the memory may not be this trial's."""
+                     *, objects_judged: bool, leaks: tuple[str, ...] = (),
+                     trend: Optional[RssTrend] = None) -> list[str]:
+    """The reasons a trial leaks: objects alive (names in ``leaks``), RSS over ``limit``, RSS rising
+    steadily across the sweep's trials up to this one (``trend``, said only when this trial is not over
+    the limit itself) and default-graph ops after warm-up. An RSS-only flag on a judged trial says that
+    the memory may not be this trial's."""
     reasons = []
     if leaks:
         reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive ({', '.join(leaks)})")
-    if not warmup and retained is not None and limit is not None and retained > limit:
+    over = not warmup and retained is not None and limit is not None and retained > limit
+    if over:
         text = f"+{bytes_text(retained)} RSS retained (over {bytes_text(limit)})"
         if objects_judged and not leaks:
             text += ", no object of this trial alive: the memory may belong to an earlier trial or to a cache"
+        reasons.append(text)
+    if trend is not None and not warmup and not over and limit is not None:
+        text = str(trend)
+        if objects_judged and not leaks:
+            text += (", no object of this trial alive: kept outside its objects (a cache; with Keras, "
+                     "TensorFlow's functions)")
         reasons.append(text)
     if not warmup and graph_ops:
         reasons.append(f"+{graph_ops} ops kept in the default graph")

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from graphguard.runtime.records import bytes_text
 
-__all__ = ["AliveObject", "ReferenceChain", "SweepReport", "TrialRecord"]
+__all__ = ["AliveObject", "ReferenceChain", "RssTrend", "SweepReport", "TrialRecord"]
 
 _FIX = (
     "Fix: keep only what you need from a trial (scores, a copy of the best weights), not the model or "
@@ -118,6 +118,40 @@ class AliveObject:
 
 
 @dataclass(frozen=True)
+class RssTrend:
+    """A steady rise of the process's RSS across a sweep's judged trials, under or over the per-trial
+    limit: 7.6 MiB kept per trial passes a 32 MiB limit every time, and is 7.4 GiB after 1,000 trials.
+
+    Found by :func:`~graphguard.runtime.sweep_judgement.rss_trend`: a least-squares line through RSS
+    after each judged trial (after warm-up, RSS measured, not overlapping other trials; the latest 50)
+    against the trial's number, kept when at least 5 trials were judged, the slope is at least 1 MiB
+    per trial (the noise floor: below it, allocator and cache noise; 1 GiB over 1,000 trials) and the
+    line explains at least 90 % of the variance (``r2``): a cache filled once in trials 2 and 3 and
+    then flat is not a trend.
+
+    Attributes:
+        bytes_per_trial: the slope (bytes per trial).
+        first, last: the first and last trial numbers (``TrialRecord.index``) in the fit.
+        trials: trials in the fit.
+        r2: the share of the variance of RSS that the line explains (0 to 1).
+    """
+
+    bytes_per_trial: float
+    first: int
+    last: int
+    trials: int
+    r2: float
+
+    def over(self, trials: int = 1000) -> float:
+        """Bytes the trend keeps over ``trials`` trials (default 1,000)."""
+        return self.bytes_per_trial * trials
+
+    def __str__(self) -> str:
+        return (f"RSS rising steadily: +{bytes_text(self.bytes_per_trial)} per trial over trials "
+                f"{self.first}-{self.last} (least-squares slope; +{bytes_text(self.over())} over 1,000 trials)")
+
+
+@dataclass(frozen=True)
 class TrialRecord:
     """What one trial left behind. Memory in bytes, time in seconds.
 
@@ -151,6 +185,9 @@ class TrialRecord:
         alive_at_end: the trial's tracked objects alive at its own end, before the judgement.
         freed_later: of those, how many were freed before the judgement (by the next trial: a callback's
             or a history's ``model`` replaced, a loop variable rebound, an exception's traceback gone).
+        rss_trend: the :class:`RssTrend` of the judged trials up to this one, when RSS rose steadily
+            across them (a reason to leak after warm-up, under the per-trial limit too); ``None``
+            otherwise.
     """
 
     index: int
@@ -169,6 +206,7 @@ class TrialRecord:
     judged_at: Optional[str] = None
     alive_at_end: int = 0
     freed_later: int = 0
+    rss_trend: Optional[RssTrend] = None
 
     @property
     def retained_bytes(self) -> Optional[int]:
@@ -182,8 +220,12 @@ class TrialRecord:
         """The alive objects that count as leaks (not held only by the loop variable)."""
         return tuple(obj for obj in self.alive if obj.leaked)
 
-    def message(self) -> str:
-        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix."""
+    def message(self, fix: bool = True, output_fix: bool = True) -> str:
+        """The one message of a leak warning or error: trial, bytes, objects and chains, when judged, fix.
+
+        ``fix=False`` leaves the fix paragraph out, with a line saying where it is (a sweep's warnings
+        after its first, :class:`~graphguard.runtime.sweep.SweepGuard` gives it once per sweep);
+        ``output_fix=False`` likewise leaves out the notebook paragraph on IPython's output history."""
         retained = self.retained_bytes
         head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
         if retained is not None:
@@ -195,10 +237,14 @@ class TrialRecord:
                          f"next trial has replaced what holds one model at a time)")
         for obj in self.leaks:
             lines.append(f"  {obj}")
-        if any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks):
+        if output_fix and self.has_output_root():
             lines.append(_FIX_OUTPUT)
-        lines.append(_FIX)
+        lines.append(_FIX if fix else "(The fix is in this sweep's first leak message.)")
         return "\n".join(lines)
+
+    def has_output_root(self) -> bool:
+        """Whether an object judged leaked is held by IPython's output history (``Out[N]``)."""
+        return any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks)
 
 
 def _mib(nbytes: Optional[int], sign: bool = False) -> str:
@@ -214,6 +260,8 @@ class SweepReport:
     ``str()`` is a table (trial, seconds, RSS before / after / retained in MiB, objects alive) followed
     by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data. ``notes``:
     what the guard could not measure and why (an engine whose trials it never saw), one line each.
+    ``rss_trend``: the sweep's :class:`RssTrend` over its judged trials when RSS rose steadily across
+    them, else ``None``.
     """
 
     trials: tuple[TrialRecord, ...]
@@ -222,6 +270,7 @@ class SweepReport:
     clear_session: bool
     rss_available: bool = True
     notes: tuple[str, ...] = ()
+    rss_trend: Optional[RssTrend] = None
 
     @property
     def leaked(self) -> tuple[TrialRecord, ...]:
@@ -242,7 +291,7 @@ class SweepReport:
         """Draw seconds and RSS retained (MiB) per trial into the PNG file ``path``, trials judged to leak
         in red and marked ``LEAK``, from :meth:`as_dict` (what ``--json`` writes); returns ``path``.
 
-        Needs matplotlib (``pip install 'graphguard[plot]'``), imported here, with its Agg backend (no
+        Needs matplotlib (``pip install '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when no
         trial was measured or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
         from graphguard.plot import plot_sweep_report
@@ -254,8 +303,11 @@ class SweepReport:
         width = max([len("trial"), *(len(record.name) for record in self.trials)])
         lines = [f"  {'trial':<{width}}  {'seconds':>8}  {'RSS before':>10}  {'RSS after':>10}  {'retained':>9}  {'alive':>5}",
                  f"  {'':<{width}}  {'':>8}  {'(MiB)':>10}  {'(MiB)':>10}  {'(MiB)':>9}  {'':>5}"]
+        limit = self.max_retained_bytes
         for record in self.trials:
-            leak = "LEAK" if record.leaks or not record.judged else "LEAK? (RSS)"
+            over = limit is not None and record.retained_bytes is not None and record.retained_bytes > limit
+            leak = ("LEAK" if record.leaks or not record.judged else
+                    "LEAK? (RSS trend)" if record.rss_trend is not None and not over else "LEAK? (RSS)")
             if record.leaked and record.graph_ops and not record.warmup:
                 leak = "LEAK"
             flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
@@ -272,11 +324,12 @@ class SweepReport:
         return lines
 
     def __str__(self) -> str:
-        limit = "no RSS limit" if self.max_retained_bytes is None else f"{bytes_text(self.max_retained_bytes)} retained per trial"
+        limit = ("no RSS limit per trial" if self.max_retained_bytes is None
+                 else f"limit {bytes_text(self.max_retained_bytes)} retained per trial")
         head = (f"graphguard sweep: {len(self.trials)} trial{'s' if len(self.trials) != 1 else ''}, "
                 f"{self.warmup} warm-up, {limit}{', clear_session after each' if self.clear_session else ''}")
         if not self.rss_available:
-            head += " (no RSS: pip install 'graphguard[runtime]' for psutil)"
+            head += " (no RSS: pip install psutil for psutil)"
         lines = [head, *self.table()]
         leaked = self.leaked
         if not self.trials:
@@ -287,6 +340,8 @@ class SweepReport:
                 "n_jobs > 1)"))
         elif not leaked:
             lines.append("no trial leaked")
+        if self.rss_trend is not None:
+            lines.append(f"{self.rss_trend}: a leak over a long sweep, whatever each trial keeps against the limit")
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
             if not any(record.alive_at_end or record.alive for record in self.trials):

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from dataclasses import replace
 import sys
 import threading
 import warnings
@@ -70,7 +71,7 @@ __all__ = ["RetracingError", "RetracingWarning", "TraceGuard"]
 #: a step counter passed as a Python int within 9 calls (about 0.1 s of retracing, TF-FACTS).
 DEFAULT_MAX_TRACES = 8
 _MAX_SITES = 10  # calling lines kept per function
-_MAX_CHANGES = 5  # argument changes kept (those of the latest trace that changed anything)
+_MAX_CHANGES = 8  # causes kept per function: distinct (kind of change, argument) pairs
 _MAX_ITEMS = 16  # elements of a list/tuple/dict summarised per level
 _MAX_DEPTH = 3  # nesting levels summarised
 _MAX_TF_WARNINGS = 20
@@ -217,7 +218,8 @@ class _Code:
         self.live: dict[int, "_Object"] = {}  # id -> record of this code's live objects
         self.sites: dict[tuple, list] = {}  # (filename, lineno) -> [text, traces]
         self.created: dict[str, int] = {}
-        self.last_changes: tuple[ArgChange, ...] = ()
+        # Every cause of retracing seen: (kind, argument) -> its latest ArgChange, with line and traces.
+        self.causes: dict[tuple[str, str], ArgChange] = {}
         self.last: Optional[dict[str, Leaf]] = None
         self.retracing: Optional[str] = None
         self.warned = False
@@ -225,6 +227,17 @@ class _Code:
     @property
     def calls(self) -> int:
         return self.dead_calls + sum(record.calls for record in list(self.live.values()))
+
+    def note_causes(self, changes: list[ArgChange], at: str, traced: int) -> None:
+        """One trace's changes (call with the guard's lock held): each kind of change to each argument
+        is one cause, kept with its latest values and calling line and the traces it made, so that a
+        shape change from one line and a Python float from another are both reported."""
+        for change in changes:
+            key = (change.kind, change.argument)
+            known = self.causes.get(key)
+            if known is None and len(self.causes) >= _MAX_CHANGES:
+                continue
+            self.causes[key] = replace(change, at=at, traces=(known.traces if known else 0) + traced)
 
     def snapshot(self, max_traces: int) -> TracedFunction:
         sites = sorted(self.sites.items(), key=lambda item: -item[1][1])
@@ -234,8 +247,8 @@ class _Code:
             max_object_traces=self.max_object_traces, internal=self.internal,
             call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
             created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
-            changes=self.last_changes, retracing=self.retracing,
-            fix=fix_for(self.last_changes, self.retracing) if self.retracing else "",
+            changes=tuple(self.causes.values()), retracing=self.retracing,
+            fix=fix_for(tuple(self.causes.values()), self.retracing) if self.retracing else "",
         )
 
 
@@ -561,7 +574,7 @@ class TraceGuard:
             if site is not None:
                 site[1] += traced
             if changes:
-                code.last_changes = tuple(changes[:_MAX_CHANGES])
+                code.note_causes(changes, where(filename, lineno) if filename else "", traced)
             record.last = code.last = summary
             if failed or not _executing_eagerly():  # the call raised, or it traced inside another function's
                 return None  # trace (counted; the outer function is judged): never acted on
@@ -570,8 +583,8 @@ class TraceGuard:
             elif (not code.internal and not code.method and code.functions > 1 and code.traces > self.max_traces
                   and 2 * code.traces >= code.calls):
                 verdict = "new_function"
-                if not any(c.kind == "new_function" for c in code.last_changes):
-                    code.last_changes = (ArgChange("new_function", ""), *code.last_changes)
+                if ("new_function", "") not in code.causes:
+                    code.causes = {("new_function", ""): ArgChange("new_function", ""), **code.causes}
             else:
                 return None
             code.retracing = code.retracing if code.retracing == "same_function" else verdict

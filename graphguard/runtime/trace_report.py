@@ -37,13 +37,28 @@ class ArgChange:
         argument: the argument's name as the function declares it, with an index for nested values
             (``"step"``, ``"batch[0]"``, ``"inputs['x']"``); ``""`` for ``new_function``/``unknown``.
         before, after: the two summaries as text (``"Python int 3"``, ``"shape (32, 10)"``); for
-            ``new_function``, ``after`` is where the new object was made (``file:line``).
+            ``new_function``, ``after`` is where the new object was made (``file:line``). In a
+            :class:`TracedFunction`, those of the latest trace with this change.
+        at: the user line that called the function for the latest trace with this change
+            (``file:line``); ``""`` when unknown.
+        traces: traces made with this change (of this kind, to this argument) under the guard; ``0``
+            when not counted.
     """
 
     kind: str
     argument: str
     before: str = ""
     after: str = ""
+    at: str = ""
+    traces: int = 0
+
+    def counted(self) -> str:
+        """``str()`` and, when known, how many traces it made and from which line:
+        ``argument `x`: shape (4, 10) -> (5, 10) (5 traces, called from train.py:18)``."""
+        if not self.traces:
+            return str(self)
+        where_from = f", called from {self.at}" if self.at else ""
+        return f"{self} ({self.traces} trace{'s' * (self.traces != 1)}{where_from})"
 
     def __str__(self) -> str:
         if self.kind == "new_function":
@@ -95,9 +110,11 @@ class TracedFunction:
         call_sites: user lines that called it when it traced, most traces first (at most 10).
         created_at: ``(file:line, objects)`` where its ``tf.function`` objects were made while the
             guard was active, most first (at most 5).
-        changes: what changed in the arguments at the latest trace that changed anything, against the
-            trace before it of the same object (or, for an object's first trace, ``new_function``);
-            at most 5.
+        changes: every cause of retracing seen, one :class:`ArgChange` per kind of change and
+            argument (a shape change of ``x`` from one line, a Python float ``lr`` from another),
+            first seen first, each with the values, calling line and trace count of its latest
+            trace; a trace is compared with the one before it of the same ``tf.function`` object (an
+            object's first trace is a ``new_function``); at most 8.
         retracing: ``None``; ``"same_function"`` when one object traced more than ``max_traces``
             times; ``"new_function"`` when the code traced more than ``max_traces`` times through
             several objects while at least half of its calls traced.
@@ -184,7 +201,7 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
     if call.text:
         lines.append(f"  {call}: {call.text}")
     for change in fn.changes:
-        lines.append(f"  changed since the previous trace: {change}")
+        lines.append(f"  changed between traces: {change.counted()}")
     lines.append("  " + _WHY)
     lines.append(f"  Fix: {fn.fix}")
     return "\n".join(lines)
@@ -260,7 +277,7 @@ class TraceReport:
             for made, count in fn.created_at[:3] if fn.retracing == "new_function" else ():
                 lines.append(f"  tf.function objects made at {made}: {count}")
             for change in fn.changes:
-                lines.append(f"  changed: {change}")
+                lines.append(f"  changed: {change.counted()}")
             lines.append(f"  fix: {fn.fix}")
         for message in self.tf_warnings[:2]:
             lines.append(f"  TensorFlow's own warning: {message[:200]}")

@@ -102,6 +102,22 @@ def _id_of(message) -> int | str | None:
     return msg_id if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) else None
 
 
+def _first_cause(error: BaseException) -> str:
+    """The innermost plain error under ``error``'s causes and exception groups (cattrs nests a
+    ``Position.line should be in range [0:2147483647], but was -1`` several groups deep), on one line."""
+    seen = 0
+    while seen < 50:
+        seen += 1
+        inner = getattr(error, "exceptions", None)
+        if inner:
+            error = inner[0]
+        elif error.__cause__ is not None or error.__context__ is not None:
+            error = error.__cause__ or error.__context__
+        else:
+            break
+    return " ".join(str(error).split())[:200] or type(error).__name__
+
+
 class Protocol(LanguageServerProtocol):
     """pygls's protocol, with the answers JSON-RPC 2.0 (section 5.1) and LSP 3.17 require where pygls 2.1
     only showed the client a message, or said nothing, and an editor waited for a response forever:
@@ -116,7 +132,8 @@ class Protocol(LanguageServerProtocol):
       dropped (``exit`` excepted); a request after ``shutdown``: -32600.
 
     A body that is not JSON gets -32700 (parse error) from ``GraphguardServer.report_server_error``.
-    Notifications are never answered.
+    Notifications are never answered: one whose params do not have its method's shape is logged
+    (``window/logMessage``, one line) and skipped.
 
     Two bookkeeping fixes: the future of every handler run is dropped from pygls's request-futures
     table once it is done (:meth:`_execute_handler`), and after ``exit`` nothing more is written
@@ -154,7 +171,13 @@ class Protocol(LanguageServerProtocol):
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as error:
             if not request:
-                raise  # a notification: reported to the client as a message, never answered
+                # A notification is never answered: one line in the client's log, and it is skipped
+                # (pygls 2.1 showed the client an error and printed tracebacks to stderr).
+                log = getattr(getattr(self, "_server", None), "log", None)
+                if log is not None:
+                    log(f"graphguard: ignored {data.get('method')!s:.80}: its params do not have the shape LSP "
+                        f"gives it ({_first_cause(error)})")
+                return _ANSWERED
             if isinstance(error, JsonRpcInvalidParams) and isinstance(data["method"], str):
                 self._send_data(_error(_id_of(data), -32602, f"invalid params for {data['method']}"))
             else:
