@@ -19,6 +19,9 @@ the meaning is the same::
     max-bounded-iterations = 10       # every rule stays silent when a construction repeats at most this often
     max-file-bytes = 16777216         # larger files are not read: a GG002 finding (default 16 MiB)
 
+    [tool.graphguard.pytest]          # pytest --graphguard (graphguard.pytest_plugin checks these keys)
+    max-traces = 8
+
 Patterns are shell globs (``fnmatch``), matched against the path relative to the folder of the
 configuration file and against each folder or file name on it, as ruff does. An unknown key, a value of
 the wrong type or an unknown code is a :class:`ConfigError` whose one-line message names the file and
@@ -117,7 +120,7 @@ _KEYS = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "exclude": list,
     "extend-exclude": list, "respect-gitignore": bool, "output-format": str, "session-factories": list,
     "session-names": list, "max-bounded-iterations": int,
-    "max-file-bytes": int,
+    "max-file-bytes": int, "pytest": dict,
 }
 
 
@@ -153,10 +156,9 @@ def find_config(start: str, notes: list[str] | None = None) -> str | None:
         folder = parent
 
 
-def load_config(path: str | None, known_codes: list[str]) -> Config:
-    """Read ``[tool.graphguard]`` from ``path`` (None: defaults). Raises :class:`ConfigError`."""
-    if path is None:
-        return Config()
+def read_table(path: str) -> tuple[str, dict]:
+    """(``path`` as errors name it, its ``[tool.graphguard]`` table: empty if it has none).
+    Raises :class:`ConfigError` for a file that cannot be read or is not TOML (one line)."""
     if os.path.isdir(path):
         raise ConfigError(f"{path}: is a folder, not a pyproject.toml")
     where = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
@@ -174,6 +176,15 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
     table = tool.get("graphguard", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.graphguard] must be a table")
+    return where, table
+
+
+def load_config(path: str | None, known_codes: list[str]) -> Config:
+    """Read ``[tool.graphguard]`` from ``path`` (None: defaults). Raises :class:`ConfigError`.
+    ``[tool.graphguard.pytest]`` belongs to ``pytest --graphguard``, which checks it; the linter skips it."""
+    if path is None:
+        return Config()
+    where, table = read_table(path)
     config = Config(root=os.path.dirname(os.path.abspath(path)), path=path)
     for key, value in table.items():
         expected = _KEYS.get(key)
@@ -183,6 +194,8 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
             raise ConfigError(f"{where}: [tool.graphguard] {key}: expected {_TYPE_NAMES[expected]}, got {value!r}")
         if expected is list and not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{where}: [tool.graphguard] {key}: expected a list of strings, got {value!r}")
+        if key == "pytest":  # pytest --graphguard's options (graphguard.pytest_plugin): not the linter's
+            continue
         if key in ("select", "extend-select", "ignore"):
             _check_codes(where, key, value, known_codes)
         if key == "per-file-ignores":

@@ -23,7 +23,7 @@ tf = pytest.importorskip("tensorflow.compat.v1")
 # the tests that use the API here build in their own `with tf.Graph().as_default()`.
 
 from graphguard import GraphGrowthError, GraphGuard  # noqa: E402
-from graphguard.runtime import launcher  # noqa: E402
+from graphguard.runtime import launcher, watch  # noqa: E402
 from graphguard.runtime.attribution import growth_groups, op_origin  # noqa: E402
 from graphguard.runtime.report import where  # noqa: E402
 
@@ -373,9 +373,9 @@ def test_an_imported_op_without_a_traceback_has_no_user_line_but_does_not_fail()
 
 
 def test_a_session_collected_while_another_is_being_guarded_does_not_deadlock(tmp_path):
-    # Building a guard in the launcher's attach() can run the garbage collector, whose Session.__del__
+    # Building a guard in the session patch's attach() can run the garbage collector, whose Session.__del__
     # calls close() and so detach() on the same thread: the lock must be re-entrant.
-    launch = launcher._Launch({"mode": "count"})
+    launch = watch.SessionPatch({"mode": "count"})
     done = threading.Event()
 
     def nested():

@@ -8,6 +8,8 @@ never in this process.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("IPython")
@@ -16,8 +18,9 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 
-def run_notebook(*sources: str, timeout: int = 180) -> list[str]:
-    """Execute the cells in a fresh kernel; return each cell's output text (streams, results, errors)."""
+def run_notebook(*sources: str, timeout: int = 180, tracebacks: list | None = None) -> list[str]:
+    """Execute the cells in a fresh kernel; return each cell's output text (streams, results, errors).
+    ``tracebacks``, if given, gets the traceback text of every error shown."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
     nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True).execute()
     texts = []
@@ -30,6 +33,8 @@ def run_notebook(*sources: str, timeout: int = 180) -> list[str]:
                 parts.append(output.data.get("text/plain", ""))
             elif output.output_type == "error":
                 parts.append(f"ERROR {output.ename}: {output.evalue}")
+                if tracebacks is not None:
+                    tracebacks.append("\n".join(output.traceback))
         texts.append("\n".join(parts))
     return texts
 
@@ -194,3 +199,61 @@ def test_keras_sweep_clear_session_quiet_unless_out_holds_the_history():
     # the displayed History keeps its model: a real leak, named by the output history
     assert "output history `Out[4]` (also `_4`) -> History._model -> Sequential" in leaky, leaky
     assert "%reset -f out" in leaky
+
+
+def test_load_ext_graphguard_reports_the_leaking_cells_and_stays_quiet_on_their_fixed_twins():
+    """Issue 40, item 2: ``%load_ext graphguard`` guards every session and tf.function of later cells;
+    the error is under the leaking cell, naming its line as IPython does, with the cell's frames only."""
+    leaking_loop = ("with g.as_default():\n"
+                    "    for step in range(10):\n"
+                    "        loss = tf.reduce_mean(y)\n"
+                    "        sess.run(loss, feed_dict={x: [[1, 2, 3]]})\n")
+    tracebacks: list[str] = []
+    texts = run_notebook(
+        "%load_ext graphguard",  # before TensorFlow is imported: the cells' own import is seen
+        GRAPH_SETUP.replace("from graphguard import GraphGuard, GraphGrowthError\n", ""),
+        leaking_loop,
+        # the fixed twin, in a graph and session of its own
+        "g2 = tf.Graph()\n"
+        "with g2.as_default():\n"
+        "    x2 = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
+        "    loss2 = tf.reduce_mean(tf.matmul(x2, tf.ones([3, 1])))\n"
+        "with tf.compat.v1.Session(graph=g2) as sess2:\n"
+        "    for step in range(10):\n"
+        "        sess2.run(loss2, feed_dict={x2: [[1, 2, 3]]})\n",
+        "@tf.function\n"
+        "def scaled(v, n):\n"
+        "    return tf.reduce_sum(v) * tf.cast(n, tf.float32)\n"
+        "for n in range(12):\n"
+        "    scaled(tf.ones([3]), n)\n",
+        "@tf.function\n"
+        "def scaled_fixed(v, n):\n"
+        "    return tf.reduce_sum(v) * tf.cast(n, tf.float32)\n"
+        "for n in range(12):\n"
+        "    scaled_fixed(tf.ones([3]), tf.constant(n))\n",
+        "%graphguard report",
+        "%graphguard on max_traces=zero",
+        "%graphguard off",
+        leaking_loop + "print('ran unguarded')",
+        "%graphguard on on_growth=warn",
+        tracebacks=tracebacks,
+    )
+    growth, fixed, retracing, fixed_function, report = texts[2], texts[3], texts[4], texts[5], texts[6]
+    assert growth.startswith("ERROR GraphGrowthError: +5 ops at step 3: 3 x Const, Range, Mean at cell In[3], line 3 "
+                             "(tf.reduce_mean)"), growth
+    assert "cell In[3], line 3 (op, GG101): build it once before the loop" in growth
+    assert fixed == "" and fixed_function == "", (fixed, fixed_function)
+    assert ("ERROR RetracingError: tf.function `scaled` (defined at cell In[5], line 1) keeps retracing: 9 traces in "
+            "9 calls") in retracing, retracing  # after TensorFlow's own warnings, on stderr
+    assert "called from cell In[5], line 5" in retracing and "argument `n`: Python int 7 -> 8" in retracing
+    # the report: both sessions (the leaking one grew), the tf.function table
+    assert report.startswith("graphguard: 2 sessions guarded (count mode, 2 warm-up steps per session), 1 grew"), report
+    assert "growth: +5 ops/step since step 2 (2 steps to step 3): 3 x Const, Range, Mean at cell In[3], line 3" in report
+    assert "scaled        cell In[5], line 1       9      9        1  RETRACING" in report, report
+    assert texts[7] == "UsageError: %graphguard on: max_traces must be a whole number >= 1, not 'zero'\n", texts[7]
+    assert texts[8].startswith("graphguard: off") and texts[9].strip() == "ran unguarded", texts[8:10]
+    assert texts[10].startswith("graphguard: on (max_traces=8 on_growth=warn"), texts[10]
+    # the two errors' tracebacks: the cells' frames only, none of graphguard's or TensorFlow's
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", tb) for tb in tracebacks]
+    assert len(plain) == 2 and "Cell In[3], line 4" in plain[0] and "Cell In[5], line 5" in plain[1], plain
+    assert not any("graphguard/runtime" in tb or "site-packages/tensorflow" in tb for tb in plain), plain

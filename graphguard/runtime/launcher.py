@@ -15,7 +15,8 @@ TensorFlow is not imported by the launcher: scripts often set ``TF_CPP_MIN_LOG_L
 and patches ``BaseSession.run`` (and ``close``) right after the module is executed. The patched
 ``run`` creates a count-mode :class:`~graphguard.GraphGuard` for the session on its first call and
 goes through it; ``close`` freezes that guard's report and drops it, so scripts that make many
-sessions do not keep them alive.
+sessions do not keep them alive. (The patch and the finder are :mod:`graphguard.runtime.watch`, which
+``pytest --graphguard`` and ``%load_ext graphguard`` use too.)
 
 Count mode is the default because an unmodified script legitimately builds ops after its first
 ``run`` (a ``Saver`` or summaries after ``sess.run(init)``, lazy set-up in the first iteration): with
@@ -51,8 +52,6 @@ with ``--on-growth warn``) is a one-line error and status 2.
 from __future__ import annotations
 
 import argparse
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import io
 import marshal
@@ -60,10 +59,8 @@ import os
 import re
 import runpy
 import sys
-import threading
 import traceback
 import types
-import weakref
 import zipfile
 from typing import Any, Optional, Sequence
 
@@ -72,145 +69,18 @@ from graphguard.runtime.guard import (
     DEFAULT_MAX_BURST_RATIO,
     DEFAULT_MIN_GROWTH_SESSIONS,
     GraphGrowthError,
-    GraphGuard,
     RssGrowthError,
 )
 from graphguard.runtime.report import GuardReport
 from graphguard.runtime.sweep_script import GUARD_NAME
 from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
 from graphguard.runtime.trace_report import TraceReport
+from graphguard.runtime.watch import Watch
 
 __all__ = ["main"]
 
-_SESSION_MODULE = "tensorflow.python.client.session"
-_TF_MODULE = "tensorflow"
 _STOPPING_ERRORS = (GraphGrowthError, RssGrowthError, RetracingError)  # a guard stopped the script
-_GUARD_ATTR = "_graphguard_guard"
 EXIT_CLEAN, EXIT_GROWTH, EXIT_ERROR = 0, 1, 2
-
-
-class _Launch:
-    """One ``graphguard run``: the guard options, the patch, and the reports collected."""
-
-    def __init__(self, options: dict[str, Any]) -> None:
-        self.options = options
-        # Re-entrant: building a guard in attach() can run the garbage collector, whose Session.__del__
-        # calls close() and so detach() on this thread while attach() holds the lock.
-        self.lock = threading.RLock()
-        # id(session) -> (number, kind, guard). Weak: the session holds its guard, so a session the
-        # script drops without close() is still collected (its __del__ calls close, which detaches).
-        self.live: dict[int, tuple[int, str, weakref.ref]] = {}
-        self.done: list[tuple[int, str, GuardReport]] = []
-        self.count = 0
-        self.patched: Optional[tuple[Any, Any, Any]] = None  # (BaseSession, original run, original close)
-
-    # -- patching ---------------------------------------------------------------------------------
-
-    def patch(self, session_module: Any) -> None:
-        base = session_module.BaseSession
-        if self.patched is not None:
-            return
-        original_run, original_close = base.run, base.close
-        launch = self
-
-        def run(self: Any, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
-            guard = self.__dict__.get(_GUARD_ATTR)
-            if guard is None:
-                guard = launch.attach(self, original_run)
-            return guard.run(fetches, feed_dict, options, run_metadata)
-
-        def close(self: Any) -> None:
-            try:
-                original_close(self)
-            finally:
-                launch.detach(self)
-
-        run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
-        run.__wrapped__, close.__wrapped__ = original_run, original_close
-        base.run, base.close = run, close
-        self.patched = (base, original_run, original_close)
-
-    def unpatch(self) -> None:
-        if self.patched is not None:
-            base, original_run, original_close = self.patched
-            base.run, base.close = original_run, original_close
-            self.patched = None
-
-    def attach(self, sess: Any, original_run: Any) -> GraphGuard:
-        with self.lock:
-            guard = sess.__dict__.get(_GUARD_ATTR)
-            if guard is not None:  # another thread attached it first
-                return guard
-            guard = GraphGuard(sess, mode=self.options["mode"], **{k: v for k, v in self.options.items() if k != "mode"})
-            guard._core._run = original_run.__get__(sess)  # the guard calls the real run, not this patch
-            self.count += 1
-            self.live[id(sess)] = (self.count, type(sess).__name__, weakref.ref(guard))
-            sess.__dict__[_GUARD_ATTR] = guard
-            return guard
-
-    def detach(self, sess: Any) -> None:
-        with self.lock:
-            guard = sess.__dict__.pop(_GUARD_ATTR, None)
-            entry = self.live.pop(id(sess), None)
-        if guard is not None and entry is not None:
-            guard.release()
-            self.done.append((entry[0], entry[1], guard.report()))
-
-    def reports(self) -> list[tuple[int, str, GuardReport]]:
-        with self.lock:
-            live = list(self.live.values())
-        out = list(self.done) + [(n, kind, ref().report()) for n, kind, ref in live if ref() is not None]
-        return sorted(out, key=lambda item: item[0])
-
-
-class _SessionFinder(importlib.abc.MetaPathFinder):
-    """Patches ``BaseSession`` right after ``tensorflow.python.client.session`` is executed, and starts
-    the trace guard (``trace_guard``, if given) right after the ``tensorflow`` package is."""
-
-    def __init__(self, launch: _Launch, trace_guard: Optional[TraceGuard] = None) -> None:
-        self.launch = launch
-        self.trace_guard = trace_guard
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _SESSION_MODULE and (fullname != _TF_MODULE or self.trace_guard is None):
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, launch, guard = spec.loader, self.launch, self.trace_guard
-
-        class _PatchingLoader(importlib.abc.Loader):
-            def create_module(self, spec: Any) -> Any:
-                return loader.create_module(spec)
-
-            def exec_module(self, module: Any) -> None:
-                try:
-                    loader.exec_module(module)
-                finally:  # the package is TensorFlow's again, whatever asks for its loader later
-                    if module.__spec__ is not None:
-                        module.__spec__.loader = loader
-                    module.__loader__ = loader
-                if fullname == _SESSION_MODULE:
-                    launch.patch(module)
-                elif guard is not None and not guard.active:
-                    _start_trace_guard(guard, module)
-
-        spec.loader = _PatchingLoader()
-        return spec
-
-
-def _start_trace_guard(guard: TraceGuard, tf: Any) -> None:
-    """Starts ``guard`` on TensorFlow's ``Function`` class (``type(tf.function(lambda: 0))``); a
-    TensorFlow without ``tf.function`` (1.x) is left alone."""
-    make = getattr(tf, "function", None)
-    if make is None:
-        return
-    try:
-        cls = type(make(lambda: 0))
-    except Exception:  # a TensorFlow too old or too new to make one: nothing to count
-        return
-    if callable(getattr(cls, "experimental_get_tracing_count", None)):
-        guard.start(_function_class=cls)
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -417,15 +287,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         on_growth=args.on_growth,
         max_rss_growth=args.max_rss_growth,
     )
-    launch = _Launch(options)
     trace_guard = TraceGuard(max_traces=args.max_traces, on_retrace=args.on_retrace)
-    finder = _SessionFinder(launch, trace_guard)
-    if _SESSION_MODULE in sys.modules:  # TensorFlow already imported (graphguard run called in-process)
-        launch.patch(sys.modules[_SESSION_MODULE])
-    if _TF_MODULE in sys.modules:
-        _start_trace_guard(trace_guard, sys.modules[_TF_MODULE])
-    if _SESSION_MODULE not in sys.modules or _TF_MODULE not in sys.modules:
-        sys.meta_path.insert(0, finder)
+    watch = Watch(options, trace_guard)
+    watch.start()  # patches at once when TensorFlow is already imported (graphguard run called in-process)
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     shim = _tf1_shim(script) if args.tf1 else None
@@ -466,11 +330,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.argv = saved_argv
         if saved_path0 is not None and sys.path:
             sys.path[0] = saved_path0
-        if finder in sys.meta_path:
-            sys.meta_path.remove(finder)
-        launch.unpatch()
-        while trace_guard.active:
-            trace_guard.stop()
+        watch.stop()
 
     leaked = False
     sweep_report = None
@@ -482,7 +342,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             print(sweep_report, file=sys.stderr)
             leaked = any(record.leaks for record in sweep_report.trials)  # objects kept; RSS alone is reported
-    reports = launch.reports()
+    reports = watch.reports()
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
