@@ -225,7 +225,8 @@ def op_origin(op: Any) -> tuple[Optional[str], Optional[int], frozenset[str]]:
 
 def op_origin_and_callers(op: Any) -> tuple[Optional[str], Optional[int], frozenset[str], tuple[Location, ...]]:
     """:func:`op_origin` and the user frames that called the creating line, innermost first, as
-    ``(filename, lineno)``: the call path through the user's code (``()`` at module level). One read
+    ``(filename, lineno)``, with None where frames that are not the user's came between (a library's,
+    graphguard's): the call path through the user's code (``()`` at module level). One read
     of ``Operation.traceback`` (about 11 us); an op imported by ``tf.import_graph_def`` /
     ``import_meta_graph`` has none: ``(None, None, frozenset(), ())``."""
     try:
@@ -238,8 +239,13 @@ def op_origin_and_callers(op: Any) -> tuple[Optional[str], Optional[int], frozen
         frame = tb[i]
         if not is_internal(frame.filename):
             called = frozenset(tb[j].name for j in range(i + 1, min(len(tb), i + 1 + _CALL_DEPTH)))
-            callers = tuple((tb[j].filename, tb[j].lineno) for j in range(i - 1, -1, -1)
-                            if _is_caller(tb[j].filename))
+            callers: list = []
+            for j in range(i - 1, -1, -1):  # the user frames that called it; None where others came
+                if _is_caller(tb[j].filename):  # between (pytest's runner, a framework's loop)
+                    callers.append((tb[j].filename, tb[j].lineno))
+                elif not callers or callers[-1] is not None:
+                    callers.append(None)
+            callers = tuple(callers)
             return frame.filename, frame.lineno, called, callers
     return None, None, frozenset(), ()
 

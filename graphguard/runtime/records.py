@@ -124,9 +124,11 @@ class OpGroup:
     def called_from(self) -> str:
         """``", called from train.py:21"``: the user's line that called the creating line's function
         from another file (a helper module has no loop; the call in the loop is the line to change: a
-        new user's trial), or ``""`` when the creating line's own file called it, or nothing did."""
+        new user's trial), or ``""`` when the creating line's own file called it, or no user line called
+        it directly (pytest's runner, a framework's loop came between)."""
         files = {line.filename for line in self.lines}
-        outer = sorted({path[0] for _, path in self.callers if path and path[0][0] not in files},
+        outer = sorted({path[0] for _, path in self.callers
+                        if path and path[0] is not None and path[0][0] not in files},
                        key=lambda pair: (str(pair[0]), pair[1] or 0))
         if not outer:
             return ""
