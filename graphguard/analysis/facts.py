@@ -57,13 +57,16 @@ class Site(NamedTuple):
 class Construction(NamedTuple):
     """An expression that builds graph ops: ``effect`` says what, ``callee`` is how it was written
     (``tf.train.Saver``), ``loops`` are the indices of the enclosing loops (outermost first) and
-    ``exempt`` the loops that do not repeat it (fresh graph or once-guard inside them)."""
+    ``exempt`` the loops that do not repeat it (fresh graph or once-guard inside them). ``in_graph``:
+    it stands in a ``with <graph>.as_default():`` block (or ``with Session(graph=g):``), where ops go
+    to that graph even when eager execution is on (a TF 2 module's test that builds a TF1 graph)."""
 
     effect: Effect
     site: Site
     callee: str
     loops: tuple
     exempt: frozenset
+    in_graph: bool = False
 
 
 class ProjectCall(NamedTuple):

@@ -162,8 +162,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
 
     eager = project.runs_eagerly(module.path)  # this module's ops run eagerly (TF 2)
     for construction in constructions:
-        if id(construction) in suppressed or eager:
-            continue
+        if id(construction) in suppressed or (eager and not construction.in_graph):
+            continue  # (in a ``with graph.as_default():`` block ops go to that graph, eager or not)
         if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
             continue  # reported when the iteration uses it as a trial (below), or by _eager_findings
         loop = _session_loop(module, construction, project.bound)

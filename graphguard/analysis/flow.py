@@ -246,8 +246,12 @@ class FlowReader:
                 self._note_made((item.optional_vars,), item.context_expr)  # ``with tf.Graph().as_default() as g:``
         saved = self._reuse_depth
         self._reuse_depth += reuse
+        graphs = self._frame.graphs
+        if pushed or any(is_as_default(item.context_expr) for item in node.items):
+            self._frame.graphs += 1  # ops in the block go to a graph, even in eager code
         for statement in node.body:
             self.visit(statement)
+        self._frame.graphs = graphs
         self._reuse_depth = saved  # a ``scope.reuse_variables()`` in the block ends with it
         del self._frame.exempt[len(self._frame.exempt) - pushed:]
 

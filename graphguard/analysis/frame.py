@@ -21,6 +21,7 @@ class Frame:
     class_name: str | None = None
     loops: list = field(default_factory=list)
     exempt: list = field(default_factory=list)  # frozensets of loop indices, one per active exemption
+    graphs: int = 0  # ``with <graph>.as_default():`` blocks the current statement stands in
     branches: list = field(default_factory=list)  # how many loops were active at each enclosing ``if``
     tensor_params: set = field(default_factory=set)
     params: set = field(default_factory=set)

@@ -658,7 +658,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
     def _new_construction(self, effect: Effect, node: ast.AST, callee: str) -> Construction:
         frame = self._frame
         exempt = frozenset().union(*frame.exempt) if frame.exempt else frozenset()
-        return Construction(effect, self._site(node), callee, tuple(l.index for l in frame.loops), exempt)
+        return Construction(effect, self._site(node), callee, tuple(l.index for l in frame.loops), exempt,
+                            frame.graphs > 0)
 
     def _construction(self, effect: Effect, node: ast.AST, callee: str, deferred=()) -> Construction:
         frame = self._frame
