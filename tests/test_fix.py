@@ -686,3 +686,29 @@ def test_literals_handed_to_a_call_are_not_named_as_changeable(tmp_path):
 
     (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
     assert "the loop hands y to a call" in fix.message
+
+
+def test_positions_and_parents_match_libcsts_providers():
+    """The one-pass positions and parents (fix/source.py) are what libcst's PositionProvider and
+    ParentNodeProvider give, on every fixture file, shifted by a region's offset (a regression guard for
+    a libcst upgrade that changes its code generation)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+    from graphguard.fix.source import positions_and_parents
+
+    checked = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        try:
+            module = cst.parse_module(path.read_text(encoding="utf-8"))
+        except Exception:  # Python 2 and broken files: nothing to compare
+            continue
+        positions, parents = positions_and_parents(module, 3)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = {node: (r.start.line + 3, r.start.column, r.end.line + 3, r.end.column)
+                    for node, r in wrapper.resolve(PositionProvider).items()}
+        assert {node: (r.start.line, r.start.column, r.end.line, r.end.column)
+                for node, r in positions.items()} == expected, path
+        assert parents == dict(wrapper.resolve(ParentNodeProvider)), path
+        checked += 1
+    assert checked > 100

@@ -114,6 +114,11 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
                 facts.attribute_roots.add(root)
 
     def visit(node: cst.CSTNode) -> None:
+        kind = type(node)
+        if kind not in _LOOP_FACT_NODES:  # most nodes (names, whitespace, operators): only their children
+            for child in children(node):
+                visit(child)
+            return
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             facts.names.add(node.name.value)
             return
@@ -173,11 +178,20 @@ def _loop_facts(module: Region, loop: cst.CSTNode) -> _LoopFacts:
                     facts.changes_graph = True  # a seed set per iteration: random ops built later differ
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("__enter__", "__exit__"):
                 facts.changes_graph = True  # a context entered by hand: a device or scope, maybe
-        for child in node.children:
+        for child in children(node):
             visit(child)
 
+    children = module.children
     visit(loop)
     return facts
+
+
+#: The node types :func:`_loop_facts` notes something about (libcst's parser makes these exact types).
+_LOOP_FACT_NODES = frozenset({
+    cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+    cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del, cst.WithItem, cst.ExceptHandler,
+    cst.MatchAs, cst.MatchStar, cst.MatchMapping, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.With,
+    cst.Call})
 
 
 #: Builtins that only read their arguments.

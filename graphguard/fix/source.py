@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from graphguard.analysis.syntax import dotted_name
 from graphguard.notebook import notebook_of
@@ -281,6 +282,7 @@ class Region:
         self.loops: dict = {}  #: (row, column 0-based) -> For/While node
         self.loop_facts: dict = {}  #: id(loop) -> what the loop assigns and calls (hoist's, computed once)
         self.expressions: dict = {}  #: (row, column, end row, end column), 0-based columns -> outermost expression
+        self._children: Optional[dict] = None
         for node, where in positions.items():
             if isinstance(node, cst.BaseExpression):
                 key = (where.start.line, where.start.column, where.end.line, where.end.column)
@@ -290,18 +292,74 @@ class Region:
             elif isinstance(node, (cst.For, cst.While)):
                 self.loops[(where.start.line, where.start.column)] = node
 
+    def children(self, node: cst.CSTNode) -> list:
+        """``node.children`` in source order, from the parents already known (libcst computes
+        ``children`` anew at each call, with a visitor: most of a walk's time on a large loop)."""
+        if self._children is None:
+            self._children = {}
+            for child, parent in self.parents.items():
+                self._children.setdefault(parent, []).append(child)
+        return self._children.get(node, [])
+
     @classmethod
     def parse(cls, file: File, text: str, offset: int) -> Optional["Region"]:
         try:
             module = cst.parse_module(text)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        shifted = {
-            node: CodeRange(CodePosition(r.start.line + offset, r.start.column), CodePosition(r.end.line + offset, r.end.column))
-            for node, r in wrapper.resolve(PositionProvider).items()
-        }
-        return cls(file, module, shifted, wrapper.resolve(ParentNodeProvider))
+        positions, parents = positions_and_parents(module, offset)
+        return cls(file, module, positions, parents)
+
+
+class _Recorder:
+    """Where :class:`_PositionsAndParents` writes: libcst's ``PositionProvider`` keeps its positions in
+    ``_computed``; the parents and the stack of nodes being generated are ours."""
+
+    __slots__ = ("_computed", "parents", "stack")
+
+    def __init__(self) -> None:
+        self._computed: dict = {}
+        self.parents: dict = {}
+        self.stack: list = []
+
+
+class _PositionsAndParents(PositionProvidingCodegenState):
+    """libcst's ``PositionProvider`` code generation, which also notes each node's parent: the node whose
+    generation was under way when the node's began."""
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        stack = self.provider.stack
+        if stack:
+            self.provider.parents[node] = stack[-1]
+        stack.append(node)
+        super().before_codegen(node)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        self.provider.stack.pop()
+        super().after_codegen(node)
+
+
+def positions_and_parents(module: cst.Module, offset: int = 0) -> tuple[dict, dict]:
+    """(node -> ``CodeRange``, node -> parent node) for ``module``: what libcst's ``PositionProvider``
+    and ``ParentNodeProvider`` give, with rows ``offset`` lower in the file (a region's first row is
+    ``offset + 1``), in one pass of code generation instead of two walks. On 300 small files, resolving
+    the two providers through ``MetadataWrapper`` took 2.8 s, mostly ``ParentNodeProvider``'s batched
+    visitor (``inspect.getmembers`` per file); this takes about 0.8 s. Falls back to the providers if
+    libcst's code generation ever changes shape (tests compare the two on the fixtures)."""
+    try:
+        recorder = _Recorder()
+        state = _PositionsAndParents(default_indent=module.default_indent, default_newline=module.default_newline,
+                                     provider=recorder, line=offset + 1)
+        module._codegen(state)
+        if not recorder.stack:
+            return recorder._computed, recorder.parents
+    except (AttributeError, TypeError):
+        pass
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    shifted = {node: CodeRange(CodePosition(r.start.line + offset, r.start.column),
+                               CodePosition(r.end.line + offset, r.end.column))
+               for node, r in wrapper.resolve(PositionProvider).items()}
+    return shifted, dict(wrapper.resolve(ParentNodeProvider))
 
 
 def parse(text: str) -> Optional[File]:
