@@ -875,17 +875,26 @@ def test_output_file_in_a_missing_folder_makes_it(tmp_path):
     assert blocked.returncode == 2 and blocked.stderr.count("\n") == 1 and "Traceback" not in blocked.stderr
 
 
-def test_deep_expressions_are_reported_without_fixes_and_no_traceback(tmp_path):
+@pytest.mark.parametrize("terms", [400, 3000])
+def test_deep_expressions_are_reported_without_traceback(tmp_path, terms):
     # A new user's trial: a 400-term sum in a session loop was a RecursionError traceback (exit 1) in the
     # JSON, SARIF and full formats (libcst computing the fix), and --diff an internal error (exit 2).
-    terms = " + ".join(f"t{i}" for i in range(400))
+    # Since positions and parents come from one pass of libcst's code generation, a 400-term sum is
+    # fixed (and the fixed file compiles); 3,000 terms are deeper than CPython's own parser: no fix.
+    total = " + ".join(f"t{i}" for i in range(terms))
     (tmp_path / "poly.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(steps):\n"
-                                      f"    sess.run(tf.reduce_sum(x) + {terms})\n")
+                                      f"    sess.run(tf.reduce_sum(x) + {total})\n")
     for fmt in ("json", "sarif", "full"):
         result = graphguard("check", "--no-cache", "--exit-zero", "--output-format", fmt, "poly.py", cwd=tmp_path)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-500:]
-    diff = graphguard("check", "--no-cache", "--diff", "poly.py", cwd=tmp_path)
-    assert diff.returncode == 0 and "internal error" not in diff.stderr and "nested too deeply" in diff.stderr
+        assert "GG106" in result.stdout
+    fixed = graphguard("check", "--no-cache", "--fix", "poly.py", cwd=tmp_path)
+    assert "internal error" not in fixed.stderr and "Traceback" not in fixed.stderr, fixed.stderr[-500:]
+    if terms == 400:
+        assert fixed.returncode == 0 and "(1 fixed, 0 remaining)" in fixed.stderr
+        compile((tmp_path / "poly.py").read_text(), "poly.py", "exec")
+    else:
+        assert fixed.returncode == 1 and "(0 fixed, 1 remaining)" in fixed.stderr
 
 
 def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_path):
