@@ -132,13 +132,33 @@ def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
         # A finding at a call names the helper's line it goes through: that line is reported too.
         if vias is None:
             continue
-        through = NOTEBOOK_VIA.search(item["message"])
+        message, here = item["message"], os.path.dirname(os.path.join(folder, item["filename"]))
+        through = NOTEBOOK_VIA.search(message)
         if through:  # ``at train.ipynb:cell 11:32``: that cell's row
             vias.add((repo, os.path.relpath(os.path.join(folder, through[1]), folder), through[3], through[2]))
             continue
-        through = VIA.search(item["message"])
+        through = VIA.search(message)
         if through:
             vias.add((repo, os.path.relpath(os.path.join(folder, through[1]), folder), through[2], ""))
+            continue
+        # Since 2026-12-06: ``(via `tf.reduce_mean(...)` at line 12)`` in the finding's own file,
+        # ``at cell 5, line 4`` in its own notebook, ``at nets/metrics.py:7`` or ``at nb.ipynb:cell 3:2``
+        # from the finding's folder.
+        through = VIA_OWN_CELL.search(message)
+        if through:
+            vias.add((repo, path, through[2], through[1]))
+            continue
+        through = VIA_OWN_LINE.search(message)
+        if through:
+            vias.add((repo, path, through[1], ""))
+            continue
+        through = VIA_NOTEBOOK.search(message)
+        if through:
+            vias.add((repo, os.path.relpath(os.path.join(here, through[1]), folder), through[3], through[2]))
+            continue
+        through = VIA_FILE.search(message)
+        if through:
+            vias.add((repo, os.path.relpath(os.path.join(here, through[1]), folder), through[2], ""))
     return counts
 
 
@@ -146,6 +166,11 @@ def findings(tree: Path, folder: Path, vias: set | None = None) -> Counter:
 VIA = re.compile(r"\(through `.*?` at (\S+?):(\d+)\)")
 #: ``(through `model.predict(...)` at notebooks/train.ipynb:cell 17:13)``: a notebook's cell and row.
 NOTEBOOK_VIA = re.compile(r"\(through `.*?` at (.+?\.ipynb):cell (\d+):(\d+)\)")
+#: The same since 2026-12-06, ``via`` (see :func:`findings`).
+VIA_OWN_LINE = re.compile(r"\(via `.*?` at line (\d+)\)")
+VIA_OWN_CELL = re.compile(r"\(via `.*?` at cell (\d+), line (\d+)\)")
+VIA_NOTEBOOK = re.compile(r"\(via `.*?` at (.+?\.ipynb):cell (\d+):(\d+)\)")
+VIA_FILE = re.compile(r"\(via `.*?` at (\S+?):(\d+)\)")
 
 
 def selected(args) -> list[dict[str, str]]:
