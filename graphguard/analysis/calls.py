@@ -34,7 +34,8 @@ from graphguard.analysis.bindings import (
     new_tuple,
 )
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import CALLER, DeferredStep, DeferredUse, ProjectCall, SessionOpen, add
+from graphguard.analysis.eager import built_in
+from graphguard.analysis.facts import CALLER, UNBUILT, DeferredStep, DeferredUse, ProjectCall, SessionOpen, add
 from graphguard.analysis.resolution import STEP_METHODS, followable, project_class
 from graphguard.analysis.sweeps import (
     KEEPING_METHODS,
@@ -257,6 +258,9 @@ class CallReader:
             ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
             self._argument_values(node), (), self._reuse_depth > 0 or self._passes_reuse(node),
             bool(frame.branches) and frame.branches[-1] >= len(frame.loops))))
+        if bound and frame.facts.traced and node.__class__ is ast.Call:
+            call = frame.facts.calls[-1]
+            self._defer(lambda frame, call=call, node=node: built_in(frame.node, node) or _mark_unbuilt(frame, call))
         self._note_samples(node)
 
     def _deferred_use(self, receiver, method: str | None, node: ast.Call, callee: str) -> None:
@@ -279,3 +283,12 @@ class CallReader:
             if followed is not None:
                 values.append((where, followed))
         return tuple(values)
+
+
+def _mark_unbuilt(frame, call: ProjectCall) -> None:
+    """Mark ``call`` (an object of a project class made in a ``tf.function``) as never built there."""
+    calls = frame.facts.calls
+    for index, known in enumerate(calls):
+        if known is call:
+            calls[index] = call._replace(exempt=call.exempt | {UNBUILT})
+            return

@@ -18,9 +18,10 @@ once-guards. It records, as constructions of the TF 2 effects (:data:`catalog.EA
 * ``FIT`` (GG306): Keras ``model.fit(x, y)`` on one sample, a minibatch or a slice cut by hand, or on
   what a loop hands out (not on data the body loads or reshuffles), unless it asks for several epochs
   or batches large data itself (``epochs=5``, ``batch_size=`` on data that is not one minibatch);
-* ``TRACED_VARIABLE`` (GG304): a ``tf.Variable``, a Keras layer, optimizer or model made in a
-  ``tf.function`` body outside a once-guard (TF raises "tf.function only supports singleton
-  tf.Variables created on the first call", measured on TF 2.21 for all four);
+* ``TRACED_VARIABLE`` (GG304): a ``tf.Variable``, a Keras optimizer or metric made in a
+  ``tf.function`` body outside a once-guard, or a Keras layer or model made and built there (called on
+  a value or given an input shape; an unbuilt one has no variables yet). TF raises "tf.function only
+  supports singleton tf.Variables created on the first call", measured on TF 2.21 for all of them;
 * ``RECOMPILE`` (GG305): ``model.compile(...)`` of a model made before the loop, or a new Keras
   optimizer, in a loop.
 
@@ -349,7 +350,14 @@ class EagerReader(SampleReader):
             if frame.facts.traced and not frame.exempt:
                 effect = catalog.effect_of(path)
                 kind = catalog.result_kind(path, effect)
-                if (effect is Effect.MODEL or kind == "layer" or path == "tf.Variable"
+                if effect is Effect.MODEL or kind == "layer":
+                    # A layer or model has no variables until it is built: called on a value in this
+                    # body, or given an input shape (``Sequential([Dense(2)])`` returned unbuilt makes none).
+                    construction = self._new_construction(Effect.TRACED_VARIABLE, node, f"{callee_text(node.func)}(...)")
+                    self._defer(lambda frame, c=construction, n=node:
+                                built_in(frame.node, n) and self._eager_fact(c, frame=frame))
+                    return
+                if (path == "tf.Variable"
                         or path.startswith("tf.keras.metrics.") and path.rsplit(".", 1)[-1][:1].isupper()
                         or path.startswith(catalog.KERAS_OPTIMIZER_PREFIXES) and effect is Effect.VARIABLE):
                     self._eager_fact(self._new_construction(Effect.TRACED_VARIABLE, node, f"{callee_text(node.func)}(...)"))
@@ -569,6 +577,46 @@ def _few_values(node: ast.AST) -> bool:
             and node.func.id in ("int", "float"):
         return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
             isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or _few_values(node.args[0])
+    return False
+
+
+#: Keyword arguments that give a Keras layer its input shape: it is built, variables and all, when made.
+_SHAPE_KEYWORDS = frozenset({"input_shape", "input_dim", "batch_input_shape", "batch_shape"})
+#: Methods that build a Keras layer or model (and so make its variables) when called on it.
+_BUILDING_METHODS = frozenset({"build", "__call__", "call", "predict", "predict_on_batch", "fit", "evaluate",
+                               "train_on_batch", "test_on_batch", "apply"})
+
+
+def built_in(function: ast.AST | None, node: ast.Call) -> bool:
+    """Whether the Keras layer or model that call ``node`` makes is built inside ``function`` (the
+    ``def`` holding it), and so makes its variables there: called at once (``Dense(2)(x)``), made with
+    an input shape (``Dense(2, input_shape=(3,))``, a ``tf.keras.Input`` in a ``Sequential``'s list), or
+    bound to a name or attribute that the body calls or builds (``d = Dense(2)`` ... ``d(x)``,
+    ``m.build(shape)``). Keras makes a layer's weights in ``build``, on its first call (Keras API:
+    ``Layer.build``); a ``Sequential`` of layers without an input shape is unbuilt until called."""
+    for sub in ast.walk(node):
+        if sub.__class__ is ast.Call and (any(keyword.arg in _SHAPE_KEYWORDS for keyword in sub.keywords)
+                                          or callee_text(sub.func).rsplit(".", 1)[-1] in ("Input", "InputLayer")):
+            return True
+    if function is None:
+        return True
+    names = set()
+    for sub in ast.walk(function):
+        if sub.__class__ is ast.Call and sub.func is node:
+            return True
+        if sub.__class__ in (ast.Assign, ast.AnnAssign) and sub.value is node:
+            for target in (sub.targets if sub.__class__ is ast.Assign else [sub.target]):
+                dotted = dotted_name(target)
+                if dotted is not None:
+                    names.add(dotted)
+    if not names:
+        return False
+    for sub in ast.walk(function):
+        if sub.__class__ is ast.Call:
+            func = sub.func
+            if dotted_name(func) in names or (func.__class__ is ast.Attribute and func.attr in _BUILDING_METHODS
+                                              and dotted_name(func.value) in names):
+                return True
     return False
 
 

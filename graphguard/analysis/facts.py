@@ -22,6 +22,9 @@ EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect
 EVERY = "every"
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
+#: Marks a construction of a project class in a ``tf.function`` whose object the body never builds
+#: (never calls it, nor ``build``s it): a Keras layer's sublayers made there have no variables yet.
+UNBUILT = -2
 
 
 @dataclass(eq=False)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from graphguard.analysis.bindings import ProjectRef, TFObject
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
-from graphguard.analysis.facts import CALLER, Construction, FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.facts import CALLER, UNBUILT, Construction, FunctionFacts, ModuleFacts, Site, subject_of
 from graphguard.analysis.fixpoint import Origin, Project, bounded
 
 
@@ -294,7 +294,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         if facts.traced and not call.loops and CALLER not in call.exempt:
             for effect in (Effect.VARIABLE, Effect.MODEL):
                 origin = callee.builds.get(effect)
-                if origin is not None:
+                if origin is not None and not (effect is Effect.MODEL and UNBUILT in call.exempt):
                     found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
                                          call.site.row, call.site.column, via=origin))
                     break

@@ -100,7 +100,10 @@ def read_runtime(source: bytes) -> Runtime:
 
 
 #: What only TF 2's Keras or Keras 3 code says: a program that says it is not on Keras before 2.4.
-_NEW_KERAS = re.compile(rb"tensorflow\.keras|\btf\.keras|keras\.(?:ops|config|saving|random|src)\b|keras_core"
+#: ``tf.keras``'s data helpers (``tensorflow.keras.utils.to_categorical``, ``.preprocessing``,
+#: ``.datasets``) say nothing: TF 1.4 and later have them too, and they build no model.
+_NEW_KERAS = re.compile(rb"(?:tensorflow|\btf)\.keras(?!\.(?:utils|preprocessing|datasets)\b)"
+                        rb"|keras\.(?:ops|config|saving|random|src)\b|keras_core"
                         rb"|GradientTape|\btf\.function|\.numpy\(\)|KERAS_BACKEND")
 
 

@@ -7,9 +7,12 @@ from graphguard.rules.base import Rule
 class VariableCreatedInTfFunction(Rule):
     """
     ## What it does
-    Finds a `tf.Variable`, a Keras layer, optimizer, metric or model made in the body of a
-    `tf.function` (a decorated function or method), outside a once-guard (`if self.v is None:`), or a
-    call there of a project function that makes one.
+    Finds a `tf.Variable`, a Keras optimizer or metric made in the body of a `tf.function` (a
+    decorated function or method), outside a once-guard (`if self.v is None:`), or a call there of a
+    project function that makes one; and a Keras layer or model made there and built there: called on
+    a value, given an input shape, or bound to a name the body calls. A layer made and kept unbuilt
+    (assembled into a `Sequential` that is returned or stored) has no variables yet: Keras makes a
+    layer's weights when it is first called.
 
     ## Why is this bad?
     The body runs on every trace, so it would make new variables on every trace. TensorFlow refuses:
@@ -97,6 +100,19 @@ def l2(variables):
 @tf.function
 def regularized_loss(x, y):
     return loss_fn(y, model(x)) + 1e-4 * l2(model.trainable_variables)
+""",
+        # Layers assembled in a traced method and stored unbuilt: no variables until first called.
+        """\
+import tensorflow as tf
+
+class Generator(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.assemble()
+
+    @tf.function
+    def assemble(self):
+        self.body = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(1)])
 """,
         # A Keras layer's weights, made by build() once.
         """\
