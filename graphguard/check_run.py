@@ -20,6 +20,7 @@ from graphguard.lint import (
     EXIT_FINDINGS,
     UsageError,
     default_cache_dir,
+    hidden,
     kept,
     known_codes,
     open_output,
@@ -222,16 +223,18 @@ def check(args) -> int:
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
         unparsed = "" if "GG001" in selected else _unparsed(report)
+        hid = _hidden_note(hidden(report, config), config.max_bounded_iterations)
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
-            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}.", file=sys.stderr)
+            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}{hid}.",
+                  file=sys.stderr)
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
-                  f"({_count(len(files), 'file')} in all{unparsed}).", file=sys.stderr)
+                  f"({_count(len(files), 'file')} in all{unparsed}){hid}.", file=sys.stderr)
         elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
-            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
+            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}){hid}.", file=sys.stderr)
         else:
-            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
+            print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -301,6 +304,17 @@ def _with_fixes(diagnostics: list, sources: dict | None, cache=None, jobs: int =
         attached.append(dataclasses.replace(d, fix=fix, fix_unavailable=reason) if fix is not None or reason is not None
                         else d)
     return attached
+
+
+def _hidden_note(count: int, bound: int) -> str:
+    """The summary's note on findings ``max-bounded-iterations`` hid (:func:`graphguard.lint.hidden`):
+    not shown by design (a loop over three test cases is noise on real code), but a run that hid some
+    must not read as a clean pass (a new user's trial: a Saver made every 20th of 100 steps, a model
+    per fold of a 5-fold loop)."""
+    if not count:
+        return ""
+    where = "1 finding in a short loop" if count == 1 else f"{count} findings in short loops"
+    return f"; {where} not shown (max-bounded-iterations = {bound}; set it to 0 to show them)"
 
 
 def _unparsed(report) -> str:

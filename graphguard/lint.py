@@ -103,6 +103,26 @@ def kept(report, config, selected, only: str | None = None) -> list:
     return diagnostics
 
 
+def hidden(report, config) -> int:
+    """How many findings ``max-bounded-iterations`` hid in ``report`` (``report.hidden``) that would be
+    reported were the setting 0: per-file ignores and suppression comments applied, as :func:`kept`
+    applies them. The summary line says this number, so that a run that hid findings does not read as
+    a clean pass."""
+    from graphguard.suppressions import read_suppressions
+
+    count = 0
+    by_file: dict[str, list] = {}
+    for d in report.hidden:
+        by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+        if ignored:
+            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+        suppressions = read_suppressions(report.sources.get(filename, b""))
+        count += sum(1 for d in items if not suppressions.suppressed(d))
+    return count
+
+
 def open_output(path: str):
     """``-o FILE`` opened for writing text, its missing folders made first (as ruff's
     ``--output-file`` does; a new user's trial: ``-o reports/lint.txt`` exited 2). A FIFO nobody reads

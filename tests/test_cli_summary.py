@@ -1,0 +1,111 @@
+"""The summary line and the notes on stderr, as a new user reads them: what a run did not show, what it
+did not check, and input with nothing to check (issue 39)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def graphguard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "graphguard", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+#: A Saver made on every 20th of 100 steps: 5 Savers, a loop bounded by max-bounded-iterations (10).
+SAVER_EVERY_20 = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32)
+    y = x * 2
+    with tf.Session() as sess:
+        for step in range(100):
+            sess.run(y, {x: 1.0})
+            if step % 20 == 0:
+                saver = tf.train.Saver()
+                saver.save(sess, "ckpt")
+    """
+)
+#: A Keras model per fold of a 5-fold loop.
+FIVE_FOLDS = textwrap.dedent(
+    """\
+    from tensorflow import keras
+
+    for fold in range(5):
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile("adam", "mse")
+        model.fit(x[fold], y[fold], epochs=1)
+    """
+)
+HIDDEN_TWO = ("All checks passed (2 files checked); 2 findings in short loops not shown "
+              "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+
+
+@pytest.fixture
+def bounded(tmp_path: Path) -> Path:
+    (tmp_path / "saver.py").write_text(SAVER_EVERY_20)
+    (tmp_path / "folds.py").write_text(FIVE_FOLDS)
+    return tmp_path
+
+
+def test_findings_hidden_by_the_bound_are_counted_in_the_summary(bounded):
+    # A new user's trial: both printed "All checks passed", which the runtime guard then contradicted.
+    # They stay unreported (noise on real code), but the summary says so, and how to see them.
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", HIDDEN_TWO)
+    one = graphguard("check", "--no-cache", "saver.py", cwd=bounded)
+    assert one.stderr == ("All checks passed (1 file checked); 1 finding in a short loop not shown "
+                          "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+    # The other outputs are unchanged: no finding in them.
+    as_json = graphguard("check", "--no-cache", "--output-format", "json", ".", cwd=bounded)
+    assert (as_json.returncode, as_json.stdout) == (0, "[]\n")
+    quiet = graphguard("check", "--no-cache", "-q", ".", cwd=bounded)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_the_setting_the_summary_names_shows_them(bounded):
+    (bounded / "pyproject.toml").write_text("[tool.graphguard]\nmax-bounded-iterations = 0\n")
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.returncode == 1
+    assert "folds.py:4:13: GG201 model-rebuilt-in-loop" in result.stdout
+    assert "saver.py:9:21: GG102 saver-in-session-loop" in result.stdout
+    assert result.stderr == "Found 2 findings in 2 of 2 files checked.\n"
+
+
+def test_the_count_comes_through_the_cache_and_an_edit_that_moves_lines(bounded):
+    cold = graphguard("check", ".", cwd=bounded)
+    warm = graphguard("check", ".", cwd=bounded)  # the whole run replayed from the cache
+    assert cold.stderr == warm.stderr == HIDDEN_TWO
+    saver = bounded / "saver.py"
+    saver.write_text("# a comment that moves every line\n" + saver.read_text())
+    moved = graphguard("check", ".", cwd=bounded)  # answered by moving the last run's rows
+    assert moved.stderr == HIDDEN_TWO
+    for index in range(4):  # enough files for worker processes to read them
+        (bounded / f"plain{index}.py").write_text("import tensorflow as tf\n")
+    workers = graphguard("check", "--jobs", "2", "--no-cache", ".", cwd=bounded)
+    assert workers.stderr == HIDDEN_TWO.replace("(2 files", "(6 files")
+
+
+def test_suppressed_and_ignored_findings_are_not_counted(bounded):
+    saver = bounded / "saver.py"
+    saver.write_text(saver.read_text().replace("tf.train.Saver()", "tf.train.Saver()  # noqa: GG102"))
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.stderr == ("All checks passed (2 files checked); 1 finding in a short loop not shown "
+                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+    ignored = graphguard("check", "--no-cache", "--ignore", "GG201", ".", cwd=bounded)
+    assert ignored.stderr == "All checks passed (2 files checked).\n"
+
+
+def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
+    (bounded / "leaky.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
+                                      "    sess.run(tf.argmax(y, 1))\n")
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.returncode == 1
+    assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
+                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
