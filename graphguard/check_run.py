@@ -118,6 +118,8 @@ def check(args) -> int:
         if not args.quiet:
             for note in _excluded_notes(paths, files, config):
                 print(note, file=sys.stderr)
+            if not files:  # ruff's warning, and its exit status: 0 (an empty folder, only .txt files)
+                print("graphguard: warning: No Python files found under the given path(s)", file=sys.stderr)
     if args.output_file and os.path.exists(args.output_file):
         for file in files:
             try:
@@ -224,15 +226,17 @@ def check(args) -> int:
         flagged = len({d.filename for d in diagnostics})
         unparsed = "" if "GG001" in selected else _unparsed(report)
         hid = _hidden_note(hidden(report, config), config.max_bounded_iterations)
+        # One line: what was found, then a clause per thing not shown or not read, each "; ..." (a new
+        # user's trial: "(1 file checked; 1 file could not be parsed ... (--extend-select GG001 ...))")
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
             print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}{hid}.",
                   file=sys.stderr)
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
-                  f"({_count(len(files), 'file')} in all{unparsed}){hid}.", file=sys.stderr)
+                  f"({_count(len(files), 'file')} in all){unparsed}{hid}.", file=sys.stderr)
         elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
-            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}){hid}.", file=sys.stderr)
+            print(f"No findings ({_count(len(files), 'file')} checked){unparsed}{hid}.", file=sys.stderr)
         else:
             print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
@@ -322,7 +326,7 @@ def _unparsed(report) -> str:
     count = len({d.filename for d in report.diagnostics if d.code == "GG001"})
     if not count:
         return ""
-    return f"; {_count(count, 'file')} could not be parsed in whole or part (--extend-select GG001 lists them)"
+    return f"; {_count(count, 'file')} could not be parsed in whole or part: --extend-select GG001 lists {'it' if count == 1 else 'them'}"
 
 
 def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:

@@ -203,8 +203,13 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                                                max(1, error.offset or 1)))
                 return result
             tree, source = python3
-        except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
-            result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
+        except (ValueError, UnicodeDecodeError, LookupError) as error:
+            # NUL bytes (Python 3.10; 3.11.4+ raises SyntaxError, above), a bad encoding: source CPython
+            # cannot compile, so GG001 for a file that mentions TensorFlow or Keras, as above; nothing
+            # for others (a binary file named ``.py`` is not graphguard's to judge). It was GG002 on
+            # 3.10 and GG001 or nothing on 3.11 (issue 39).
+            if MENTIONS_TF.search(source) or (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b""))):
+                result.diagnostics.append(("GG001", f"cannot decode file: {error}", 1, 1))
             return result
         except (RecursionError, MemoryError):
             # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.

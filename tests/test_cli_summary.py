@@ -109,3 +109,40 @@ def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
     assert result.returncode == 1
     assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
                              "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+
+
+@pytest.mark.parametrize("layout", [{}, {"notes.txt": "hello\n", "data/readme.md": "# data\n"}])
+def test_no_python_files_is_ruffs_warning_and_exit_0(tmp_path, layout):
+    # A new user's trial: an empty folder, or one with only .txt files, said "All checks passed (0 files
+    # checked)" and nothing else. ruff warns "No Python files found under the given path(s)", exit 0.
+    for name, text in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == ("graphguard: warning: No Python files found under the given path(s)\n"
+                             "All checks passed (0 files checked).\n")
+    quiet = graphguard("check", "--no-cache", "-q", ".", cwd=tmp_path)
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("mentions_tf", [False, True])
+def test_a_binary_py_file_is_gg001_when_it_mentions_tensorflow_else_skipped(tmp_path, mentions_tf):
+    # A new user's trial: the docs said GG002 ("could not be read or decoded") for a .py file with NUL
+    # bytes; it was GG002 on Python 3.10 and GG001 or nothing on 3.11+. Now on every version: GG001 (off
+    # unless selected, counted in the summary) when it mentions TensorFlow, nothing otherwise.
+    head = b"import tensorflow as tf\n" if mentions_tf else b"import os\n"
+    (tmp_path / "blob.py").write_bytes(head + b"\x00\x01\x02\xff binary\x00\n")
+    result = graphguard("check", "--no-cache", "blob.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    if mentions_tf:
+        assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
+                                 "--extend-select GG001 lists it.\n")
+        listed = graphguard("check", "--no-cache", "--extend-select", "GG001", "blob.py", cwd=tmp_path)
+        assert listed.returncode == 1 and listed.stdout.startswith("blob.py:")
+        assert " GG001 syntax-error: cannot " in listed.stdout and "null bytes" in listed.stdout
+    else:
+        assert result.stderr == "All checks passed (1 file checked).\n"
+    doc = graphguard("rule", "GG001")
+    assert "NUL bytes" in doc.stdout
+    assert "decoded" not in graphguard("rule", "GG002").stdout
