@@ -203,7 +203,8 @@ def check(args) -> int:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
-    if output_format in ("json", "json-lines", "sarif", "full") and not args.statistics:
+    if args.statistics or output_format in ("json", "json-lines", "sarif", "full"):
+        # (--statistics counts the findings --fix would fix, as ruff does: it needs their fixes)
         diagnostics = _with_fixes(diagnostics, sources, cache, jobs)
     out = sys.stdout
     if args.output_file:

@@ -417,7 +417,8 @@ def test_statistics_empty_paths_select_none_and_a_stale_cache(tmp_path):
     (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(99):\n"
                                    "    sess.run(tf.argmax(y, 1))\n")
     stats = graphguard("check", "--no-cache", "-q", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
-    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1, "fixable": True}]
+    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1, "fixable": True,
+                                         "fixable_count": 1}]
     sarif = graphguard("check", "--no-cache", "--statistics", "--output-format", "sarif", ".", cwd=tmp_path)
     assert sarif.returncode == 2 and "--statistics prints text or JSON" in sarif.stderr
     for flag in ("--config", "--cache-dir", "-o"):

@@ -3,6 +3,7 @@ did not check, and input with nothing to check (issue 39)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -146,3 +147,55 @@ def test_a_binary_py_file_is_gg001_when_it_mentions_tensorflow_else_skipped(tmp_
     doc = graphguard("rule", "GG001")
     assert "NUL bytes" in doc.stdout
     assert "decoded" not in graphguard("rule", "GG002").stdout
+
+
+#: GG101 three times: a fix (safe), none (the op reads the loop's counter), an unsafe fix (under a
+#: condition); GG102 once, with a safe fix.
+MIXED_FIXES = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(1000):
+        sess.run(tf.argmax(y, 1))
+        sess.run(tf.add(x, step))
+        if step % 10 == 0:
+            sess.run(tf.reduce_sum(x))
+        saver = tf.train.Saver()
+    """
+)
+
+
+def test_statistics_mark_the_findings_fix_would_fix_as_ruff_does(tmp_path):
+    # A new user's trial: `[*]` marked GG101 though one of its findings had no fix. ruff's markers:
+    # [*] every finding of the code fixable, [-] some, [ ] none (when any code is); count, tab, code, tab.
+    (tmp_path / "t.py").write_text(MIXED_FIXES)
+    text = graphguard("check", "--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert text.returncode == 1
+    assert text.stdout == "3\tGG101\t[-] op-in-session-loop\n1\tGG102\t[*] saver-in-session-loop\n"
+    unsafe = graphguard("check", "--no-cache", "--statistics", "--unsafe-fixes", "--output-format", "json", ".",
+                        cwd=tmp_path)
+    assert json.loads(unsafe.stdout) == [
+        {"code": "GG101", "name": "op-in-session-loop", "count": 3, "fixable": False, "fixable_count": 2},
+        {"code": "GG102", "name": "saver-in-session-loop", "count": 1, "fixable": True, "fixable_count": 1},
+    ]
+    safe = graphguard("check", "--no-cache", "--statistics", "--output-format", "json-lines", ".", cwd=tmp_path)
+    assert [json.loads(line)["fixable_count"] for line in safe.stdout.splitlines()] == [1, 1]
+    (tmp_path / "t.py").write_text(MIXED_FIXES.replace("    sess.run(tf.argmax(y, 1))\n", "").replace(
+        "        sess.run(tf.reduce_sum(x))\n", "        pass\n").replace("    saver = tf.train.Saver()\n", ""))
+    none = graphguard("check", "--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert none.stdout == "1\tGG101\top-in-session-loop\n"  # no code fixable: no markers, as ruff
+
+
+def test_rule_all_wraps_each_summary_under_its_code_and_name():
+    # A new user's trial: one line per rule, up to 1,400 characters long.
+    result = graphguard("rule", "--all")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 100
+    blocks = result.stdout.rstrip("\n").split("\n\n")
+    heads = [block.splitlines()[0] for block in blocks]
+    assert heads[0] == "GG101  op-in-session-loop" and heads[-1] == "GG900  unused-suppression"
+    assert all(line.startswith("    ") for block in blocks for line in block.splitlines()[1:])
+    gg201 = next(block for block in blocks if block.startswith("GG201"))
+    assert "a 5-fold split" in " ".join(gg201.split())
