@@ -20,6 +20,7 @@ from graphguard.lint import (
     EXIT_FINDINGS,
     UsageError,
     default_cache_dir,
+    hidden,
     kept,
     known_codes,
     open_output,
@@ -117,6 +118,8 @@ def check(args) -> int:
         if not args.quiet:
             for note in _excluded_notes(paths, files, config):
                 print(note, file=sys.stderr)
+            if not files:  # ruff's warning, and its exit status: 0 (an empty folder, only .txt files)
+                print("graphguard: warning: No Python files found under the given path(s)", file=sys.stderr)
     if args.output_file and os.path.exists(args.output_file):
         for file in files:
             try:
@@ -200,7 +203,8 @@ def check(args) -> int:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
-    if output_format in ("json", "json-lines", "sarif", "full") and not args.statistics:
+    if args.statistics or output_format in ("json", "json-lines", "sarif", "full"):
+        # (--statistics counts the findings --fix would fix, as ruff does: it needs their fixes)
         diagnostics = _with_fixes(diagnostics, sources, cache, jobs)
     out = sys.stdout
     if args.output_file:
@@ -222,16 +226,20 @@ def check(args) -> int:
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
         unparsed = "" if "GG001" in selected else _unparsed(report)
+        hid = _hidden_note(hidden(report, config), config.max_bounded_iterations)
+        # One line: what was found, then a clause per thing not shown or not read, each "; ..." (a new
+        # user's trial: "(1 file checked; 1 file could not be parsed ... (--extend-select GG001 ...))")
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
-            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}.", file=sys.stderr)
+            print(f"Found {len(diagnostics)} {noun} in {flagged} of {_count(len(files), 'file')} checked{unparsed}{hid}.",
+                  file=sys.stderr)
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
-                  f"({_count(len(files), 'file')} in all{unparsed}).", file=sys.stderr)
+                  f"({_count(len(files), 'file')} in all){unparsed}{hid}.", file=sys.stderr)
         elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
-            print(f"No findings ({_count(len(files), 'file')} checked{unparsed}).", file=sys.stderr)
+            print(f"No findings ({_count(len(files), 'file')} checked){unparsed}{hid}.", file=sys.stderr)
         else:
-            print(f"All checks passed ({_count(len(files), 'file')} checked).", file=sys.stderr)
+            print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -303,12 +311,23 @@ def _with_fixes(diagnostics: list, sources: dict | None, cache=None, jobs: int =
     return attached
 
 
+def _hidden_note(count: int, bound: int) -> str:
+    """The summary's note on findings ``max-bounded-iterations`` hid (:func:`graphguard.lint.hidden`):
+    not shown by design (a loop over three test cases is noise on real code), but a run that hid some
+    must not read as a clean pass (a new user's trial: a Saver made every 20th of 100 steps, a model
+    per fold of a 5-fold loop)."""
+    if not count:
+        return ""
+    where = "1 finding in a short loop" if count == 1 else f"{count} findings in short loops"
+    return f"; {where} not shown (max-bounded-iterations = {bound}; set it to 0 to show them)"
+
+
 def _unparsed(report) -> str:
     """The summary's note on files skipped because they (or some of their notebook cells) do not parse."""
     count = len({d.filename for d in report.diagnostics if d.code == "GG001"})
     if not count:
         return ""
-    return f"; {_count(count, 'file')} could not be parsed in whole or part (--extend-select GG001 lists them)"
+    return f"; {_count(count, 'file')} could not be parsed in whole or part: --extend-select GG001 lists {'it' if count == 1 else 'them'}"
 
 
 def _excluded_notes(paths: list[str], files: list[str], config) -> list[str]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
-from graphguard.analysis.findings import Finding, findings as project_findings
+from graphguard.analysis.findings import Finding, findings as project_findings, hidden_findings
 from graphguard.analysis.runtimes import read_runtime
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.diagnostics import Diagnostic
@@ -131,6 +131,12 @@ class Report:
     #: the rule findings behind ``diagnostics``, in the order phase 3 made them (kept by the cache, so an
     #: edit that only moves lines is answered by moving them: :mod:`graphguard.incremental`)
     findings: list = field(default_factory=list, repr=False)
+    #: findings that ``max-bounded-iterations`` hid (a 5-fold loop of models): not reported, counted in
+    #: the summary line (:func:`graphguard.lint.hidden`); one per code and position, none where a
+    #: finding is reported
+    hidden: list[Diagnostic] = field(default_factory=list)
+    #: the rule findings behind ``hidden``, kept by the cache as ``findings`` are
+    hidden_findings: list = field(default_factory=list, repr=False)
 
 
 def _utf8_lines(source: bytes) -> list[bytes]:
@@ -197,8 +203,13 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
                                                max(1, error.offset or 1)))
                 return result
             tree, source = python3
-        except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, bad encoding
-            result.diagnostics.append(("GG002", f"cannot decode file: {error}", 1, 1))
+        except (ValueError, UnicodeDecodeError, LookupError) as error:
+            # NUL bytes (Python 3.10; 3.11.4+ raises SyntaxError, above), a bad encoding: source CPython
+            # cannot compile, so GG001 for a file that mentions TensorFlow or Keras, as above; nothing
+            # for others (a binary file named ``.py`` is not graphguard's to judge). It was GG002 on
+            # 3.10 and GG001 or nothing on 3.11 (issue 39).
+            if MENTIONS_TF.search(source) or (b"\0" in source and MENTIONS_TF.search(source.replace(b"\0", b""))):
+                result.diagnostics.append(("GG001", f"cannot decode file: {error}", 1, 1))
             return result
         except (RecursionError, MemoryError):
             # CPython's own compiler refuses such a file too: a syntax-level problem, not graphguard's.
@@ -502,6 +513,7 @@ class Checker:
         if self._keep_facts:
             self._kept += (results, modules)
         report.diagnostics = _unique(report.diagnostics)
+        self._hide(report)
         self._read_marked(report, sources)
         if run_key is not None:
             self._store(cache, run_key, signature, keys, report,
@@ -539,7 +551,7 @@ class Checker:
         changed, or when an edit only moved lines (:meth:`_replay`)."""
         if not report.errors and not any(d.code == "GG002" for d in report.diagnostics):
             cache.put_run_result(run_key, (signature, keys, checker, report.findings, report.skipped,
-                                           sorted(report.marked)))
+                                           sorted(report.marked), report.hidden_findings))
         cache.save()
 
     def _replay(self, paths: list[str], last: tuple, maps: dict, suppressions: dict) -> Report:
@@ -548,11 +560,12 @@ class Checker:
         comments now. Raises KeyError when a row to move is not in its file's map."""
         from graphguard.incremental import move_finding
 
-        _, _, checker, findings, skipped, with_suppressions = last
+        _, _, checker, findings, skipped, with_suppressions, hidden = last
         findings = [move_finding(finding, maps) for finding in findings] if maps else findings
+        hidden = [move_finding(finding, maps) for finding in hidden] if maps else hidden
         suppressed = {path for path in with_suppressions if path not in suppressions}
         suppressed.update(path for path, has in suppressions.items() if has)
-        report = Report(files=len(paths), skipped=skipped, findings=findings)
+        report = Report(files=len(paths), skipped=skipped, findings=findings, hidden_findings=hidden)
         for path in paths:
             for code, message, row, column in checker.get(path, ()):
                 report.diagnostics += self._checker_diagnostic(path, code, message, row, column)
@@ -561,6 +574,7 @@ class Checker:
         for finding in findings:
             report.diagnostics.append(self._diagnostic(self._by_effect[finding.effect], finding))
         report.diagnostics = _unique(report.diagnostics)
+        self._hide(report)
         self._read_marked(report, None)
         return report
 
@@ -568,10 +582,21 @@ class Checker:
         """Fill ``report.sources`` (see :class:`Report`): the files with suppression comments that hold a
         finding, or all of them when GG900 is selected. Reading every marked file (73 on the public
         corpus, notebooks decoded) was about 0.05 s of a 0.4 s warm run, for files with nothing to suppress."""
-        wanted = None if "GG900" in self.codes else {d.filename for d in report.diagnostics}
+        wanted = (None if "GG900" in self.codes
+                  else {d.filename for diagnostics in (report.diagnostics, report.hidden) for d in diagnostics})
         for path in report.marked:
             if wanted is None or path in wanted:
                 report.sources[path] = python_source(path, sources[path]) if sources and path in sources else _read_bytes(path)
+
+    def _hide(self, report: Report) -> None:
+        """Fill ``report.hidden`` from ``report.hidden_findings``: one finding per code and position,
+        none where ``report.diagnostics`` (final) holds one of the same code."""
+        if not report.hidden_findings:
+            return
+        shown = {(d.filename, d.row, d.column, d.code) for d in report.diagnostics}
+        hidden = [d for d in (self._diagnostic(self._by_effect[f.effect], f) for f in report.hidden_findings)
+                  if (d.filename, d.row, d.column, d.code) not in shown]
+        report.hidden = _unique(hidden)
 
     def _moved_only(self, paths: list[str], keys: dict, changed: list[str], results: dict, before: dict, last,
                     signature: tuple) -> Report | None:
@@ -693,6 +718,14 @@ class Checker:
                 if rule is not None:
                     report.diagnostics.append(self._diagnostic(rule, finding))
                     report.findings.append(finding)
+            try:
+                hidden = hidden_findings(project, module, findings)
+            except Exception as error:
+                if reraise:
+                    raise
+                report.errors.append(f"{module.path}: {type(error).__name__}: {error}")
+                continue
+            report.hidden_findings += [finding for finding in hidden if finding.effect in self._by_effect]
 
     @staticmethod
     def _diagnostic(rule: type[Rule], finding: Finding) -> Diagnostic:
@@ -736,9 +769,10 @@ def _checker_finding(value) -> bool:
 
 def _valid_last(value) -> bool:
     """Whether a run the cache kept has the shape :meth:`Checker._store` writes."""
-    return (isinstance(value, tuple) and len(value) == 6 and isinstance(value[1], dict) and isinstance(value[2], dict)
+    return (isinstance(value, tuple) and len(value) == 7 and isinstance(value[1], dict) and isinstance(value[2], dict)
             and isinstance(value[3], list) and all(isinstance(f, Finding) for f in value[3])
-            and isinstance(value[4], int) and isinstance(value[5], list))
+            and isinstance(value[4], int) and isinstance(value[5], list)
+            and isinstance(value[6], list) and all(isinstance(f, Finding) for f in value[6]))
 
 
 def project_digest(project: frozenset) -> str:

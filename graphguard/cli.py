@@ -152,11 +152,20 @@ def _run_rule(args) -> int:
             json.dump(items, sys.stdout, indent=2)
             sys.stdout.write("\n")
             return EXIT_CLEAN
-        for code, rule in RULES.items():
-            print(f"{code}  {rule.NAME:<32} {rule.summary()}")
-        for code, (name, summary) in CHECKER_CODES.items():
-            print(f"{code}  {name:<32} {summary}")
-        print(f"GG900  {'unused-suppression':<32} A suppression comment that suppressed nothing (off unless selected).")
+        import shutil
+        import textwrap
+
+        # Each rule's code and name on a line of its own (``| grep GG2`` finds them), its summary
+        # wrapped below it, a blank line between rules (a new user's trial: one line of up to 1,400
+        # characters per rule). ``graphguard rule CODE`` prints the whole page.
+        width = max(40, min(shutil.get_terminal_size((88, 24)).columns, 100) - 1)
+        entries = [*((code, rule.NAME, rule.summary()) for code, rule in RULES.items()),
+                   *((code, name, summary) for code, (name, summary) in CHECKER_CODES.items()),
+                   ("GG900", "unused-suppression", "A suppression comment that suppressed nothing (off unless selected).")]
+        blocks = [f"{code}  {name}\n" + textwrap.fill(summary, width, initial_indent="    ", subsequent_indent="    ",
+                                                      break_long_words=False, break_on_hyphens=False)
+                  for code, name, summary in entries]
+        print("\n\n".join(blocks))
         return EXIT_CLEAN
     code = args.code.upper()
     by_name = {rule.NAME: rule_code for rule_code, rule in RULES.items()}

@@ -103,6 +103,26 @@ def kept(report, config, selected, only: str | None = None) -> list:
     return diagnostics
 
 
+def hidden(report, config) -> int:
+    """How many findings ``max-bounded-iterations`` hid in ``report`` (``report.hidden``) that would be
+    reported were the setting 0: per-file ignores and suppression comments applied, as :func:`kept`
+    applies them. The summary line says this number, so that a run that hid findings does not read as
+    a clean pass."""
+    from graphguard.suppressions import read_suppressions
+
+    count = 0
+    by_file: dict[str, list] = {}
+    for d in report.hidden:
+        by_file.setdefault(d.filename, []).append(d)
+    for filename, items in by_file.items():
+        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+        if ignored:
+            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+        suppressions = read_suppressions(report.sources.get(filename, b""))
+        count += sum(1 for d in items if not suppressions.suppressed(d))
+    return count
+
+
 def open_output(path: str):
     """``-o FILE`` opened for writing text, its missing folders made first (as ruff's
     ``--output-file`` does; a new user's trial: ``-o reports/lint.txt`` exited 2). A FIFO nobody reads
@@ -120,6 +140,41 @@ def open_output(path: str):
     return os.fdopen(descriptor, "w", encoding="utf-8")
 
 
+def write_statistics(diagnostics: list, output_format: str, out, unsafe: bool = False) -> None:
+    """Counts per code, as ruff's ``--statistics`` writes them: most frequent first, then by code. A
+    finding is fixable when it carries a fix that ``--fix`` applies (a safe one; an unsafe one too with
+    ``unsafe``): the fixes must be attached (``check_run._with_fixes``). Text: ``count<TAB>code<TAB>``,
+    then ``[*]`` (every finding of the code fixable), ``[-]`` (some) or ``[ ]`` (none) before the name
+    when any finding of the run is fixable. JSON: ``code``, ``name``, ``count``, ``fixable`` (every
+    finding fixable, ruff's backward-compatible meaning) and ``fixable_count``. (Before issue 39, ``[*]``
+    marked every code that has a fix somewhere, though a finding of it may have none.)"""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for d in diagnostics:
+        fix = getattr(d, "fix", None)
+        entry = counts.setdefault((d.code, d.name), [0, 0])
+        entry[0] += 1
+        entry[1] += fix is not None and (fix.applicability == "safe" or unsafe)
+    rows = sorted(counts.items(), key=lambda item: (-item[1][0], item[0][0]))
+    if output_format in ("json", "json-lines"):
+        import json
+
+        items = [{"code": code, "name": name, "count": count, "fixable": fixable == count, "fixable_count": fixable}
+                 for (code, name), (count, fixable) in rows]
+        if output_format == "json":
+            out.write(json.dumps(items, indent=2) + "\n")
+        else:
+            out.write("".join(json.dumps(item) + "\n" for item in items))
+        return
+    if not rows:
+        return
+    count_width = max(len(str(count)) for _, (count, _) in rows)
+    code_width = max(len(code) for (code, _), _ in rows)
+    any_fixable = any(fixable for _, (_, fixable) in rows)
+    for (code, name), (count, fixable) in rows:
+        mark = ("[*] " if fixable == count else "[-] " if fixable else "[ ] ") if any_fixable else ""
+        out.write(f"{count:>{count_width}}\t{code:<{code_width}}\t{mark}{name}\n")
+
+
 def default_cache_dir(config) -> str:
     """``.graphguard_cache`` next to the configuration file, or in the current folder."""
     return os.path.join(config.root if config.path else os.getcwd(), ".graphguard_cache")
@@ -127,8 +182,7 @@ def default_cache_dir(config) -> str:
 
 def write(args, output_format: str, diagnostics: list, out, sources: dict | None = None) -> None:
     """Write ``diagnostics`` in ``output_format`` (a key of :data:`graphguard.reporters.WRITERS`), or with
-    ``args.statistics`` their counts per code (``[*]`` before the name of a code ``--fix`` can fix, as
-    ruff marks it; ``"fixable"`` in JSON), to the text stream ``out``; then flush it, and close it
+    ``args.statistics`` their counts per code (:func:`write_statistics`), to the text stream ``out``; then flush it, and close it
     unless it is stdout or stderr. ``sources``: file bytes not on disk (stdin), for notebook cells and
     ``full``'s source lines. Raises ``OSError`` (``BrokenPipeError`` included) as the stream does."""
     from graphguard.reporters import WRITERS
@@ -138,23 +192,7 @@ def write(args, output_format: str, diagnostics: list, out, sources: dict | None
     diagnostics = in_cells(diagnostics, sources)  # notebooks: rows within cells, ruff's `cell N`
     try:
         if args.statistics:
-            counts: dict[tuple[str, str], int] = {}
-            for d in diagnostics:
-                counts[(d.code, d.name)] = counts.get((d.code, d.name), 0) + 1
-            from graphguard.diagnostics import FIXABLE_CODES
-
-            if output_format in ("json", "json-lines"):  # ruff's shape: code, name, count, fixable
-                import json
-
-                items = [{"code": code, "name": name, "count": count, "fixable": code in FIXABLE_CODES}
-                         for (code, name), count in sorted(counts.items())]
-                if output_format == "json":
-                    out.write(json.dumps(items, indent=2) + "\n")
-                else:
-                    out.write("".join(json.dumps(item) + "\n" for item in items))
-            else:
-                for (code, name), count in sorted(counts.items()):  # ruff's ``[*]``: the code has a fix
-                    out.write(f"{count:>6}  {code}  {'[*] ' if code in FIXABLE_CODES else ''}{name}\n")
+            write_statistics(diagnostics, output_format, out, unsafe=getattr(args, "unsafe_fixes", False))
         elif output_format == "full":
             WRITERS[output_format](diagnostics, out, sources)
         else:

@@ -109,7 +109,7 @@ def test_syntax_error_is_reported_and_other_files_still_checked(tree):
     # fails on the other files' findings alone.
     default = graphguard("check", str(tree))
     assert [line.split()[1] for line in default.stdout.splitlines()] == ["GG101", "GG102"]
-    assert "1 file could not be parsed in whole or part (--extend-select GG001 lists them)" in default.stderr
+    assert "; 1 file could not be parsed in whole or part: --extend-select GG001 lists it." in default.stderr
 
 
 @pytest.mark.parametrize(
@@ -417,7 +417,8 @@ def test_statistics_empty_paths_select_none_and_a_stale_cache(tmp_path):
     (tmp_path / "a.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor s in range(99):\n"
                                    "    sess.run(tf.argmax(y, 1))\n")
     stats = graphguard("check", "--no-cache", "-q", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
-    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1, "fixable": True}]
+    assert json.loads(stats.stdout) == [{"code": "GG101", "name": "op-in-session-loop", "count": 1, "fixable": True,
+                                         "fixable_count": 1}]
     sarif = graphguard("check", "--no-cache", "--statistics", "--output-format", "sarif", ".", cwd=tmp_path)
     assert sarif.returncode == 2 and "--statistics prints text or JSON" in sarif.stderr
     for flag in ("--config", "--cache-dir", "-o"):
@@ -901,4 +902,6 @@ def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_pa
     (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
     result = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)
     assert result.returncode == 0 and "All checks passed" not in result.stderr
-    assert result.stderr.startswith("No findings (1 file checked; 1 file could not be parsed")
+    # One line without nested parentheses (issue 39: "(1 file checked; ... (--extend-select GG001 lists them))").
+    assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
+                             "--extend-select GG001 lists it.\n")

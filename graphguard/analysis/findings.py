@@ -73,6 +73,25 @@ def findings(project: Project, module: ModuleFacts) -> list[Finding]:
     return found
 
 
+def hidden_findings(project: Project, module: ModuleFacts, found: list[Finding]) -> list[Finding]:
+    """The findings of ``module`` that ``max-bounded-iterations`` hid: those phase 3 makes when no loop
+    counts as bounded (the setting at 0) and not among ``found``, the findings it made with the
+    project's bound (a 5-fold loop of models, a Saver made on every 20th of 100 steps). Counted, not
+    reported: the summary line says how many there are. Phase 3 is run again for a module only when
+    one of its loops has a known trip count (nothing can be bounded otherwise); phase 2 (the
+    summaries) keeps the project's bound."""
+    bound = project.bound
+    if bound <= 0 or not any(loop.trips is not None for loop in module.loops):
+        return []
+    project.bound = 0
+    try:
+        unbounded = findings(project, module)
+    finally:
+        project.bound = bound
+    shown = {(f.site.row, f.site.column, f.effect) for f in found}
+    return [f for f in unbounded if (f.site.row, f.site.column, f.effect) not in shown]
+
+
 #: What rebuilding a model adds to the graph (GG111): ops, variables, an imported graph.
 _MODEL_EFFECTS = frozenset({Effect.OP, Effect.OPERATOR, Effect.VARIABLE, Effect.GRAPH_IMPORT})
 

@@ -1,0 +1,201 @@
+"""The summary line and the notes on stderr, as a new user reads them: what a run did not show, what it
+did not check, and input with nothing to check (issue 39)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def graphguard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "graphguard", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+#: A Saver made on every 20th of 100 steps: 5 Savers, a loop bounded by max-bounded-iterations (10).
+SAVER_EVERY_20 = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32)
+    y = x * 2
+    with tf.Session() as sess:
+        for step in range(100):
+            sess.run(y, {x: 1.0})
+            if step % 20 == 0:
+                saver = tf.train.Saver()
+                saver.save(sess, "ckpt")
+    """
+)
+#: A Keras model per fold of a 5-fold loop.
+FIVE_FOLDS = textwrap.dedent(
+    """\
+    from tensorflow import keras
+
+    for fold in range(5):
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile("adam", "mse")
+        model.fit(x[fold], y[fold], epochs=1)
+    """
+)
+HIDDEN_TWO = ("All checks passed (2 files checked); 2 findings in short loops not shown "
+              "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+
+
+@pytest.fixture
+def bounded(tmp_path: Path) -> Path:
+    (tmp_path / "saver.py").write_text(SAVER_EVERY_20)
+    (tmp_path / "folds.py").write_text(FIVE_FOLDS)
+    return tmp_path
+
+
+def test_findings_hidden_by_the_bound_are_counted_in_the_summary(bounded):
+    # A new user's trial: both printed "All checks passed", which the runtime guard then contradicted.
+    # They stay unreported (noise on real code), but the summary says so, and how to see them.
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", HIDDEN_TWO)
+    one = graphguard("check", "--no-cache", "saver.py", cwd=bounded)
+    assert one.stderr == ("All checks passed (1 file checked); 1 finding in a short loop not shown "
+                          "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+    # The other outputs are unchanged: no finding in them.
+    as_json = graphguard("check", "--no-cache", "--output-format", "json", ".", cwd=bounded)
+    assert (as_json.returncode, as_json.stdout) == (0, "[]\n")
+    quiet = graphguard("check", "--no-cache", "-q", ".", cwd=bounded)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_the_setting_the_summary_names_shows_them(bounded):
+    (bounded / "pyproject.toml").write_text("[tool.graphguard]\nmax-bounded-iterations = 0\n")
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.returncode == 1
+    assert "folds.py:4:13: GG201 model-rebuilt-in-loop" in result.stdout
+    assert "saver.py:9:21: GG102 saver-in-session-loop" in result.stdout
+    assert result.stderr == "Found 2 findings in 2 of 2 files checked.\n"
+
+
+def test_the_count_comes_through_the_cache_and_an_edit_that_moves_lines(bounded):
+    cold = graphguard("check", ".", cwd=bounded)
+    warm = graphguard("check", ".", cwd=bounded)  # the whole run replayed from the cache
+    assert cold.stderr == warm.stderr == HIDDEN_TWO
+    saver = bounded / "saver.py"
+    saver.write_text("# a comment that moves every line\n" + saver.read_text())
+    moved = graphguard("check", ".", cwd=bounded)  # answered by moving the last run's rows
+    assert moved.stderr == HIDDEN_TWO
+    for index in range(4):  # enough files for worker processes to read them
+        (bounded / f"plain{index}.py").write_text("import tensorflow as tf\n")
+    workers = graphguard("check", "--jobs", "2", "--no-cache", ".", cwd=bounded)
+    assert workers.stderr == HIDDEN_TWO.replace("(2 files", "(6 files")
+
+
+def test_suppressed_and_ignored_findings_are_not_counted(bounded):
+    saver = bounded / "saver.py"
+    saver.write_text(saver.read_text().replace("tf.train.Saver()", "tf.train.Saver()  # noqa: GG102"))
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.stderr == ("All checks passed (2 files checked); 1 finding in a short loop not shown "
+                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+    ignored = graphguard("check", "--no-cache", "--ignore", "GG201", ".", cwd=bounded)
+    assert ignored.stderr == "All checks passed (2 files checked).\n"
+
+
+def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
+    (bounded / "leaky.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
+                                      "    sess.run(tf.argmax(y, 1))\n")
+    result = graphguard("check", "--no-cache", ".", cwd=bounded)
+    assert result.returncode == 1
+    assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
+                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+
+
+@pytest.mark.parametrize("layout", [{}, {"notes.txt": "hello\n", "data/readme.md": "# data\n"}])
+def test_no_python_files_is_ruffs_warning_and_exit_0(tmp_path, layout):
+    # A new user's trial: an empty folder, or one with only .txt files, said "All checks passed (0 files
+    # checked)" and nothing else. ruff warns "No Python files found under the given path(s)", exit 0.
+    for name, text in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == ("graphguard: warning: No Python files found under the given path(s)\n"
+                             "All checks passed (0 files checked).\n")
+    quiet = graphguard("check", "--no-cache", "-q", ".", cwd=tmp_path)
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("mentions_tf", [False, True])
+def test_a_binary_py_file_is_gg001_when_it_mentions_tensorflow_else_skipped(tmp_path, mentions_tf):
+    # A new user's trial: the docs said GG002 ("could not be read or decoded") for a .py file with NUL
+    # bytes; it was GG002 on Python 3.10 and GG001 or nothing on 3.11+. Now on every version: GG001 (off
+    # unless selected, counted in the summary) when it mentions TensorFlow, nothing otherwise.
+    head = b"import tensorflow as tf\n" if mentions_tf else b"import os\n"
+    (tmp_path / "blob.py").write_bytes(head + b"\x00\x01\x02\xff binary\x00\n")
+    result = graphguard("check", "--no-cache", "blob.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    if mentions_tf:
+        assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
+                                 "--extend-select GG001 lists it.\n")
+        listed = graphguard("check", "--no-cache", "--extend-select", "GG001", "blob.py", cwd=tmp_path)
+        assert listed.returncode == 1 and listed.stdout.startswith("blob.py:")
+        assert " GG001 syntax-error: cannot " in listed.stdout and "null bytes" in listed.stdout
+    else:
+        assert result.stderr == "All checks passed (1 file checked).\n"
+    doc = graphguard("rule", "GG001")
+    assert "NUL bytes" in doc.stdout
+    assert "decoded" not in graphguard("rule", "GG002").stdout
+
+
+#: GG101 three times: a fix (safe), none (the op reads the loop's counter), an unsafe fix (under a
+#: condition); GG102 once, with a safe fix.
+MIXED_FIXES = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    sess = tf.Session()
+    for step in range(1000):
+        sess.run(tf.argmax(y, 1))
+        sess.run(tf.add(x, step))
+        if step % 10 == 0:
+            sess.run(tf.reduce_sum(x))
+        saver = tf.train.Saver()
+    """
+)
+
+
+def test_statistics_mark_the_findings_fix_would_fix_as_ruff_does(tmp_path):
+    # A new user's trial: `[*]` marked GG101 though one of its findings had no fix. ruff's markers:
+    # [*] every finding of the code fixable, [-] some, [ ] none (when any code is); count, tab, code, tab.
+    (tmp_path / "t.py").write_text(MIXED_FIXES)
+    text = graphguard("check", "--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert text.returncode == 1
+    assert text.stdout == "3\tGG101\t[-] op-in-session-loop\n1\tGG102\t[*] saver-in-session-loop\n"
+    unsafe = graphguard("check", "--no-cache", "--statistics", "--unsafe-fixes", "--output-format", "json", ".",
+                        cwd=tmp_path)
+    assert json.loads(unsafe.stdout) == [
+        {"code": "GG101", "name": "op-in-session-loop", "count": 3, "fixable": False, "fixable_count": 2},
+        {"code": "GG102", "name": "saver-in-session-loop", "count": 1, "fixable": True, "fixable_count": 1},
+    ]
+    safe = graphguard("check", "--no-cache", "--statistics", "--output-format", "json-lines", ".", cwd=tmp_path)
+    assert [json.loads(line)["fixable_count"] for line in safe.stdout.splitlines()] == [1, 1]
+    (tmp_path / "t.py").write_text(MIXED_FIXES.replace("    sess.run(tf.argmax(y, 1))\n", "").replace(
+        "        sess.run(tf.reduce_sum(x))\n", "        pass\n").replace("    saver = tf.train.Saver()\n", ""))
+    none = graphguard("check", "--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert none.stdout == "1\tGG101\top-in-session-loop\n"  # no code fixable: no markers, as ruff
+
+
+def test_rule_all_wraps_each_summary_under_its_code_and_name():
+    # A new user's trial: one line per rule, up to 1,400 characters long.
+    result = graphguard("rule", "--all")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 100
+    blocks = result.stdout.rstrip("\n").split("\n\n")
+    heads = [block.splitlines()[0] for block in blocks]
+    assert heads[0] == "GG101  op-in-session-loop" and heads[-1] == "GG900  unused-suppression"
+    assert all(line.startswith("    ") for block in blocks for line in block.splitlines()[1:])
+    gg201 = next(block for block in blocks if block.startswith("GG201"))
+    assert "a 5-fold split" in " ".join(gg201.split())
