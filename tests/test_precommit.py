@@ -49,3 +49,19 @@ def test_hook_fails_on_a_leaky_file_and_passes_on_a_clean_one(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
+
+
+def test_the_docs_hooks_match_the_hook_definition():
+    # A new user's trial: the docs' snippets had placeholders (graphguard is not on PyPI). The local hook
+    # in docs/check.md must run what .pre-commit-hooks.yaml runs, and the repository hook name its id.
+    yaml = pytest.importorskip("yaml")
+    (defined,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    text = (ROOT / "docs" / "check.md").read_text()
+    section = text[text.index("## pre-commit"):text.index("## GitHub Actions")]
+    blocks = [yaml.safe_load(block.split("```", 1)[0]) for block in section.split("```yaml\n")[1:]]
+    remote, local = blocks
+    assert "<" not in section and remote["repos"][0]["hooks"] == [{"id": defined["id"]}]
+    (hook,) = local["repos"][0]["hooks"]
+    assert local["repos"][0]["repo"] == "local" and hook["language"] == "system"
+    for key in ("id", "entry", "types_or", "require_serial"):
+        assert hook[key] == defined[key], key
