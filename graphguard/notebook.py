@@ -270,6 +270,44 @@ def load(path: str, sources: dict | None = None, cells_only: bool = False) -> No
     return notebook_of(path, raw, cells_only)
 
 
+_CELL_KEY = re.compile(r'^[ \t]*"cell_type"[ \t]*:')
+_SOURCE_LIST = re.compile(r'^[ \t]*"source"[ \t]*:[ \t]*\[[ \t]*$')
+
+
+def file_lines(text: str) -> dict[int, tuple[int, ...]] | None:
+    """Where each cell's source lines stand in the notebook's own file: ``{cell index: (file line of
+    its row 1, row 2, ...)}``, all 1-based, for a notebook written as Jupyter writes it (nbformat's
+    indented JSON: one source line per file line). None when the file is laid out otherwise (one line,
+    ``source`` as one string): every line found is checked against the parsed cell, so a guess is never
+    returned. Used where only a file line can be given (GitHub annotations know no cells)."""
+    try:
+        cells = json.loads(text).get("cells")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(cells, list):
+        return None
+    lines = text.splitlines()
+    found: dict[int, tuple[int, ...]] = {}
+    index = 0
+    for number, line in enumerate(lines):
+        if _CELL_KEY.match(line):
+            index += 1
+        elif index and index not in found and _SOURCE_LIST.match(line) and index <= len(cells):
+            source = cells[index - 1].get("source") if isinstance(cells[index - 1], dict) else None
+            expected = source if isinstance(source, list) else None
+            if expected is None or number + len(expected) >= len(lines):
+                return None
+            for k, want in enumerate(expected):
+                got = lines[number + 1 + k].strip()
+                try:
+                    if json.loads(got[:-1] if got.endswith(",") else got) != want:
+                        return None
+                except ValueError:
+                    return None
+            found[index] = tuple(range(number + 2, number + 2 + len(expected)))
+    return found if index == len(cells) else None
+
+
 def in_cells(diagnostics: list, sources: dict | None = None) -> list:
     """``diagnostics`` with those in notebooks located by cell: ``row``, ``end_row`` and ``loop_row``
     made rows within their cells, ``cell`` and ``loop_cell`` set (:class:`~graphguard.diagnostics.Diagnostic`).

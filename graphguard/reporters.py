@@ -174,17 +174,36 @@ def _escape_property(text: str) -> str:
 def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """GitHub Actions workflow commands (``::warning file=...,line=...::message``; ``::error`` for a
     file that could not be checked, as :func:`graphguard.diagnostics.level` says) that annotate the
-    pull request's changed lines."""
+    pull request's changed lines. GitHub knows no notebook cells: a finding in a cell is placed on the
+    line of the ``.ipynb`` file that holds that cell's row (:func:`graphguard.notebook.file_lines`),
+    without columns, and its text begins with the cell and row."""
+    layouts: dict[str, dict | None] = {}
     for d in diagnostics:
+        place = (("line", d.row), ("col", d.column), ("endLine", d.end_row), ("endColumn", d.end_column))
+        cell = ""
+        if d.cell is not None:
+            cell = f"cell {d.cell}, line {d.row}: "
+            if d.filename not in layouts:
+                layouts[d.filename] = _notebook_layout(d.filename)
+            rows = (layouts[d.filename] or {}).get(d.cell, ())
+            if 1 <= d.row <= len(rows):
+                place = (("line", rows[d.row - 1]), ("endLine", rows[min(d.end_row, len(rows)) - 1]))
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
-            for key, value in (
-                ("file", d.filename), ("line", d.row), ("col", d.column), ("endLine", d.end_row),
-                ("endColumn", d.end_column), ("title", f"{d.code} {d.name}"),
-            )
+            for key, value in (("file", d.filename), *place, ("title", f"{d.code} {d.name}"))
         )
-        cell = f"cell {d.cell}: " if d.cell is not None else ""  # GitHub knows no cells: said in the text
         out.write(f"::{level(d.code)} {properties}::{_escape_data(f'{cell}{d.code} {d.message}')}\n")
+
+
+def _notebook_layout(filename: str) -> dict | None:
+    """:func:`graphguard.notebook.file_lines` of the notebook on disk, or None when it cannot be read."""
+    from graphguard.notebook import file_lines
+
+    try:
+        with open(filename, encoding="utf-8") as handle:
+            return file_lines(handle.read())
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def write_junit(diagnostics: list[Diagnostic], out: TextIO) -> None:

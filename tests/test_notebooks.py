@@ -86,8 +86,16 @@ def test_json_sarif_github_and_junit_carry_the_cell(tmp_path):
     assert (region["startLine"], region["startColumn"], region["properties"]) == (6, 15, {"cell": 6})
     assert result["relatedLocations"][0]["physicalLocation"]["region"]["properties"] == {"cell": 6}
 
+    # GitHub knows no cells: the annotation stands on the file's own line for cell 6's row 6 (a new
+    # user's trial: it stood on line 6 of the JSON file), and the text names the cell and row.
+    text = (tmp_path / "sweep.ipynb").read_text()
+    line = 1 + next(n for n, l in enumerate(text.splitlines()) if "print(accuracy(sess, y, [0, 1]))" in l)
     github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
-    assert "file=sweep.ipynb,line=6,col=15," in github and "::cell 6: GG101 " in github
+    assert f"file=sweep.ipynb,line={line},endLine={line},title=" in github and "::cell 6, line 6: GG101 " in github
+    # A notebook not laid out as Jupyter writes it (one line of JSON): the cell's row, with its columns.
+    (tmp_path / "sweep.ipynb").write_text(json.dumps(json.loads(text)))
+    github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
+    assert "file=sweep.ipynb,line=6,col=15," in github and "::cell 6, line 6: GG101 " in github
     junit = check(tmp_path, "--output-format", "junit", "sweep.ipynb").stdout.decode()
     assert 'classname="sweep.ipynb:cell 6:6:15"' in junit
 
