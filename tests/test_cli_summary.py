@@ -199,3 +199,24 @@ def test_rule_all_wraps_each_summary_under_its_code_and_name():
     assert all(line.startswith("    ") for block in blocks for line in block.splitlines()[1:])
     gg201 = next(block for block in blocks if block.startswith("GG201"))
     assert "a 5-fold split" in " ".join(gg201.split())
+
+
+def test_a_named_file_that_imports_unchecked_project_modules_gets_a_hint(tmp_path):
+    # A new user's trial: `graphguard check train.py` passed a loop whose op-building helper lives in
+    # model.py (only named files are read); the run now says which imported modules it did not check.
+    (tmp_path / "model.py").write_text("import tensorflow as tf\n\ndef accuracy(y):\n    return tf.argmax(y, 1)\n")
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    (tmp_path / "train.py").write_text(
+        "import os\nimport tensorflow as tf\nfrom model import accuracy\nfrom utils import io\n"
+        "sess = tf.Session()\nfor step in range(100):\n    sess.run(accuracy(y))\n")
+    alone = graphguard("check", "--no-cache", "train.py", cwd=tmp_path)
+    assert alone.returncode == 0 and alone.stderr.splitlines()[-1] == (
+        "hint: 2 imported project modules not checked (model, utils): calls into them are not followed; "
+        "check the folder (graphguard check .) to follow them")
+    both = graphguard("check", "--no-cache", "train.py", "model.py", "utils/__init__.py", cwd=tmp_path)
+    assert both.returncode == 1 and "hint" not in both.stderr
+    folder = graphguard("check", "--no-cache", ".", cwd=tmp_path)
+    assert folder.returncode == 1 and "hint" not in folder.stderr
+    quiet = graphguard("check", "--no-cache", "-q", "train.py", cwd=tmp_path)
+    assert quiet.stderr == ""
