@@ -82,10 +82,7 @@ def kept(report, config, selected, only: str | None = None) -> list:
         if only is None or d.filename == only:
             by_file.setdefault(d.filename, []).append(d)
     for filename, items in by_file.items():
-        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
-        if ignored:
-            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
-        suppressions = read_suppressions(report.sources.get(filename, b""))
+        items, suppressions = _not_ignored(report, config, filename, items)
         kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
         if "GG001" not in selected:  # counted in the summary instead (see OFF_BY_DEFAULT)
             kept = [d for d in kept if d.code != "GG001"]
@@ -108,19 +105,25 @@ def hidden(report, config) -> int:
     reported were the setting 0: per-file ignores and suppression comments applied, as :func:`kept`
     applies them. The summary line says this number, so that a run that hid findings does not read as
     a clean pass."""
-    from graphguard.suppressions import read_suppressions
-
     count = 0
     by_file: dict[str, list] = {}
     for d in report.hidden:
         by_file.setdefault(d.filename, []).append(d)
     for filename, items in by_file.items():
-        ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
-        if ignored:
-            items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
-        suppressions = read_suppressions(report.sources.get(filename, b""))
+        items, suppressions = _not_ignored(report, config, filename, items)
         count += sum(1 for d in items if not suppressions.suppressed(d))
     return count
+
+
+def _not_ignored(report, config, filename: str, items: list) -> tuple:
+    """``items`` (findings of ``filename``) without the codes its per-file ignores name, and the
+    file's suppression comments (:func:`graphguard.suppressions.read_suppressions`) to apply next."""
+    from graphguard.suppressions import read_suppressions
+
+    ignored = config.ignored_codes(filename) if config.per_file_ignores else set()
+    if ignored:
+        items = [d for d in items if not any(d.code.startswith(code.upper()) for code in ignored)]
+    return items, read_suppressions(report.sources.get(filename, b""))
 
 
 def open_output(path: str):
