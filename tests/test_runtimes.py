@@ -311,6 +311,21 @@ def test_a_program_that_also_shows_tf2_keras_keeps_gg303(tmp_path):
     assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "losses.py": tf2}) == [("main.py", "GG303", 5)]
 
 
+def test_each_program_of_a_folder_of_projects_has_its_own_keras(tmp_path):
+    # The whole fixtures folder checked at once: a TF 2 program beside one on Keras before 2.4 made the
+    # old program's predict loop a GG303 (a regression of lookalike/128 in CI).
+    helpers = "from keras.optimizers import Adam\nfrom keras.backend.tensorflow_backend import set_session\n"
+    tf2 = "import tensorflow as tf\nloss_fn = tf.keras.losses.MeanSquaredError()\n"
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    files = {"old/agent.py": AGENT, "old/main.py": MAIN, "old/session.py": helpers,
+             "new/agent.py": AGENT, "new/main.py": MAIN, "new/losses.py": tf2}
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    report = Checker().check_paths([str(tmp_path / name) for name in files])
+    assert [(d.filename.split("/")[-2], d.code, d.row) for d in report.diagnostics] == [("new", "GG303", 5)]
+
+
 @pytest.mark.parametrize("chunks, expected", [("4", []), ("40", [("GG303", 5)])])
 def test_chunked_inference_over_a_handful_of_parts_is_bounded(chunks, expected):
     source = f"""\

@@ -128,6 +128,24 @@ def module_names(path: str) -> list[str]:
 _UNKNOWN = object()  # a cache miss, where None is a cached answer
 
 
+def _old_keras_folders(modules: list) -> dict:
+    """For a run whose modules show both Keras eras: each folder that holds (at any depth) a module that
+    shows an era, as an absolute path, mapped to whether its modules make a program on Keras before 2.4
+    (some module says ``"old"``, none ``"new"``)."""
+    eras: dict[str, set] = {}
+    for module in modules:
+        if not module.keras_era:
+            continue
+        folder = os.path.dirname(os.path.abspath(module.path))
+        while True:
+            eras.setdefault(folder, set()).add(module.keras_era)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return {folder: "new" not in shown for folder, shown in eras.items()}
+
+
 @dataclass(frozen=True)
 class _Unread:
     """A file of the run that has no facts (the prefilter skipped it, or it does not parse)."""
@@ -159,6 +177,8 @@ class Project:
         #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
         eras = {m.keras_era for m in modules}
         self.old_keras_program = "old" in eras and "new" not in eras
+        #: the same question per folder (:meth:`old_keras`), when the run mixes eras
+        self._old_keras_folders = _old_keras_folders(modules) if {"old", "new"} <= eras else {}
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         #: files of the run without facts: an import that finds one of them calls nothing known
         self._unread: frozenset = frozenset()
@@ -190,6 +210,23 @@ class Project:
         self.flow.run()
         self.flow.refine_loops()
         self._summarise()
+
+    def old_keras(self, module: ModuleFacts) -> bool:
+        """Whether ``module``, which shows no Keras era of its own, runs standalone Keras before 2.4: the
+        modules of its program say so and none shows TF 2's Keras. Its program is the run when the run
+        shows one era. When the run mixes them (a folder of several projects), it is the smallest folder
+        holding ``module`` where some module shows an era."""
+        if module.keras_era:
+            return False
+        if not self._old_keras_folders:
+            return self.old_keras_program
+        folder = os.path.dirname(os.path.abspath(module.path))
+        while folder not in self._old_keras_folders:
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return False
+            folder = parent
+        return self._old_keras_folders[folder]
 
     # ------------------------------------------------------------------ resolution
 
