@@ -25,6 +25,10 @@ def group(call, *op_types, line=10):
         ("tf.reduce_mean", ("Mean",), "op", "GG101"),
         (None, ("Mul",), "operator", "GG106"),  # loss * 2: no call on the line
         ("tf.summary.scalar", ("ScalarSummary",), "summary", "GG110"),
+        # A method of an optimizer: an op per step, though its slots' ops are Assign (a new user's trial)
+        ("opt.minimize", ("Const", "AssignVariableOp", "ResourceApplyAdam"), "op", "GG101"),
+        ("tf.train.AdamOptimizer().minimize", ("Assign", "ApplyAdam"), "op", "GG101"),
+        ("v.assign", ("Const", "AssignVariableOp"), "assign", "GG104"),
     ],
 )
 def test_each_construct_gets_the_linters_advice(call, op_types, construct, code):

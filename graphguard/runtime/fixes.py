@@ -87,7 +87,7 @@ def _canonical(call: str) -> str:
 
 
 def _effect(group: OpGroup) -> str:
-    from graphguard.analysis.catalog import effect_of
+    from graphguard.analysis.catalog import METHOD_EFFECTS, effect_of
 
     calls = [line.call for line in group.lines if line.call]
     for call in calls:
@@ -96,6 +96,15 @@ def _effect(group: OpGroup) -> str:
             effect = effect_of(name).value
             if effect in _CONSTRUCTS:
                 return effect
+        # A method of a TensorFlow object (``opt.minimize``, ``tf.train.AdamOptimizer().minimize``,
+        # ``v.assign``): the method says what it builds; its op types would not (``minimize`` builds
+        # Assign ops for the optimizer's slots, and is an op per step, not an assign).
+        method = call.rsplit(".", 1)[-1]
+        if "." in call and method.isidentifier():
+            for methods in METHOD_EFFECTS.values():
+                effect = methods.get(method)
+                if effect is not None and effect.value in _CONSTRUCTS:
+                    return effect.value
     types = {op_type for op_type, _ in group.op_types}
     for known, effect in _OP_TYPE_EFFECTS:
         if types & known:
