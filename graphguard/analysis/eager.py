@@ -302,7 +302,9 @@ class EagerReader(SampleReader):
                 and node.value.id == "self" and self._per_step.get(self._frame.class_name) == "callback"):
             return True  # ``self.model`` in a Keras Callback is the model being trained
         if isinstance(value, CallResult):
-            return ((value.ref, "builds"),)
+            # ``network = nets.Net(...)`` (a class of another module, or a factory): a model when the call
+            # gives one, unless it is an object whose class has its own method (``Net.predict``).
+            return ((value.ref, "builds"), (value.ref.member(call.func.attr), "absent"))
         if isinstance(value, InitParam):
             # ``self.model`` set from ``__init__(self, model)``: a Keras model when the class's methods use
             # it as only one is used, or when the calls of the class (any module) pass one (phase 3)
@@ -535,7 +537,8 @@ class EagerReader(SampleReader):
         if index is None and not one:
             return
         if index is not None:
-            construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1])
+            construction = construction._replace(loops=construction.loops[:construction.loops.index(index) + 1],
+                                                 inner=construction.loops[-1])
         if one:
             if model is True:
                 frame.facts.constructions.append(construction)

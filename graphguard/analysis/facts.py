@@ -70,6 +70,10 @@ class Construction(NamedTuple):
     loops: tuple
     exempt: frozenset
     in_graph: bool = False
+    #: the innermost loop around it when ``loops`` stops at an outer one (a ``predict`` reported at the
+    #: loop that changes its data): an inner loop that trains a model per iteration makes it that
+    #: trial's evaluation; -1 when ``loops`` ends at the innermost loop
+    inner: int = -1
 
 
 class ProjectCall(NamedTuple):

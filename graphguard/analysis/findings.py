@@ -305,7 +305,8 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         if loop is None or ((construction.effect in _SWEEP_EFFECTS or id(construction) in per_trial)
                             and construction.loops[-1] in model_loops):
             continue
-        if construction.effect is Effect.PREDICT and construction.loops[-1] in trial_loops:
+        if construction.effect is Effect.PREDICT and (construction.loops[-1] in trial_loops
+                                                      or construction.inner in trial_loops):
             continue
         found.append(Finding(module.path, construction.site, construction.effect, subject_of(construction),
                              loop.row, loop.column))
