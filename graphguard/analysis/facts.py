@@ -212,6 +212,9 @@ class FunctionFacts:
     model_positions: frozenset | set = frozenset()
     #: (position, ref, kind): project calls that decide ``model_positions`` in phase 2
     model_returns: tuple | list = ()
+    #: it returns a model-like value that it trained, evaluated, saved or handed on first (GG202: a loop
+    #: that keeps what it returns keeps trials, not the parts of one model)
+    uses_returned: bool = False
     #: 1 when decorated with ``tf.function`` (every call with new Python values traces it again), 2 when
     #: the decorator gives an ``input_signature`` (a Python value cannot change its trace); 0 otherwise
     traced: int = 0

@@ -48,6 +48,9 @@ class Summary:
     #: runs a whole training (a Keras ``fit`` of several epochs) on every call: a loop calling it is a
     #: trial loop, where one ``predict`` per iteration is the trial's evaluation (GG303)
     trains: Origin | None = None
+    #: returns a model-like value that it (or the callee it returns from) trained, evaluated, saved or
+    #: handed on (:attr:`graphguard.analysis.facts.FunctionFacts.uses_returned`)
+    uses_returned: bool = False
     session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
     #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
     retains: Origin | None = None
@@ -67,9 +70,13 @@ MODEL_METHODS = ("loss", "train", "fit", "predict", "forward", "call", "step", "
 def _is_model(summary, kind: str) -> bool:
     """Whether ``summary`` (a :class:`Summary`, or an answer already known for a class) gives a model
     for ``kind``: ``"builds"`` a Keras model per call, ``"returns"`` one, ``"returns:N"`` one at
-    index ``N`` of a returned tuple, ``"class"`` an object of a model class."""
+    index ``N`` of a returned tuple, ``"class"`` an object of a model class; ``"trained_returns"``
+    (``"trained_returns:N"``) one that it also trains or evaluates on every call."""
     if isinstance(summary, bool):
         return summary
+    if kind.startswith("trained_"):  # "trained_returns": returns one that it trains or evaluates itself
+        return (summary.uses_returned or summary.trains_model is not None or summary.trains is not None) \
+            and _is_model(summary, kind[8:])
     if kind == "builds":
         return Effect.MODEL in summary.builds
     if kind == "returns":
@@ -473,6 +480,7 @@ class Project:
                     opens_session=facts.opens_session,
                     model_positions=frozenset(facts.model_positions),
                     params=facts.params,
+                    uses_returned=facts.uses_returned,
                 )
                 if facts.predicts:
                     predicts.append((module, summary, [(param, Origin(module.path, c.site.row, subject_of(c)), model,
@@ -615,6 +623,9 @@ class Project:
                 if position not in summary.model_positions and _is_model(callee, kind):
                     summary.model_positions = summary.model_positions | {position}
                     changed = True
+                if not summary.uses_returned and _is_model(callee, kind) and (
+                        callee.uses_returned or callee.trains_model is not None or callee.trains is not None):
+                    summary.uses_returned = changed = True  # ``return train(cfg)``: what the callee trained
             if summary.resets_graph and (summary.builds or summary.trains_model):
                 summary.builds.clear()
                 summary.trains_model = None

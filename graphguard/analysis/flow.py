@@ -178,7 +178,8 @@ class FlowReader:
             made = None if method == "__init__" and owner in self._keras_classes else self._model_value(elements[-1])
             if made is not None and made.always and loop.index in made.loops:
                 self._frame.pending_retentions.append(
-                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None, None))
+                    (Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index, made.refs), None, None,
+                     True))
         self._frame.loops.pop()
 
     def _one_per_element(self, loop: Loop, site, made: int, checked: int) -> None:

@@ -30,7 +30,7 @@ class Frame:
     made: dict = field(default_factory=dict)  # dotted name -> Made, for names bound to model-like values
     trial_sites: set = field(default_factory=set)  # sites of the trials recorded
     used: set = field(default_factory=set)  # subjects of the made values the function uses as trials
-    pending_retentions: list = field(default_factory=list)  # (Retention, subject or None when always kept, container)
+    pending_retentions: list = field(default_factory=list)  # (Retention, subject, container, kept without a use)
     returned: set = field(default_factory=set)  # dotted names the body returns (``return models``)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)

@@ -495,6 +495,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         for position, element in ((None, node.value), *enumerate(elements)):
             made = self._model_value(element)
             if made is not None:
+                if not facts.uses_returned and made.subject in self._frame.used:
+                    facts.uses_returned = True  # ``solver.train(); return solver``: it returns a trained model
                 if made.refs:
                     facts.model_returns = [*facts.model_returns, *((position, ref, kind) for ref, kind in made.refs)]
                 else:

@@ -111,6 +111,17 @@ class Made:
         return self._trial
 
 
+def _unused(retention: Retention) -> Retention:
+    """A store of a value the iteration does not use as a trial: what a project function returns counts
+    when that function trains or evaluates it (``results.append(train(config))``), not when it only
+    builds it (``self.blocks[res] = self.build_block(res)``: the parts of one model); a graph, a
+    session or a ``fit`` result counts as it is (phase 3, :func:`graphguard.analysis.fixpoint._is_model`)."""
+    if not retention.refs:
+        return retention
+    return retention._replace(refs=tuple((ref, f"trained_{kind}") if kind.startswith("returns") else (ref, kind)
+                                         for ref, kind in retention.refs))
+
+
 class SweepReader:
     """Models made, trained and kept in loops (mixed into the reader)."""
 
@@ -213,11 +224,13 @@ class SweepReader:
 
     def _close_frame(self, frame) -> None:
         """At the end of a body: keep the stores of models that the body uses as trials."""
-        for retention, subject, owner in frame.pending_retentions:
+        for retention, subject, owner, always in frame.pending_retentions:
             if retention.loop != CALLER and owner in frame.returned:
                 continue  # ``models.append(model)`` in a loop, then ``return models``: the ensemble it builds
-            if subject is None or subject in frame.used:
+            if subject in frame.used:
                 frame.facts.retentions = [*frame.facts.retentions, retention]
+            elif always:
+                frame.facts.retentions = [*frame.facts.retentions, _unused(retention)]
 
     def _note_made(self, targets, value: ast.AST) -> None:
         """After ``targets = value``: remember which targets now hold a model-like value."""
@@ -290,14 +303,14 @@ class SweepReader:
                     # ``BUILT.append(model)`` at function level, into a global or an attribute: every
                     # call keeps its model (reported at the calls in loops, phase 3).
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject, owner))
+                    frame.pending_retentions.append((retention, made.subject, owner, made.always))
                 return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     nest = tuple(outer.index for outer in frame.loops if outer.index not in owner_loops)
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
                                           made.refs, nest)
-                    frame.pending_retentions.append((retention, None if made.always else made.subject, owner))
+                    frame.pending_retentions.append((retention, made.subject, owner, made.always))
                     return
 
     def _may_retain(self) -> bool:
