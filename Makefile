@@ -20,7 +20,11 @@ $(BIN)/.graphguard-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# A later non-editable install (pip install '.[plot]') puts graphguard in site-packages, away from the
+# demo scripts in fixtures/: install this clone again, editable, when that happened.
 demo: $(BIN)/.graphguard-demo
+	@$(BIN)/python -c "import graphguard, os, sys; sys.exit(os.path.dirname(os.path.dirname(os.path.abspath(graphguard.__file__))) != os.getcwd())" \
+		|| $(BIN)/python -m pip install --quiet -e '.[demo]'
 	$(BIN)/graphguard demo
 	$(BIN)/graphguard demo tf2
 

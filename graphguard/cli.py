@@ -98,7 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="slowdown and tf2: training steps per script (default: 200)")
     demo.add_argument("--plot", metavar="FILE.png",
                       help="slowdown and sweep: also draw the measured curves into this PNG file (needs matplotlib: "
-                           "pip install '.[plot]' in a clone of graphguard)")
+                           "pip install -e '.[plot]' in a clone of graphguard)")
 
     commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
                         "(needs pygls: pip install '.[server]' from a clone)",

@@ -493,7 +493,7 @@ def _not_a_clone(command: str, missing: list[str]) -> str:
     """One line: the demo scripts live in the repository's ``fixtures/``, which ``pip install .`` does
     not install."""
     return (f"{command}: error: the demo scripts are part of graphguard's source repository, not of the "
-            f"installed package: run it from a clone (`make demo`, or `pip install -e .` there); "
+            f"installed package: install it from a clone with `pip install -e '.[demo]'` there (editable: the scripts stay in the clone); "
             f"not found: {missing[0]}")
 
 

@@ -12,7 +12,7 @@ after trial in a sweep that keeps every model (the CS231n learning-rate sweep). 
 * :func:`plot_sweep_report`: one :class:`~graphguard.runtime.sweep_report.SweepReport`'s seconds and
   RSS retained per trial, leaking trials marked (``SweepReport.plot``).
 
-matplotlib is the ``plot`` extra (``pip install '.[plot]'`` in a clone of graphguard), imported only when a picture is
+matplotlib is the ``plot`` extra (``pip install -e '.[plot]'`` in a clone of graphguard), imported only when a picture is
 asked for, and used through its Agg canvas (no display, no change to ``pyplot``'s backend, so a
 notebook's own plots are left alone). Without it every function raises :class:`PlotUnavailable`, whose
 message says how to install it (the command line prints it as one line, exit 2). A picture is written
@@ -31,7 +31,7 @@ __all__ = ["PlotUnavailable", "INSTALL", "require", "check_target", "error_line"
            "plot_sweep_report"]
 
 #: What to run when matplotlib is missing.
-INSTALL = "drawing a plot needs matplotlib: pip install '.[plot]' in a clone of graphguard"
+INSTALL = "drawing a plot needs matplotlib: pip install -e '.[plot]' in a clone of graphguard"
 #: The colours of the two sides of every picture (matplotlib's default blue and red).
 INCORRECT_COLOR = "#d62728"
 CORRECT_COLOR = "#1f77b4"

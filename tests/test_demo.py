@@ -109,7 +109,7 @@ def test_run_demo_without_the_scripts_exits_2(tmp_path, monkeypatch, capsys):
     assert demo.run_demo(steps=2, out=out) == 2
     err = capsys.readouterr().err
     assert out.getvalue() == "" and err.count("\n") == 1
-    assert "source repository, not of the installed package: run it from a clone" in err and "not found" in err
+    assert "source repository, not of the installed package: install it from a clone with `pip install -e" in err and "not found" in err
 
 
 def test_a_run_stopped_by_the_safety_timeout_is_reported(monkeypatch):

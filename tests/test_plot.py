@@ -139,7 +139,7 @@ def test_without_matplotlib_one_line_says_how_to_install_it_and_exit_2(tmp_path,
     result = subprocess.run([sys.executable, "-m", "graphguard", *command], capture_output=True, text=True,
                             cwd=tmp_path, env=_without_matplotlib(tmp_path), timeout=120)
     assert result.returncode == 2
-    assert result.stderr == "graphguard: error: drawing a plot needs matplotlib: pip install '.[plot]' in a clone of graphguard\n"
+    assert result.stderr == "graphguard: error: drawing a plot needs matplotlib: pip install -e '.[plot]' in a clone of graphguard\n"
     assert result.stdout == "" and not (tmp_path / "out.png").exists()
 
 

@@ -153,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", metavar="FILE.png",
                         help="draw step time, graph ops and RSS against step of the session with the most steps (with "
                         "--sweep: seconds and RSS retained per trial) into this PNG file; needs matplotlib: "
-                        "pip install '.[plot]' in a clone of graphguard")
+                        "pip install -e '.[plot]' in a clone of graphguard")
     parser.add_argument("script", help="the Python script to run")
     # Listed for --help only: parse() cuts the command line after the script and hands the rest over itself.
     parser.add_argument("args", nargs="*", default=[], help="arguments passed to the script untouched, a '--' included")

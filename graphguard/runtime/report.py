@@ -287,7 +287,7 @@ class GuardReport:
         """Draw step time (ms), graph ops and RSS (MiB) against step into the PNG file ``path``, each
         growth pattern marked at its first step with its first source line; returns ``path``.
 
-        Needs matplotlib (``pip install '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
+        Needs matplotlib (``pip install -e '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when the
         guard measured no step (a finalize-mode guard that stopped the first run before it completed)
         or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""

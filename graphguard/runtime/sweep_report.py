@@ -291,7 +291,7 @@ class SweepReport:
         """Draw seconds and RSS retained (MiB) per trial into the PNG file ``path``, trials judged to leak
         in red and marked ``LEAK``, from :meth:`as_dict` (what ``--json`` writes); returns ``path``.
 
-        Needs matplotlib (``pip install '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
+        Needs matplotlib (``pip install -e '.[plot]'`` in a clone of graphguard), imported here, with its Agg backend (no
         display). Raises :class:`graphguard.plot.PlotUnavailable` without it, ``ValueError`` when no
         trial was measured or ``path`` is not a ``.png`` name, ``OSError`` when ``path`` cannot be written."""
         from graphguard.plot import plot_sweep_report
