@@ -347,11 +347,11 @@ def _unfollowed_note(explicit: list[str], files: list[str]) -> str:
                 parts = [part.decode("ascii", "replace") for part in dotted.split(b".") if part]
                 if not parts:
                     continue
-                for folder in folders[:1] if dots else folders:
+                for index, folder in enumerate(folders[:1] if dots else folders):
                     base = os.path.join(folder, *parts)
                     found = next((f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)), None)
                     if found is not None:
-                        if os.path.abspath(found) not in checked:
+                        if os.path.abspath(found) not in checked and not (index and _installed(parts[0])):
                             missing[".".join(parts)] = None
                         break
     if not missing:
@@ -360,6 +360,25 @@ def _unfollowed_note(explicit: list[str], files: list[str]) -> str:
     listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (f"hint: {_count(len(names), 'imported project module')} not checked ({listed}): calls into "
             f"{'it' if len(names) == 1 else 'them'} are not followed; check the folder (graphguard check .) to follow them")
+
+
+def _installed(name: str) -> bool:
+    """Whether the top-level module ``name`` is importable without the current folder: installed in the
+    environment (an editable install too) or in the standard library. A script run from elsewhere
+    imports that one, so a folder of the same name here (graphguard's own clone, where its demos import
+    ``graphguard``) is not the script's project code. Asks the import system's finders; imports nothing."""
+    here = os.getcwd()
+    search = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            if find(name, search) is not None:
+                return True
+        except (ImportError, ValueError, TypeError):
+            continue
+    return False
 
 
 def _hidden_note(count: int, bound: int) -> str:
