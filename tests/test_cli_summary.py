@@ -226,10 +226,10 @@ def test_an_installed_package_beside_the_current_folder_is_not_a_project_module(
     # A new user's trial: every demo step in graphguard's clone hinted that `graphguard` (the clone's own
     # folder, imported by the demo scripts in fixtures/) was an unchecked project module. A script in a
     # subfolder imports the installed package; a module beside the script is still hinted.
-    (tmp_path / "graphguard").mkdir()
-    (tmp_path / "graphguard" / "__init__.py").write_text("")
+    (tmp_path / "libcst").mkdir()  # an installed package's name (graphguard itself would shadow the tool here)
+    (tmp_path / "libcst" / "__init__.py").write_text("")
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "helpers.py").write_text("def f():\n    pass\n")
-    (tmp_path / "scripts" / "train.py").write_text("import graphguard\nimport helpers\n")
+    (tmp_path / "scripts" / "train.py").write_text("import libcst\nimport helpers\n")
     result = graphguard("check", "--no-cache", "scripts/train.py", cwd=tmp_path)
     assert result.stderr.splitlines()[-1].startswith("hint: 1 imported project module not checked (helpers):")
