@@ -59,7 +59,7 @@ def check(args) -> int:
     Raises :class:`~graphguard.lint.UsageError` for a bad command line or configuration; writes only
     with ``--fix``, ``--fix-only`` and ``--add-noqa`` (and ``-o``)."""
     from graphguard.checker import Checker
-    from graphguard.config import ConfigError, find_config, load_config
+    from graphguard.config import ConfigError, apply_override, find_config, load_config
     from graphguard.discovery import find_python_files
     from graphguard.suppressions import add_noqa
 
@@ -73,21 +73,29 @@ def check(args) -> int:
         raise UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
     if args.stdin_filename and not stdin:
         raise UsageError("--stdin-filename names the file read from stdin: pass '-' as the path")
-    for flag, value in (("--config", args.config), ("--cache-dir", args.cache_dir), ("-o", args.output_file),
+    # ``--config`` as ruff's: a file (at most one), or ``KEY = VALUE`` pairs applied over the configuration.
+    config_files = [value for value in args.config or () if "=" not in value or os.path.exists(value)]
+    overrides = [value for value in args.config or () if value not in config_files]
+    if len(config_files) > 1:
+        raise UsageError(f"--config: one configuration file at most, got {', '.join(config_files)}")
+    config_file = config_files[0] if config_files else None
+    for flag, value in (("--config", config_file), ("--cache-dir", args.cache_dir), ("-o", args.output_file),
                         ("--stdin-filename", args.stdin_filename)):
         if value == "":
             raise UsageError(f"{flag}: an empty path")
     start = args.stdin_filename if stdin and args.stdin_filename else _common_folder(paths) if not stdin else "."
     try:
         notes: list[str] = []
-        config_path = args.config if args.config else find_config(start, notes)
+        config_path = config_file if config_file else find_config(start, notes)
         for note in notes:
             print(note, file=sys.stderr)
-        if args.config and not os.path.isfile(args.config):
-            what = ("is a folder, not a file" if os.path.isdir(args.config)
-                    else "is not a regular file" if os.path.exists(args.config) else "no such file")
-            raise UsageError(f"--config: {args.config}: {what}")
+        if config_file and not os.path.isfile(config_file):
+            what = ("is a folder, not a file" if os.path.isdir(config_file)
+                    else "is not a regular file" if os.path.exists(config_file) else "no such file")
+            raise UsageError(f"--config: {config_file}: {what}")
         config = load_config(config_path, known_codes())
+        for override in overrides:
+            apply_override(config, override, known_codes())
     except ConfigError as error:
         raise UsageError(str(error)) from None
     selected = selection(args, config)
@@ -389,7 +397,7 @@ def _hidden_note(count: int, bound: int) -> str:
     if not count:
         return ""
     where = "1 finding in a short loop" if count == 1 else f"{count} findings in short loops"
-    return f"; {where} not shown (max-bounded-iterations = {bound}; set it to 0 to show them)"
+    return f"; {where} not shown (max-bounded-iterations = {bound}; --config 'max-bounded-iterations = 0' shows them)"
 
 
 def _unparsed(report) -> str:

@@ -55,7 +55,9 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--output-format", choices=FORMATS, default=None,
                        help="concise (default), full, json, json-lines, sarif, github, junit")
     check.add_argument("-o", "--output-file", metavar="FILE", help="write the findings to FILE instead of stdout")
-    check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of the closest one")
+    check.add_argument("--config", metavar="FILE|KEY=VALUE", action="append",
+                       help="use this pyproject.toml instead of the closest one, or set one [tool.graphguard] key "
+                            "over it: --config 'max-bounded-iterations = 0' (repeatable)")
     check.add_argument("--select", type=_codes, default=None, metavar="CODES",
                        help="comma-separated codes or prefixes to enable (default: every rule but GG900)")
     check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="codes to enable as well")

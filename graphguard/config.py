@@ -186,6 +186,25 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         return Config()
     where, table = read_table(path)
     config = Config(root=os.path.dirname(os.path.abspath(path)), path=path)
+    apply_table(config, where, table, known_codes)
+    return config
+
+
+def apply_override(config: Config, text: str, known_codes: list[str]) -> None:
+    """Apply one ``--config 'KEY = VALUE'`` (a TOML line, as ruff's ``--config``) over ``config``:
+    ``--config 'max-bounded-iterations = 0'``. Checked as a ``[tool.graphguard]`` key is. Raises
+    :class:`ConfigError` (one line) for text that is not one TOML assignment or a bad key or value."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"--config {text!r}: neither a file nor a TOML 'key = value' pair ({error})") from None
+    if len(table) != 1 or isinstance(next(iter(table.values())), dict):
+        raise ConfigError(f"--config {text!r}: expected one [tool.graphguard] 'key = value' pair")
+    apply_table(config, "--config", table, known_codes)
+
+
+def apply_table(config: Config, where: str, table: dict, known_codes: list[str]) -> None:
+    """Check each ``[tool.graphguard]`` key of ``table`` and set it on ``config``. Raises :class:`ConfigError`."""
     for key, value in table.items():
         expected = _KEYS.get(key)
         if expected is None:
@@ -221,7 +240,6 @@ def load_config(path: str | None, known_codes: list[str]) -> Config:
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: [tool.graphguard] output-format: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
         setattr(config, key.replace("-", "_"), tuple(value) if key == "exclude" else value)
-    return config
 
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")

@@ -45,7 +45,7 @@ FIVE_FOLDS = textwrap.dedent(
     """
 )
 HIDDEN_TWO = ("All checks passed (2 files checked); 2 findings in short loops not shown "
-              "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+              "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_findings_hidden_by_the_bound_are_counted_in_the_summary(bounded):
     assert (result.returncode, result.stdout, result.stderr) == (0, "", HIDDEN_TWO)
     one = graphguard("check", "--no-cache", "saver.py", cwd=bounded)
     assert one.stderr == ("All checks passed (1 file checked); 1 finding in a short loop not shown "
-                          "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+                          "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
     # The other outputs are unchanged: no finding in them.
     as_json = graphguard("check", "--no-cache", "--output-format", "json", ".", cwd=bounded)
     assert (as_json.returncode, as_json.stdout) == (0, "[]\n")
@@ -98,7 +98,7 @@ def test_suppressed_and_ignored_findings_are_not_counted(bounded):
     saver.write_text(saver.read_text().replace("tf.train.Saver()", "tf.train.Saver()  # noqa: GG102"))
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert result.stderr == ("All checks passed (2 files checked); 1 finding in a short loop not shown "
-                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
     ignored = graphguard("check", "--no-cache", "--ignore", "GG201", ".", cwd=bounded)
     assert ignored.stderr == "All checks passed (2 files checked).\n"
 
@@ -109,7 +109,7 @@ def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert result.returncode == 1
     assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
-                             "(max-bounded-iterations = 10; set it to 0 to show them).\n")
+                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
 
 
 @pytest.mark.parametrize("layout", [{}, {"notes.txt": "hello\n", "data/readme.md": "# data\n"}])
@@ -233,3 +233,19 @@ def test_an_installed_package_beside_the_current_folder_is_not_a_project_module(
     (tmp_path / "scripts" / "train.py").write_text("import libcst\nimport helpers\n")
     result = graphguard("check", "--no-cache", "scripts/train.py", cwd=tmp_path)
     assert result.stderr.splitlines()[-1].startswith("hint: 1 imported project module not checked (helpers):")
+
+
+def test_config_takes_key_value_pairs_as_ruff_does(tmp_path):
+    # A new user's trial: the short-loop note said "set it to 0" with no way to do so on the command line.
+    (tmp_path / "sweep.py").write_text(FIVE_FOLDS)
+    shown = graphguard("check", "--no-cache", "--config", "max-bounded-iterations = 0", "sweep.py", cwd=tmp_path)
+    assert shown.returncode == 1 and "not shown" not in shown.stdout and "GG201" in shown.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nmax-bounded-iterations = 3\nignore = ['GG2']\n")
+    both = graphguard("check", "--no-cache", "--config", "pyproject.toml", "--config", "max-bounded-iterations=0",
+                      "sweep.py", cwd=tmp_path)
+    assert (both.returncode, both.stderr) == (0, "All checks passed (1 file checked).\n")  # the file's ignore, the pair's bound
+    bad = graphguard("check", "--config", "max-bounded-iterations = -1", "sweep.py", cwd=tmp_path)
+    assert (bad.returncode, bad.stderr) == (2, "graphguard: error: --config: [tool.graphguard] max-bounded-iterations: "
+                                               "expected a whole number >= 0, got -1\n")
+    unknown = graphguard("check", "--config", "colour = 'red'", "sweep.py", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown key 'colour'" in unknown.stderr
