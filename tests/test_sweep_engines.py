@@ -405,7 +405,7 @@ while waiting():
     pass
 '''
     planned = plan(source, "s.py")
-    assert planned is not None and planned.loops == (4,) and planned.why == "GG201/GG202 findings"
+    assert planned is not None and planned.loops == (4,) and planned.why == "a loop that makes a model per iteration, as GG201/GG202 read loops"
     assert plan(b"for i in range(3):\n    print(i)\n", "s.py") is None
 
 

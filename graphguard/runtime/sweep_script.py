@@ -45,7 +45,7 @@ class SweepPlan:
     Attributes:
         code: the script's code object with the trial loops wrapped.
         loops: 1-based line numbers of the loops whose iterations are trials.
-        why: how they were chosen (``"GG201/GG202 findings"`` or ``"a loop that calls .fit()/.train()"``).
+        why: how they were chosen (``"a loop that makes a model per iteration, as GG201/GG202 read loops"`` or ``"a loop that calls .fit()/.train()"``).
     """
 
     code: object
@@ -58,7 +58,7 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     model. Raises ``SyntaxError`` as ``compile`` does."""
     tree = ast.parse(source, filename)
     loops = {node.lineno: node for node in ast.walk(tree) if isinstance(node, Loop)}
-    chosen, why = _from_findings(source, filename, loops), "GG201/GG202 findings"
+    chosen, why = _from_findings(source, filename, loops), "a loop that makes a model per iteration, as GG201/GG202 read loops"
     if not chosen:
         chosen, why = [node for node in loops.values() if _trains(node)], "a loop that calls .fit()/.train()"
     chosen = _outermost(tree, [_enclosing(tree, node) for node in chosen])
