@@ -212,8 +212,10 @@ def check(args) -> int:
             print(f"Added {added} noqa comment{'s' if added != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if report.errors or failed else EXIT_CLEAN
 
-    if args.statistics or output_format in ("json", "json-lines", "sarif", "full"):
-        # (--statistics counts the findings --fix would fix, as ruff does: it needs their fixes)
+    if args.statistics or output_format in ("json", "json-lines", "sarif", "full") or (
+            output_format == "concise" and not args.quiet and _any_fixable(diagnostics)):
+        # (--statistics counts the findings --fix would fix, as ruff does: it needs their fixes; so does
+        # the concise summary's "[*] N fixable" line, for runs with a finding of a rule that has a fix)
         diagnostics = _with_fixes(diagnostics, sources, cache, jobs)
     out = sys.stdout
     if args.output_file:
@@ -250,6 +252,10 @@ def check(args) -> int:
         else:
             print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
+        if output_format in ("concise", "full") and not args.statistics:
+            note = _fixable_note(diagnostics, args.unsafe_fixes)
+            if note:
+                print(note, file=sys.stderr)
         if explicit:
             note = _unfollowed_note(explicit, files)
             if note:
@@ -368,6 +374,29 @@ def _unfollowed_note(explicit: list[str], files: list[str]) -> str:
     listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (f"hint: {_count(len(names), 'imported project module')} not checked ({listed}): calls into "
             f"{'it' if len(names) == 1 else 'them'} are not followed; check the folder (graphguard check .) to follow them")
+
+
+def _any_fixable(diagnostics: list) -> bool:
+    """Whether some finding is of a rule that has an automatic fix (a check of codes, no libcst)."""
+    if not diagnostics:
+        return False
+    from graphguard.fix.edits import FIXABLE_CODES
+
+    return any(d.code in FIXABLE_CODES for d in diagnostics)
+
+
+def _fixable_note(diagnostics: list, unsafe: bool) -> str:
+    """ruff's line after the summary: ``[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled
+    with the `--unsafe-fixes` option).``, from the fixes attached to ``diagnostics``; empty when none."""
+    fixes = [d.fix for d in diagnostics if getattr(d, "fix", None) is not None]
+    safe = sum(fix.applicability == "safe" for fix in fixes)
+    hidden = 0 if unsafe else len(fixes) - safe
+    fixable = len(fixes) if unsafe else safe
+    extra = (f" ({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option)"
+             if hidden else "")
+    if fixable:
+        return f"[*] {fixable} fixable with the `--fix` option{extra}."
+    return f"No fixes available{extra}." if hidden else ""
 
 
 def _installed(name: str) -> bool:

@@ -76,7 +76,8 @@ def test_the_setting_the_summary_names_shows_them(bounded):
     assert result.returncode == 1
     assert "folds.py:4:13: GG201 model-rebuilt-in-loop" in result.stdout
     assert "saver.py:9:21: GG102 saver-in-session-loop" in result.stdout
-    assert result.stderr == "Found 2 findings in 2 of 2 files checked.\n"
+    assert result.stderr == ("Found 2 findings in 2 of 2 files checked.\n"
+                             "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
 
 
 def test_the_count_comes_through_the_cache_and_an_edit_that_moves_lines(bounded):
@@ -109,7 +110,8 @@ def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert result.returncode == 1
     assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
-                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
+                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n"
+                             "[*] 1 fixable with the `--fix` option.\n")
 
 
 @pytest.mark.parametrize("layout", [{}, {"notes.txt": "hello\n", "data/readme.md": "# data\n"}])
@@ -249,3 +251,14 @@ def test_config_takes_key_value_pairs_as_ruff_does(tmp_path):
                                                "expected a whole number >= 0, got -1\n")
     unknown = graphguard("check", "--config", "colour = 'red'", "sweep.py", cwd=tmp_path)
     assert unknown.returncode == 2 and "unknown key 'colour'" in unknown.stderr
+
+
+def test_the_summary_says_what_fix_would_fix_as_ruff_does(tmp_path):
+    # A new user's trial: nothing in the default output said that --fix or --unsafe-fixes would help.
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\nfor step in range(100):\n"
+                                       "    sess.run(tf.argmax(y, 1))\n    tf.train.Saver().save(sess, 'ckpt')\n")
+    safe = graphguard("check", "--no-cache", "train.py", cwd=tmp_path)
+    assert safe.stderr.splitlines()[-1] == "[*] 2 fixable with the `--fix` option."
+    # (only unsafe fixes: "No fixes available (2 hidden fixes can be enabled ...)", test above)
+    quiet = graphguard("check", "--no-cache", "-q", "train.py", cwd=tmp_path)
+    assert quiet.stderr == ""

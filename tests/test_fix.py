@@ -102,7 +102,7 @@ def test_remaining_findings_are_reported_and_unsafe_fixes_are_counted(tmp_path):
     result = graphguard("--fix", "train.py", cwd=tmp_path)
     assert result.returncode == 1
     assert [line.split()[1] for line in result.stdout.splitlines()] == ["GG105", "GG101"]
-    assert "Found 2 findings (0 fixed, 2 remaining); 1 more with --unsafe-fixes." in result.stderr
+    assert "Found 2 findings (0 fixed, 2 remaining); 1 more fixable with --unsafe-fixes." in result.stderr
     unsafe = graphguard("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path)
     assert "Found 2 findings (1 fixed, 1 remaining)." in unsafe.stderr
     assert "loss = head(features)\nfor step in range(100):" in (tmp_path / "train.py").read_text()
@@ -381,7 +381,7 @@ def test_a_refused_write_reports_the_file_as_it_is_and_stdin_keeps_stderr(tmp_pa
     assert [line.split(":")[1] + line.split()[1] for line in result.stdout.splitlines()] == ["4GG101", "5GG104"]
     piped = graphguard("--fix", "-", stdin=source, cwd=tmp_path)
     assert piped.returncode == 1 and "Traceback" not in piped.stderr and "lost sys.stderr" not in piped.stderr
-    assert piped.stderr.splitlines()[-1] == "Found 2 findings (1 fixed, 1 remaining); 1 more with --unsafe-fixes."
+    assert piped.stderr.splitlines()[-1] == "Found 2 findings (1 fixed, 1 remaining); 1 more fixable with --unsafe-fixes."
 
 
 def test_diff_output_options(tmp_path):

@@ -215,4 +215,4 @@ class _ctrl_c_between_files:
 def _hidden(count: int) -> str:
     if not count:
         return ""
-    return f"; {count} more with --unsafe-fixes"
+    return f"; {count} more fixable with --unsafe-fixes"
