@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIT = 30.0  # seconds, for anything on a loaded 2-core machine
 
 #: The server with the tests' requests: ``graphguard/test/state`` answers on the event loop (so it is
-#: also a ping) with pygls's request-futures table, the characters the line splitter has read, and a
-#: document's text (its hash); ``graphguard/test/slow`` holds a thread and the lint worker for 60 s.
+#: also a ping) with pygls's request-futures table, the characters the line splitter has read, the lints
+#: the child process ran, and a document's text (its hash); ``graphguard/test/slow`` holds a thread and
+#: the lint worker for 60 s.
 LAUNCHER = textwrap.dedent(
     """\
     import hashlib, os, sys, time
@@ -46,14 +47,6 @@ LAUNCHER = textwrap.dedent(
         return split(text)
 
     wire.split_lines = counting
-    from graphguard.server import project as _project
-    lint_open, counted["lints"] = _project.Project.lint_open, 0
-
-    def counting_lints(self, *args, **kwargs):
-        counted["lints"] += 1
-        return lint_open(self, *args, **kwargs)
-
-    _project.Project.lint_open = counting_lints
     server = build_server()
 
     @server.feature("graphguard/test/state")
@@ -61,7 +54,8 @@ LAUNCHER = textwrap.dedent(
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
         document = ls.workspace.text_documents.get(uri) if uri else None
         text = document.source if document is not None else None
-        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": counted["lints"],
+        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": ls.lint_process.lints if ls.lint_process else 0,
+                "child": ls.lint_process.pid if ls.lint_process else None,
                 "sha": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if text is not None else None,
                 "pending": len(ls.pending), "latest": len(ls.latest), "shown": len(ls.shown)}
 
@@ -512,6 +506,24 @@ def test_a_negative_position_is_logged_in_one_line_and_nothing_reaches_stderr() 
         server.watchdog.cancel()
         server.process.kill()
         server.process.wait()
+
+
+def test_a_lint_process_that_dies_is_started_again_and_the_server_goes_on(project: Path) -> None:
+    # Lints run in a child process (the event loop stays free); a child killed (by the OOM killer, say)
+    # costs that lint, one log line, and nothing else.
+    async def body(s: Session):
+        uri = s.open("train.py", "x = 1\n")
+        assert await s.diagnostics(uri) == []
+        child = (await s.state())["child"]
+        os.kill(child, 9)
+        s.edit(uri, 2, (0, 0), (1, 0), LEAKY)
+        assert codes(await s.diagnostics(uri, lambda items: bool(items))) == ["GG101"]
+        restarted = [log.message for log in s.logs if "lint process ended" in log.message]
+        assert len(restarted) == 1 and "exit code -9" in restarted[0], restarted
+        assert (await s.state())["child"] not in (child, None)
+        return await s.finish()
+
+    assert run(project, body) == (0, b"")
 
 
 def test_files_opened_together_are_linted_together(project: Path) -> None:
