@@ -434,6 +434,22 @@ class RawServer:
             if "id" in message:
                 return message
 
+    def drain(self) -> None:
+        """Read what the server writes until it closes its output; log messages are kept in :attr:`logs`."""
+        while True:
+            length = None
+            while True:
+                line = self.process.stdout.readline()
+                if not line:
+                    return
+                if line == b"\r\n":
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(self.process.stdout.read(length))
+            if message.get("method") == "window/logMessage":
+                self.logs.append(message["params"]["message"])
+
     def initialize(self) -> None:
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "params": {"processId": None, "rootUri": None, "capabilities": {}}})
@@ -451,25 +467,98 @@ class RawServer:
 @pytest.mark.parametrize("sent", ["nothing", "the body"])
 def test_an_oversized_message_is_refused_with_one_log_line_and_the_server_goes_on(sent: str) -> None:
     # pygls 2.1 read any Content-Length at once: 99999999999 ended the server with a MemoryError. A
-    # body that does arrive is skipped (limit lowered to 100 kB here, to send one over the pipe).
+    # body that does arrive is dropped as it arrives (limit lowered to 100 kB here, to send one over the
+    # pipe); one that never comes keeps the next messages (they are its bytes) until the input ends.
     server = RawServer({"GG_TEST_LIMIT": "100000"})
     try:
         server.initialize()
         if sent == "nothing":
             server.send(b"", header=b"Content-Length: 99999999999\r\n\r\n")
             size = 99999999999
-        else:
-            big = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-                "uri": "file:///tmp/big.py", "languageId": "python", "version": 1, "text": "x = 1\n" * 50_000}}}
-            body = json.dumps(big).encode()
-            size = len(body)
-            server.send(body)
+            server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {}})  # its bytes
+            server.process.stdin.close()
+            server.drain()
+            refused = [log for log in server.logs if log.startswith("graphguard: refused")]
+            assert refused == [f"graphguard: refused a message of {size} bytes (the limit is 100000 bytes); "
+                               f"reading on from the next message"]
+            ended = [log for log in server.logs if "input ended" in log]
+            assert len(ended) == 1 and f"of {size} bytes" in ended[0], server.logs
+            assert (server.process.wait(WAIT), server.process.stderr.read()) == (1, b"")  # no exit: status 1
+            return
+        big = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///tmp/big.py", "languageId": "python", "version": 1, "text": "x = 1\n" * 50_000}}}
+        body = json.dumps(big).encode()
+        size = len(body)
+        server.send(body)
         server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {"uri": "file:///tmp/big.py"}})
         answer = server.receive()
         assert answer["id"] == 2 and answer["result"]["sha"] is None  # the refused didOpen was not applied
         refused = [log for log in server.logs if "refused" in log]
         assert refused == [f"graphguard: refused a message of {size} bytes (the limit is 100000 bytes); "
                            f"reading on from the next message"]
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_headers_without_a_content_length_are_logged_and_the_next_message_answered() -> None:
+    # pygls 2.1 read every line after them as more headers: this message and all later ones were lost,
+    # silently (the editor waited for its answers forever).
+    server = RawServer()
+    try:
+        server.initialize()
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "graphguard/test/state", "params": {}}).encode()
+        server.send(body, header=b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n")
+        server.send({"jsonrpc": "2.0", "id": 8, "method": "graphguard/test/state", "params": {}})
+        assert server.receive()["id"] == 8  # 7 had no length: skipped
+        skipped = [log for log in server.logs if "Content-Length" in log]
+        assert skipped == ["graphguard: skipped a message without a Content-Length header; reading on from the "
+                           "next Content-Length"]
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.mark.parametrize("cut", ["body", "headers"])
+def test_the_input_ending_inside_a_message_ends_the_server_with_one_log_line(cut: str) -> None:
+    # A body shorter than announced went to the JSON parser (an error and a traceback in the log); the
+    # end of the input inside headers ended the server without a word.
+    server = RawServer()
+    try:
+        server.initialize()
+        if cut == "body":
+            server.process.stdin.write(b"Content-Length: 1000\r\n\r\n" + b'{"jsonrpc": "2.0", "id": 9')
+        else:
+            server.process.stdin.write(b"Content-Length: 1000\r\nContent-Type: application/vscode-jsonrpc\r\n")
+        server.process.stdin.close()
+        server.drain()
+        ended = [log for log in server.logs if "input ended" in log]
+        assert ended == (["graphguard: the input ended inside a message: 26 of its 1000 bytes arrived; it is dropped"]
+                         if cut == "body" else ["graphguard: the input ended inside a message's headers"]), server.logs
+        assert not [log for log in server.logs if "Unable" in log or "Traceback" in log]
+        assert (server.process.wait(WAIT), server.process.stderr.read()) == (1, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_a_message_with_neither_id_nor_method_is_logged() -> None:
+    server = RawServer()
+    try:
+        server.initialize()
+        server.send({"jsonrpc": "2.0", "result": 1})
+        server.send({"jsonrpc": "2.0"})
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "graphguard/test/state", "params": {}})
+        assert server.receive()["id"] == 3
+        ignored = [log for log in server.logs if "neither id nor method" in log]
+        assert ignored == ["graphguard: ignored a message with neither id nor method (keys: jsonrpc, result)",
+                           "graphguard: ignored a message with neither id nor method (keys: jsonrpc)"], server.logs
+        assert len([log for log in server.logs if "server: root" not in log]) == 2, server.logs  # nothing else
         assert server.finish() == (0, b"")
     finally:
         server.watchdog.cancel()
