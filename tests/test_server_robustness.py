@@ -55,7 +55,7 @@ LAUNCHER = textwrap.dedent(
         document = ls.workspace.text_documents.get(uri) if uri else None
         text = document.source if document is not None else None
         return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": ls.lint_process.lints if ls.lint_process else 0,
-                "child": ls.lint_process.pid if ls.lint_process else None,
+                "child": ls.lint_process.pid if ls.lint_process else None, "fix_all": ls.fix_all_runs,
                 "sha": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if text is not None else None,
                 "pending": len(ls.pending), "latest": len(ls.latest), "shown": len(ls.shown)}
 
@@ -610,6 +610,35 @@ def test_a_lint_process_that_dies_is_started_again_and_the_server_goes_on(projec
         restarted = [log.message for log in s.logs if "lint process ended" in log.message]
         assert len(restarted) == 1 and "exit code -9" in restarted[0], restarted
         assert (await s.state())["child"] not in (child, None)
+        return await s.finish()
+
+    assert run(project, body) == (0, b"")
+
+
+def test_fix_all_is_computed_once_per_lint_of_a_version(project: Path) -> None:
+    # An editor asks for code actions (without `only`) at every move of the cursor; fix-all relints the
+    # document pass after pass each time. Now once per lint, until the document changes.
+    async def body(s: Session):
+        uri = s.open("train.py", LEAKY)
+        await s.diagnostics(uri, lambda items: bool(items))
+
+        async def actions(line: int) -> list:
+            return await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+                text_document=T.TextDocumentIdentifier(uri), range=T.Range(T.Position(line, 0), T.Position(line, 80)),
+                context=T.CodeActionContext(diagnostics=[]))), WAIT) or []
+
+        first = await actions(4)
+        assert [a.kind for a in first] == [T.CodeActionKind.QuickFix, "source.fixAll.graphguard"]
+        again = [await actions(line) for line in (0, 4, 4)]
+        assert [[a.kind for a in found] for found in again] == [["source.fixAll.graphguard"], [a.kind for a in first],
+                                                                [a.kind for a in first]]
+        assert again[1][-1].edit == first[-1].edit
+        assert (await s.state())["fix_all"] == 1
+        s.edit(uri, 2, (0, 0), (0, 0), "# a comment\n")
+        await s.diagnostics(uri, lambda items: bool(items) and items[0].range.start.line == 5, count=2)
+        moved = await actions(5)
+        assert [a.kind for a in moved] == [a.kind for a in first] and moved[-1].edit != first[-1].edit
+        assert (await s.state())["fix_all"] == 2
         return await s.finish()
 
     assert run(project, body) == (0, b"")

@@ -92,6 +92,9 @@ class GraphguardServer(LanguageServer):
         self.worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="graphguard-lint")
         self.lint_process: LintProcess | None = None  #: the child that lints (:mod:`graphguard.server.worker`)
         self.rescan = True  #: list the project's files again at the next lint (a file opened or saved)
+        #: document URI -> (the _Lint its fix-all action was computed for, that action or None)
+        self.fix_all_cache: dict[str, tuple] = {}
+        self.fix_all_runs = 0  #: fix-all actions computed (what a test counts)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._project_lock = threading.Lock()
         self.exit_code = 1  #: 0 once the client sent ``shutdown`` then ``exit``
@@ -187,6 +190,7 @@ class GraphguardServer(LanguageServer):
         for other, publications, lint in result.others:
             if lint is not None:
                 self.lints[other] = lint
+                self.fix_all_cache.pop(other, None)
             for params in publications:
                 if self.shown.get(params.uri) != list(params.diagnostics):
                     self._publish(params)
@@ -261,6 +265,7 @@ class GraphguardServer(LanguageServer):
                 return None
             target, path, findings, others = answer
             outcome = _Outcome(target, used={other: key for other, (key, _) in opened.items()})
+            self.fix_all_cache.pop(uri, None)
             if snapshot[1][0] == "text" and findings is not None:
                 self.lints[uri] = _Lint(snapshot[1][2], snapshot[1][1], path, findings)
             else:
@@ -311,17 +316,37 @@ class GraphguardServer(LanguageServer):
         wants_all = not only or any(FIX_ALL.startswith(str(k)) for k in only)
         if not any(d.loop_row is not None for d in lint.findings):
             return []  # nothing has a fix: the child is not asked
+        # Fix-all relints the document pass after pass: computed once per lint of a version (an editor
+        # asks for code actions at every move of the cursor), kept until the next lint or close.
+        cached = self.fix_all_cache.get(uri)
+        known = wants_all and cached is not None and cached[0] is lint
         capabilities = self.client_capabilities
         versioned = bool(capabilities and capabilities.workspace and capabilities.workspace.workspace_edit
                          and capabilities.workspace.workspace_edit.document_changes)
-        request = (uri, (lint.version, lint.text, lint.path, lint.findings), params.range, wants_quick, wants_all,
-                   self._encoding(), versioned)
-        return self.worker.submit(self._actions, request, wants_all).result()
+        actions: list = []
+        if wants_quick or (wants_all and not known):
+            request = (uri, (lint.version, lint.text, lint.path, lint.findings), params.range, wants_quick,
+                       wants_all and not known, self._encoding(), versioned)
+            answer = self.worker.submit(self._actions, request, wants_all and not known).result()
+            if answer is None:
+                return []  # the child died (logged)
+            actions = answer
+        if wants_all:
+            if known:
+                fix_all = cached[1]
+                if fix_all is not None:
+                    actions.append(fix_all)
+            else:
+                self.fix_all_cache[uri] = (lint, next((a for a in actions if a.kind == FIX_ALL), None))
+        return actions
 
-    def _actions(self, request: tuple, fix_all: bool) -> list:
-        """On the worker thread: the child's code actions for ``request`` (see :meth:`code_actions`)."""
+    def _actions(self, request: tuple, fix_all: bool) -> list | None:
+        """On the worker thread: the child's code actions for ``request`` (see :meth:`code_actions`),
+        None when the child died."""
+        if fix_all:
+            self.fix_all_runs += 1
         texts = self._open_texts() if fix_all else {}
-        return self._process().call("actions", *request, texts) or []
+        return self._process().call("actions", *request, texts)
 
 
 def _read_options(options, warnings: list) -> dict:
@@ -443,6 +468,7 @@ def build_server() -> GraphguardServer:
         ls.latest.pop(uri, None)
         ls.covered.pop(uri, None)
         ls.lints.pop(uri, None)
+        ls.fix_all_cache.pop(uri, None)
         ls.cells.pop(uri, None)
         for shown in shown_uris:
             ls.shown.pop(shown, None)
