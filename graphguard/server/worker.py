@@ -454,11 +454,13 @@ class LintProcess:
         return process.wait()
 
     def close(self) -> None:
-        """End the child: it reads the end of its input and returns. Does not wait, nor take the lock
-        (a request may be in flight)."""
-        requests = self._requests
+        """End the child at once (a lint it is running is abandoned: the cache is written atomically).
+        Does not wait, nor take the lock (a request may be in flight)."""
+        requests, process = self._requests, self._process
         if requests is not None:
             try:
                 requests.close()
             except OSError:
                 pass
+        if process is not None and process.poll() is None:
+            process.kill()
