@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIT = 30.0  # seconds, for anything on a loaded 2-core machine
 
 #: The server with the tests' requests: ``graphguard/test/state`` answers on the event loop (so it is
-#: also a ping) with pygls's request-futures table, the characters the line splitter has read, and a
-#: document's text (its hash); ``graphguard/test/slow`` holds a thread and the lint worker for 60 s.
+#: also a ping) with pygls's request-futures table, the characters the line splitter has read, the lints
+#: the child process ran, and a document's text (its hash); ``graphguard/test/slow`` holds a thread and
+#: the lint worker for 60 s.
 LAUNCHER = textwrap.dedent(
     """\
     import hashlib, os, sys, time
@@ -46,14 +47,6 @@ LAUNCHER = textwrap.dedent(
         return split(text)
 
     wire.split_lines = counting
-    from graphguard.server import project as _project
-    lint_open, counted["lints"] = _project.Project.lint_open, 0
-
-    def counting_lints(self, *args, **kwargs):
-        counted["lints"] += 1
-        return lint_open(self, *args, **kwargs)
-
-    _project.Project.lint_open = counting_lints
     server = build_server()
 
     @server.feature("graphguard/test/state")
@@ -61,7 +54,8 @@ LAUNCHER = textwrap.dedent(
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
         document = ls.workspace.text_documents.get(uri) if uri else None
         text = document.source if document is not None else None
-        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": counted["lints"],
+        return {"futures": len(ls.protocol._request_futures), "split": counted["chars"], "lints": ls.lint_process.lints if ls.lint_process else 0,
+                "child": ls.lint_process.pid if ls.lint_process else None, "fix_all": ls.fix_all_runs,
                 "sha": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if text is not None else None,
                 "pending": len(ls.pending), "latest": len(ls.latest), "shown": len(ls.shown)}
 
@@ -440,6 +434,22 @@ class RawServer:
             if "id" in message:
                 return message
 
+    def drain(self) -> None:
+        """Read what the server writes until it closes its output; log messages are kept in :attr:`logs`."""
+        while True:
+            length = None
+            while True:
+                line = self.process.stdout.readline()
+                if not line:
+                    return
+                if line == b"\r\n":
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(self.process.stdout.read(length))
+            if message.get("method") == "window/logMessage":
+                self.logs.append(message["params"]["message"])
+
     def initialize(self) -> None:
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "params": {"processId": None, "rootUri": None, "capabilities": {}}})
@@ -457,25 +467,98 @@ class RawServer:
 @pytest.mark.parametrize("sent", ["nothing", "the body"])
 def test_an_oversized_message_is_refused_with_one_log_line_and_the_server_goes_on(sent: str) -> None:
     # pygls 2.1 read any Content-Length at once: 99999999999 ended the server with a MemoryError. A
-    # body that does arrive is skipped (limit lowered to 100 kB here, to send one over the pipe).
+    # body that does arrive is dropped as it arrives (limit lowered to 100 kB here, to send one over the
+    # pipe); one that never comes keeps the next messages (they are its bytes) until the input ends.
     server = RawServer({"GG_TEST_LIMIT": "100000"})
     try:
         server.initialize()
         if sent == "nothing":
             server.send(b"", header=b"Content-Length: 99999999999\r\n\r\n")
             size = 99999999999
-        else:
-            big = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-                "uri": "file:///tmp/big.py", "languageId": "python", "version": 1, "text": "x = 1\n" * 50_000}}}
-            body = json.dumps(big).encode()
-            size = len(body)
-            server.send(body)
+            server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {}})  # its bytes
+            server.process.stdin.close()
+            server.drain()
+            refused = [log for log in server.logs if log.startswith("graphguard: refused")]
+            assert refused == [f"graphguard: refused a message of {size} bytes (the limit is 100000 bytes); "
+                               f"reading on from the next message"]
+            ended = [log for log in server.logs if "input ended" in log]
+            assert len(ended) == 1 and f"of {size} bytes" in ended[0], server.logs
+            assert (server.process.wait(WAIT), server.process.stderr.read()) == (1, b"")  # no exit: status 1
+            return
+        big = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///tmp/big.py", "languageId": "python", "version": 1, "text": "x = 1\n" * 50_000}}}
+        body = json.dumps(big).encode()
+        size = len(body)
+        server.send(body)
         server.send({"jsonrpc": "2.0", "id": 2, "method": "graphguard/test/state", "params": {"uri": "file:///tmp/big.py"}})
         answer = server.receive()
         assert answer["id"] == 2 and answer["result"]["sha"] is None  # the refused didOpen was not applied
         refused = [log for log in server.logs if "refused" in log]
         assert refused == [f"graphguard: refused a message of {size} bytes (the limit is 100000 bytes); "
                            f"reading on from the next message"]
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_headers_without_a_content_length_are_logged_and_the_next_message_answered() -> None:
+    # pygls 2.1 read every line after them as more headers: this message and all later ones were lost,
+    # silently (the editor waited for its answers forever).
+    server = RawServer()
+    try:
+        server.initialize()
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "graphguard/test/state", "params": {}}).encode()
+        server.send(body, header=b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n")
+        server.send({"jsonrpc": "2.0", "id": 8, "method": "graphguard/test/state", "params": {}})
+        assert server.receive()["id"] == 8  # 7 had no length: skipped
+        skipped = [log for log in server.logs if "Content-Length" in log]
+        assert skipped == ["graphguard: skipped a message without a Content-Length header; reading on from the "
+                           "next Content-Length"]
+        assert server.finish() == (0, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.mark.parametrize("cut", ["body", "headers"])
+def test_the_input_ending_inside_a_message_ends_the_server_with_one_log_line(cut: str) -> None:
+    # A body shorter than announced went to the JSON parser (an error and a traceback in the log); the
+    # end of the input inside headers ended the server without a word.
+    server = RawServer()
+    try:
+        server.initialize()
+        if cut == "body":
+            server.process.stdin.write(b"Content-Length: 1000\r\n\r\n" + b'{"jsonrpc": "2.0", "id": 9')
+        else:
+            server.process.stdin.write(b"Content-Length: 1000\r\nContent-Type: application/vscode-jsonrpc\r\n")
+        server.process.stdin.close()
+        server.drain()
+        ended = [log for log in server.logs if "input ended" in log]
+        assert ended == (["graphguard: the input ended inside a message: 26 of its 1000 bytes arrived; it is dropped"]
+                         if cut == "body" else ["graphguard: the input ended inside a message's headers"]), server.logs
+        assert not [log for log in server.logs if "Unable" in log or "Traceback" in log]
+        assert (server.process.wait(WAIT), server.process.stderr.read()) == (1, b"")
+    finally:
+        server.watchdog.cancel()
+        server.process.kill()
+        server.process.wait()
+
+
+def test_a_message_with_neither_id_nor_method_is_logged() -> None:
+    server = RawServer()
+    try:
+        server.initialize()
+        server.send({"jsonrpc": "2.0", "result": 1})
+        server.send({"jsonrpc": "2.0"})
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "graphguard/test/state", "params": {}})
+        assert server.receive()["id"] == 3
+        ignored = [log for log in server.logs if "neither id nor method" in log]
+        assert ignored == ["graphguard: ignored a message with neither id nor method (keys: jsonrpc, result)",
+                           "graphguard: ignored a message with neither id nor method (keys: jsonrpc)"], server.logs
+        assert len([log for log in server.logs if "server: root" not in log]) == 2, server.logs  # nothing else
         assert server.finish() == (0, b"")
     finally:
         server.watchdog.cancel()
@@ -512,6 +595,53 @@ def test_a_negative_position_is_logged_in_one_line_and_nothing_reaches_stderr() 
         server.watchdog.cancel()
         server.process.kill()
         server.process.wait()
+
+
+def test_a_lint_process_that_dies_is_started_again_and_the_server_goes_on(project: Path) -> None:
+    # Lints run in a child process (the event loop stays free); a child killed (by the OOM killer, say)
+    # costs that lint, one log line, and nothing else.
+    async def body(s: Session):
+        uri = s.open("train.py", "x = 1\n")
+        assert await s.diagnostics(uri) == []
+        child = (await s.state())["child"]
+        os.kill(child, 9)
+        s.edit(uri, 2, (0, 0), (1, 0), LEAKY)
+        assert codes(await s.diagnostics(uri, lambda items: bool(items))) == ["GG101"]
+        restarted = [log.message for log in s.logs if "lint process ended" in log.message]
+        assert len(restarted) == 1 and "exit code -9" in restarted[0], restarted
+        assert (await s.state())["child"] not in (child, None)
+        return await s.finish()
+
+    assert run(project, body) == (0, b"")
+
+
+def test_fix_all_is_computed_once_per_lint_of_a_version(project: Path) -> None:
+    # An editor asks for code actions (without `only`) at every move of the cursor; fix-all relints the
+    # document pass after pass each time. Now once per lint, until the document changes.
+    async def body(s: Session):
+        uri = s.open("train.py", LEAKY)
+        await s.diagnostics(uri, lambda items: bool(items))
+
+        async def actions(line: int) -> list:
+            return await asyncio.wait_for(s.client.text_document_code_action_async(T.CodeActionParams(
+                text_document=T.TextDocumentIdentifier(uri), range=T.Range(T.Position(line, 0), T.Position(line, 80)),
+                context=T.CodeActionContext(diagnostics=[]))), WAIT) or []
+
+        first = await actions(4)
+        assert [a.kind for a in first] == [T.CodeActionKind.QuickFix, "source.fixAll.graphguard"]
+        again = [await actions(line) for line in (0, 4, 4)]
+        assert [[a.kind for a in found] for found in again] == [["source.fixAll.graphguard"], [a.kind for a in first],
+                                                                [a.kind for a in first]]
+        assert again[1][-1].edit == first[-1].edit
+        assert (await s.state())["fix_all"] == 1
+        s.edit(uri, 2, (0, 0), (0, 0), "# a comment\n")
+        await s.diagnostics(uri, lambda items: bool(items) and items[0].range.start.line == 5, count=2)
+        moved = await actions(5)
+        assert [a.kind for a in moved] == [a.kind for a in first] and moved[-1].edit != first[-1].edit
+        assert (await s.state())["fix_all"] == 2
+        return await s.finish()
+
+    assert run(project, body) == (0, b"")
 
 
 def test_files_opened_together_are_linted_together(project: Path) -> None:

@@ -399,8 +399,12 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
             raise _NotFixable("it builds nothing graphguard knows")
-    earlier = {name: entry for (loop_id, name), entry in pass_moves.items()
-               if loop_id == id(loop) and name in reads.names}
+    # Looked up by name (a pass holds a move per fixed finding): in the pass's order, as before.
+    matched = [(id(loop), name) for name in reads.names if (id(loop), name) in pass_moves]
+    if len(matched) > 1:
+        order = {key: index for index, key in enumerate(pass_moves)}
+        matched.sort(key=order.__getitem__)
+    earlier = {name: pass_moves[(loop_id, name)] for loop_id, name in matched}
     variant = sorted((reads.names & facts.names) - set(earlier))
     if variant:
         if inner:

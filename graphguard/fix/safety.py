@@ -101,25 +101,38 @@ def earlier_value_read_after(file: File, name: str, first_row: int, last_row: in
     already hold a value bound before ``first_row`` in the same scope (the function around the loop, or
     the module) that code after ``last_row`` reads. A loop that runs no iteration (an empty dataset,
     ``while`` false at once) then left the earlier value in place, where the moved statement replaces it.
-    Reads in functions of a module-level scope count (they may read the global)."""
-    scope: ast.AST = file.tree
-    for node in ast.walk(file.tree):
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= first_row
-                and last_row <= (node.end_lineno or 0) and node.lineno >= getattr(scope, "lineno", 0)):
-            scope = node
-    bound = read = False
+    Reads in functions of a module-level scope count (they may read the global).
+
+    Each scope's names are read once per file (:func:`_bindings`): a file with thousands of fixes asks
+    this of the module thousands of times."""
+    scope = file.scope_at(first_row, last_row)
+    index = file.bindings.get(id(scope))
+    if index is None:
+        index = file.bindings[id(scope)] = _bindings(scope)
+    bound, read = index
+    return bound.get(name, first_row) < first_row and read.get(name, last_row) > last_row
+
+
+def _bindings(scope: ast.AST) -> tuple[dict, dict]:
+    """``({name: the first row the scope itself binds it on}, {name: the last row it is read on})`` for
+    the function or module ``scope``: bindings by assignment, ``del`` or import in the scope's own code
+    (a parameter counts as bound on row 0), reads anywhere in it, nested functions and classes too."""
+    bound: dict = {}
+    read: dict = {}
     stack = [(child, True) for child in ast.iter_child_nodes(scope)]
-    while stack and not (bound and read):
+    while stack:
         node, own = stack.pop()
-        if isinstance(node, ast.Name) and node.id == name:
-            if isinstance(node.ctx, ast.Load) and node.lineno > last_row:
-                read = True
-            elif own and not isinstance(node.ctx, ast.Load) and node.lineno < first_row:
-                bound = True
-        elif own and isinstance(node, ast.arg) and node.arg == name:
-            bound = True
-        elif own and isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno < first_row:
-            bound = bound or any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                read[node.id] = max(read.get(node.id, 0), node.lineno)
+            elif own:
+                bound[node.id] = min(bound.get(node.id, node.lineno), node.lineno)
+        elif own and isinstance(node, ast.arg):
+            bound[node.arg] = 0
+        elif own and isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                bound[local] = min(bound.get(local, node.lineno), node.lineno)
         nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
         stack.extend((child, own and not nested) for child in ast.iter_child_nodes(node))
-    return bound and read
+    return bound, read

@@ -26,16 +26,20 @@ What it does, in an editor:
   one module, IPython syntax neutralised row for row as ``check`` does (:mod:`graphguard.notebook`);
   each finding is published on its cell's document. Code actions are not offered in notebooks.
 
-Lints run on one worker thread, never on the event loop; a result for a document version that is no
-longer current is dropped. An internal error is logged (``window/logMessage``) and the server goes on.
+Lints and code actions run in a child process (:mod:`graphguard.server.worker`), never on the event
+loop nor in its process: the server sends the document's text and settings, one request at a time,
+from one worker thread; a lint of a version no longer current is not sent, and its result is dropped
+when the document changed meanwhile. A child that dies is started again and the server goes on. An
+internal error is logged (``window/logMessage``) and the server goes on.
 
 Positions: graphguard counts 1-based rows and columns in characters (code points) of the text;
 LSP counts 0-based lines and, by default, UTF-16 code units (the encoding pygls negotiated with the
 client, :attr:`pygls.workspace.Workspace.position_codec`, is used).
 :func:`~graphguard.server.protocol.lsp_position` converts.
 
-The package has three parts along its jobs: :mod:`graphguard.server.protocol` speaks LSP (the
-server, its handlers, positions, diagnostics, code actions, notebook cells),
+The package has four parts along its jobs: :mod:`graphguard.server.protocol` speaks LSP (the
+server, its handlers and scheduling), :mod:`graphguard.server.worker` lints and computes code actions
+in the child process (positions, diagnostics, notebook cells, fixes as edits),
 :mod:`graphguard.server.wire` holds what pygls keeps for it, made to last a day of typing (bounded
 message frames, the protocol's bookkeeping, documents edited line by line, ordering mistakes logged),
 and :mod:`graphguard.server.project` knows the workspace (root, configuration, files, cache, the scope

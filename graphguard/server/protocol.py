@@ -1,7 +1,8 @@
 """The protocol side of ``graphguard server``: the pygls :class:`~pygls.lsp.server.LanguageServer`,
-its handlers and scheduling (debounce, the lint worker thread, stale results dropped), and the LSP
-conversions: positions (0-based lines, UTF-16 code units), diagnostics, code actions and notebook
-cells. What a lint checks, and how, is the project side's (:mod:`graphguard.server.project`).
+its handlers and scheduling (debounce, the worker thread that hands lints and code actions to the
+child process, stale results dropped). The lints, code actions and LSP conversions (positions,
+diagnostics, notebook cells) run in the child (:mod:`graphguard.server.worker`); what a lint checks,
+and how, is the project side's (:mod:`graphguard.server.project`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import concurrent.futures
 import dataclasses
 import json
 import os
-import re
 import threading
 import traceback
 from urllib.parse import unquote, urlparse
@@ -22,59 +22,34 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from graphguard import __version__
-from graphguard.diagnostics import level
-from graphguard.server.project import SCOPES, Project, encode_text
+from graphguard.server.project import SCOPES, Project
 from graphguard.server.wire import BoundedInput, Protocol, _error, install_workspace
+from graphguard.server.worker import (  # noqa: F401  (the package's names, from before the child process)
+    FIX_ALL,
+    LOOP_NOTE,
+    LintProcess,
+    lsp_position,
+    split_rows,
+    utf16_units,
+)
 
-#: The code action kind of "fix all" (as ruff's ``source.fixAll.ruff``).
-FIX_ALL = "source.fixAll.graphguard"
 #: Default pause after the last change before a document is linted again, in seconds.
 DEFAULT_DEBOUNCE = 0.2
 #: Pause after a didOpen before its lint, in seconds (at most the debounce): files opened together are
 #: linted together.
 OPEN_PAUSE = 0.05
-_ROWS = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer (and LSP) count lines by
-LOOP_NOTE = "the session loop that repeats it"
 _LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "info": lsp.MessageType.Info,
            "log": lsp.MessageType.Log}
 
 
-def split_rows(text: str, upto: int | None = None) -> list[str]:
-    """``text``'s lines without their endings, split as graphguard and LSP count rows (``\\n``,
-    ``\\r\\n``, ``\\r``); row 1 is index 0. An empty text is one empty row. ``upto``: only the
-    first ``upto`` rows are split off (the rest of the text is the last item), in time proportional
-    to them."""
-    return _ROWS.split(text, upto) if upto else _ROWS.split(text)
-
-
-def lsp_position(rows: list[str], row: int, column: int, units=None) -> lsp.Position:
-    """The LSP position of graphguard's 1-based ``(row, column)`` (column counted in characters of
-    ``rows[row - 1]``): 0-based line, character in the client's code units. ``units(text) -> int``
-    counts code units (default UTF-16). A row past the end is clamped to the end of the text; a column
-    past the end of its row to the row's end."""
-    count = units or utf16_units
-    if row < 1:
-        return lsp.Position(line=0, character=0)
-    if row > len(rows):
-        return lsp.Position(line=len(rows) - 1, character=count(rows[-1]))
-    line = rows[row - 1]
-    return lsp.Position(line=row - 1, character=count(line[: max(0, column - 1)]))
-
-
-def utf16_units(text: str) -> int:
-    """The number of UTF-16 code units in ``text`` (characters beyond the BMP count two)."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
-
-
 @dataclasses.dataclass
 class _Lint:
-    """The last lint of one document: its version, text (for fixes) and reported findings."""
+    """The last lint of one document: its version, text (for fixes), file name and reported findings."""
 
     version: int | None
     text: str
     path: str
     findings: list
-    project: Project
 
 
 @dataclasses.dataclass
@@ -86,18 +61,6 @@ class _Outcome:
     target: list
     others: list = dataclasses.field(default_factory=list)
     used: dict = dataclasses.field(default_factory=dict)
-
-
-def _notebook_json(cells: list) -> bytes:
-    """The ``.ipynb`` graphguard reads for an open notebook's cells ``(URI, kind, language, text)``: its
-    Python code cells, in order, the other cells as markdown."""
-    import json
-
-    return json.dumps({
-        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
-        "cells": [{"cell_type": "code" if kind == lsp.NotebookCellKind.Code and language == "python"
-                   else "markdown", "metadata": {}, "source": text} for _, kind, language, text in cells],
-    }).encode("utf-8", "surrogatepass")
 
 
 class GraphguardServer(LanguageServer):
@@ -124,8 +87,14 @@ class GraphguardServer(LanguageServer):
         #: lints, each reading every open file (69 s where `graphguard check` took 1.3 s).
         self.covered: dict[str, object] = {}
         self.cells: dict[str, list[str]] = {}  # open notebook URI -> its cells' URIs, in order
-        # One worker: lints share the checker and the cache, and a lint of a stale version is skipped.
+        # One worker thread, which sends the lints and code actions to the child process one at a time
+        # and waits (the GIL free meanwhile); a lint of a stale version is skipped before it is sent.
         self.worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="graphguard-lint")
+        self.lint_process: LintProcess | None = None  #: the child that lints (:mod:`graphguard.server.worker`)
+        self.rescan = True  #: list the project's files again at the next lint (a file opened or saved)
+        #: document URI -> (the _Lint its fix-all action was computed for, that action or None)
+        self.fix_all_cache: dict[str, tuple] = {}
+        self.fix_all_runs = 0  #: fix-all actions computed (what a test counts)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._project_lock = threading.Lock()
         self.exit_code = 1  #: 0 once the client sent ``shutdown`` then ``exit``
@@ -151,6 +120,8 @@ class GraphguardServer(LanguageServer):
         if self._thread_pool is not None:
             self._thread_pool.shutdown(wait=False, cancel_futures=True)
         self.worker.shutdown(wait=False, cancel_futures=True)
+        if self.lint_process is not None:
+            self.lint_process.close()
 
     def report_server_error(self, error: Exception, source) -> None:
         """A body that is not JSON (or not UTF-8) gets the parse error response JSON-RPC 2.0 asks for
@@ -219,6 +190,7 @@ class GraphguardServer(LanguageServer):
         for other, publications, lint in result.others:
             if lint is not None:
                 self.lints[other] = lint
+                self.fix_all_cache.pop(other, None)
             for params in publications:
                 if self.shown.get(params.uri) != list(params.diagnostics):
                     self._publish(params)
@@ -278,51 +250,30 @@ class GraphguardServer(LanguageServer):
         return {uri: snapshot for uri, snapshot in opened.items() if snapshot is not None}
 
     def _lint_now(self, uri: str, snapshot, opened: dict | None = None):
-        """On the worker thread: lint one snapshot, with the other open documents ``opened`` (see
-        :meth:`_open_documents`) from their text; returns a :class:`_Outcome`, or None when the
-        snapshot is stale. Never raises: an internal error is logged."""
+        """On the worker thread: lint one snapshot in the child process (:mod:`graphguard.server.worker`),
+        with the other open documents ``opened`` (see :meth:`_open_documents`) from their text; returns
+        a :class:`_Outcome`, or None when the snapshot is stale or the lint failed. Never raises: an
+        internal error is logged."""
         if self.latest.get(uri) != snapshot[0] or self.covered.get(uri) == snapshot[0]:
             return None  # stale, or linted with another document (its findings published with that one's)
+        opened = opened or {}
         try:
-            project = self._project()
-            project.refresh()
-            sources, paths = {}, {}
-            for other, (_, what) in (opened or {}).items():
-                path = self._path(project, other, what[0])
-                if path not in paths:
-                    sources[path] = _notebook_json(what[1]) if what[0] == "notebook" else encode_text(what[1])
-                    paths[path] = other
-            kind = snapshot[1][0]
-            path = self._path(project, uri, kind)
-            paths.pop(path, None)
-            if kind == "notebook":
-                sources[path] = _notebook_json(snapshot[1][1])
-                typing = False  # a notebook is always checked with the whole project
-            else:
-                text, version, typing = snapshot[1][1], snapshot[1][2], snapshot[1][3]
-                if path.endswith(".ipynb"):
-                    # A notebook's JSON opened as text (an editor without notebook sync): no position in
-                    # it means anything, so nothing is published (`graphguard check` checks it).
-                    self.lints.pop(uri, None)
-                    return _Outcome([lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=version)])
-                sources[path] = encode_text(text)
-            findings, errors = project.lint_open(path, sources, typing=typing, others=list(paths))
-            for error in errors:
-                self.log(f"graphguard: internal error: {error} (please report this)", lsp.MessageType.Error)
-            outcome = _Outcome(self._publications(uri, snapshot[1], findings.get(path, []), project, path),
-                               used={other: key for other, (key, _) in (opened or {}).items()})
-            if kind == "text":
-                self.lints[uri] = _Lint(version, text, path, findings.get(path, []), project)
+            rescan, self.rescan = self.rescan, False
+            answer = self._process().call("lint", uri, snapshot, opened, self._encoding(), rescan)
+            if answer is None:
+                self.rescan = self.rescan or rescan
+                return None
+            target, path, findings, others = answer
+            outcome = _Outcome(target, used={other: key for other, (key, _) in opened.items()})
+            self.fix_all_cache.pop(uri, None)
+            if snapshot[1][0] == "text" and findings is not None:
+                self.lints[uri] = _Lint(snapshot[1][2], snapshot[1][1], path, findings)
             else:
                 self.lints.pop(uri, None)
-            for other_path, other_findings in findings.items():
-                other = paths.get(other_path)
-                if other is None:
-                    continue
+            for other, publications, other_path, other_findings in others:
                 what = opened[other][1]
-                lint = _Lint(what[2], what[1], other_path, other_findings, project) if what[0] == "text" else None
-                outcome.others.append((other, self._publications(other, what, other_findings, project, other_path),
-                                       lint))
+                lint = _Lint(what[2], what[1], other_path, other_findings) if what[0] == "text" else None
+                outcome.others.append((other, publications, lint))
                 self.covered[other] = opened[other][0]
             return outcome
         except Exception as error:
@@ -331,110 +282,30 @@ class GraphguardServer(LanguageServer):
                      f"(please report this)\n{detail}", lsp.MessageType.Error)
             return None
 
-    @staticmethod
-    def _path(project: Project, uri: str, kind: str) -> str:
-        path = project.path_of(uri)
-        return path + ".ipynb" if kind == "notebook" and not path.endswith(".ipynb") else path
-
-    def _publications(self, uri: str, what, findings: list, project: Project, path: str) -> list:
-        """The PublishDiagnosticsParams of one linted document: ``what`` is its snapshot's second half."""
-        if what[0] == "notebook":
-            return self._notebook_publications(what[1], findings)
-        # Only the rows the findings name: a 20 MB document is not split again after every lint.
-        needed = max((max(d.row, d.end_row, d.loop_row or 0) for d in findings), default=0)
-        rows = split_rows(what[1], needed + 1)
-        return [lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[self._diagnostic(d, rows, uri) for d in findings],
-                                             version=what[2])]
-
-    def _project(self) -> Project:
+    def _process(self) -> LintProcess:
+        """The child process that lints (started at ``initialize``; here, without one, for no workspace)."""
         with self._project_lock:
-            if self.project is None:
-                self.project = Project(None, self.log)
-            return self.project
+            if self.lint_process is None:
+                self.lint_process = LintProcess(None, "auto", self.log)
+            return self.lint_process
 
-    def _open_sources(self, project: Project, skip: str) -> dict:
-        """The unsaved text of the open Python documents other than ``skip``, by file name."""
-        sources = {}
+    def _encoding(self) -> str:
+        """The position encoding pygls negotiated with the client (``"utf-16"`` by default)."""
+        return str(getattr(self.workspace.position_codec, "encoding", None) or lsp.PositionEncodingKind.Utf16)
+
+    def _open_texts(self) -> dict:
+        """The unsaved text of the open documents (not notebook cells) with a ``file:`` URI, by URI."""
+        texts = {}
         for uri, document in list(self.workspace.text_documents.items()):
-            if uri == skip or not uri.startswith("file:") or self.workspace.get_notebook_document(cell_uri=uri):
-                continue
-            path = project.path_of(uri)
-            if path.endswith((".py", ".pyi")):
-                sources[path] = encode_text(document.source)
-        return sources
-
-    # ------------------------------------------------------------------ diagnostics
-
-    def _diagnostic(self, d, rows: list[str], uri: str, loop_rows: list[str] | None = None,
-                    loop_uri: str | None = None, loop_row: int | None = None) -> lsp.Diagnostic:
-        """One graphguard finding as an LSP diagnostic on the document whose rows are ``rows``."""
-        units = self._units()
-        start = lsp_position(rows, d.row, d.column, units)
-        end = lsp_position(rows, d.end_row, d.end_column, units)
-        if (end.line, end.character) < (start.line, start.character):
-            end = start
-        # One level everywhere (graphguard.diagnostics.level): GitHub's annotations and SARIF say the same.
-        severity = lsp.DiagnosticSeverity.Error if level(d.code) == "error" else lsp.DiagnosticSeverity.Warning
-        related = None
-        if d.loop_row is not None:
-            loop_rows = rows if loop_rows is None else loop_rows
-            row = d.loop_row if loop_row is None else loop_row
-            line = loop_rows[row - 1] if 0 < row <= len(loop_rows) else ""
-            loop_start = lsp_position(loop_rows, row, d.loop_column or 1, units)
-            loop_end = lsp_position(loop_rows, row, len(line.rstrip()) + 1, units)
-            related = [lsp.DiagnosticRelatedInformation(
-                location=lsp.Location(uri=loop_uri or uri, range=lsp.Range(start=loop_start, end=loop_end)),
-                message=LOOP_NOTE)]
-        url = d.url
-        return lsp.Diagnostic(
-            range=lsp.Range(start=start, end=end),
-            severity=severity,
-            code=d.code,
-            code_description=lsp.CodeDescription(href=url) if url else None,
-            source="graphguard",
-            message=f"{d.name}: {d.message}" + (f"\n{d.advice[0].upper()}{d.advice[1:]}." if d.advice else ""),
-            related_information=related,
-            data={"row": d.row, "column": d.column, "code": d.code},
-        )
-
-    # ------------------------------------------------------------------ notebooks
-
-    def _notebook_publications(self, cells: list, findings: list) -> list:
-        """The findings of a notebook whose cells are ``cells`` (``(cell URI, kind, language, text)``),
-        each on its cell's document: one PublishDiagnosticsParams per cell."""
-        from graphguard.notebook import message_in_cells, read_notebook
-
-        notebook = read_notebook(_notebook_json(cells))
-        by_index = {cell.index: cell for cell in notebook.cells}
-        per_cell: dict[str, list] = {cells[i][0]: [] for i in range(len(cells))}
-        cell_rows = {cells[i][0]: split_rows(cells[i][3]) for i in range(len(cells))}
-        for d in findings:
-            index, row = notebook.locate(d.row)
-            cell_uri = cells[index - 1][0] if 0 < index <= len(cells) else cells[0][0] if cells else None
-            if cell_uri is None:
-                continue
-            end_index, end_row = notebook.locate(d.end_row)
-            # The message's rows too, as ``check`` says them (``the session loop at cell 5, line 2``).
-            moved = dataclasses.replace(d, row=row, end_row=end_row if end_index == index else row,
-                                        end_column=d.end_column if end_index == index else d.column + 1,
-                                        message=message_in_cells(d.message, d.filename, notebook))
-            loop_uri = loop_row = None
-            if d.loop_row is not None:
-                loop_index, loop_row = notebook.locate(d.loop_row)
-                loop_uri = cells[loop_index - 1][0] if 0 < loop_index <= len(cells) else cell_uri
-            cell = by_index.get(index)
-            rows = list(cell.lines) if cell is not None else cell_rows[cell_uri]
-            loop_cell = by_index.get(notebook.locate(d.loop_row)[0]) if d.loop_row is not None else None
-            per_cell[cell_uri].append(self._diagnostic(
-                moved, rows, cell_uri, loop_rows=list(loop_cell.lines) if loop_cell else rows,
-                loop_uri=loop_uri, loop_row=loop_row))
-        return [lsp.PublishDiagnosticsParams(uri=cell_uri, diagnostics=items) for cell_uri, items in per_cell.items()]
+            if uri.startswith("file:") and not self.workspace.get_notebook_document(cell_uri=uri):
+                texts[uri] = document.source
+        return texts
 
     # ------------------------------------------------------------------ code actions
 
     def code_actions(self, params: lsp.CodeActionParams) -> list:
-        """The quick fixes for the findings in ``params.range`` and the fix-all action (on the worker
-        thread: proposing fixes parses the document with libcst)."""
+        """The quick fixes for the findings in ``params.range`` and the fix-all action, computed in the
+        child process (proposing fixes parses the document with libcst); called on a pygls thread."""
         uri = params.text_document.uri
         lint = self.lints.get(uri)
         document = self.workspace.text_documents.get(unquote(uri))
@@ -443,88 +314,39 @@ class GraphguardServer(LanguageServer):
         only = params.context.only
         wants_quick = not only or any(k == lsp.CodeActionKind.QuickFix or str(k).startswith("quickfix") for k in only)
         wants_all = not only or any(FIX_ALL.startswith(str(k)) for k in only)
-        return self.worker.submit(self._actions, uri, lint, params.range, wants_quick, wants_all).result()
-
-    def _actions(self, uri: str, lint: _Lint, wanted: lsp.Range, quick: bool, fix_all: bool) -> list:
-        from graphguard.fix import SAFE, propose_fixes
-
-        rows = split_rows(lint.text)
-        units = self._units()
-        fixable = [d for d in lint.findings if d.loop_row is not None]
-        if not fixable:
-            return []
-        try:
-            fixes = propose_fixes(lint.text, fixable)
-        except Exception as error:
-            self.log(f"graphguard: internal error while proposing fixes for {uri}: {error!r}", lsp.MessageType.Error)
-            return []
-        actions = []
-        if quick:
-            for d, fix in sorted(fixes.items(), key=lambda item: (item[0].row, item[0].column)):
-                diagnostic = self._diagnostic(d, rows, uri)
-                if not _overlaps(diagnostic.range, wanted):
-                    continue
-                edits = [lsp.TextEdit(range=lsp.Range(start=lsp_position(rows, e.row, e.column, units),
-                                                      end=lsp_position(rows, e.end_row, e.end_column, units)),
-                                      new_text=e.content) for e in fix.edits]
-                actions.append(lsp.CodeAction(
-                    title=f"graphguard: {_fix_title(fix)} ({d.code})", kind=lsp.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=fix.applicability == SAFE,
-                    edit=self._workspace_edit(uri, lint.version, edits)))
-        if fix_all and any(fix.applicability == SAFE for fix in fixes.values()):
-            new = self._fix_all(lint)
-            if new is not None and new != lint.text:
-                end = lsp.Position(line=len(rows) - 1, character=units(rows[-1]))
-                edit = lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0), end=end), new_text=new)
-                actions.append(lsp.CodeAction(title="graphguard: fix all safe fixes", kind=FIX_ALL,
-                                              edit=self._workspace_edit(uri, lint.version, [edit])))
-        return actions
-
-    def _fix_all(self, lint: _Lint) -> str | None:
-        """The document's text with every safe fix applied and checked (``check --fix``'s passes), or
-        None when a fix failed its checks or an internal error happened (logged)."""
-        from graphguard.fix.apply import fix_text
-
-        project = lint.project
-        sources = self._open_sources(project, skip="")
-
-        def relint(text: str) -> list:
-            findings, _ = project.lint(lint.path, {**sources, lint.path: encode_text(text)})
-            return findings
-
-        try:
-            result = fix_text(lint.path, lint.text, relint, unsafe=False, first=lint.findings)
-        except Exception as error:
-            self.log(f"graphguard: internal error while fixing {lint.path}: {error!r}", lsp.MessageType.Error)
-            return None
-        if result.note:
-            self.log(f"graphguard: {lint.path}: {result.note}", lsp.MessageType.Info)
-        return result.fixed
-
-    def _workspace_edit(self, uri: str, version: int | None, edits: list) -> lsp.WorkspaceEdit:
+        if not any(d.loop_row is not None for d in lint.findings):
+            return []  # nothing has a fix: the child is not asked
+        # Fix-all relints the document pass after pass: computed once per lint of a version (an editor
+        # asks for code actions at every move of the cursor), kept until the next lint or close.
+        cached = self.fix_all_cache.get(uri)
+        known = wants_all and cached is not None and cached[0] is lint
         capabilities = self.client_capabilities
         versioned = bool(capabilities and capabilities.workspace and capabilities.workspace.workspace_edit
                          and capabilities.workspace.workspace_edit.document_changes)
-        if versioned:
-            return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)])
-        return lsp.WorkspaceEdit(changes={uri: edits})
+        actions: list = []
+        if wants_quick or (wants_all and not known):
+            request = (uri, (lint.version, lint.text, lint.path, lint.findings), params.range, wants_quick,
+                       wants_all and not known, self._encoding(), versioned)
+            answer = self.worker.submit(self._actions, request, wants_all and not known).result()
+            if answer is None:
+                return []  # the child died (logged)
+            actions = answer
+        if wants_all:
+            if known:
+                fix_all = cached[1]
+                if fix_all is not None:
+                    actions.append(fix_all)
+            else:
+                self.fix_all_cache[uri] = (lint, next((a for a in actions if a.kind == FIX_ALL), None))
+        return actions
 
-
-def _fix_title(fix) -> str:
-    """A quick fix's title: the fix's message, which says why an unsafe fix is unsafe (``(unsafe: it
-    runs only under a condition; ...)``); an unsafe fix whose message does not say so gets a note."""
-    from graphguard.fix import SAFE
-
-    if fix.applicability == SAFE or "unsafe" in fix.message:
-        return fix.message
-    return f"{fix.message} (unsafe: it may change what the program does)"
-
-
-def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
-    start_a, end_a = (a.start.line, a.start.character), (a.end.line, a.end.character)
-    start_b, end_b = (b.start.line, b.start.character), (b.end.line, b.end.character)
-    return start_a <= end_b and start_b <= end_a
+    def _actions(self, request: tuple, fix_all: bool) -> list | None:
+        """On the worker thread: the child's code actions for ``request`` (see :meth:`code_actions`),
+        None when the child died."""
+        if fix_all:
+            self.fix_all_runs += 1
+        texts = self._open_texts() if fix_all else {}
+        return self._process().call("actions", *request, texts)
 
 
 def _read_options(options, warnings: list) -> dict:
@@ -599,6 +421,9 @@ def build_server() -> GraphguardServer:
             ls.log(f"graphguard: initializationOptions.{unknown} is not a graphguard option (ignored); the "
                    f"options are debounce, debounceMs and scope", lsp.MessageType.Warning)
         ls.project = Project(_root_of(params), ls.log, options.get("scope", "auto"))
+        # The child imports the checker meanwhile (about a second); the first lint waits for it.
+        ls.lint_process = LintProcess(ls.project.root, ls.project.scope, ls.log)
+        ls.lint_process.start()
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: GraphguardServer, params) -> None:
@@ -621,8 +446,7 @@ def build_server() -> GraphguardServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: GraphguardServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if ls.project:
-            ls.project.files = None  # a new file may have appeared
+        ls.rescan = True  # a new file may have appeared
         # A short pause, so that the files an editor opens at once (a session restored, 50 tabs) are all
         # read before the first lint, which then covers them all: one project lint, not one per file.
         ls.schedule(params.text_document.uri, min(ls.debounce, OPEN_PAUSE), typing=False)
@@ -633,8 +457,7 @@ def build_server() -> GraphguardServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: GraphguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        if ls.project:
-            ls.project.files = None
+        ls.rescan = True
         ls.schedule(params.text_document.uri, 0)
 
     def forget(ls: GraphguardServer, uri: str, shown_uris: list[str]) -> None:
@@ -645,6 +468,7 @@ def build_server() -> GraphguardServer:
         ls.latest.pop(uri, None)
         ls.covered.pop(uri, None)
         ls.lints.pop(uri, None)
+        ls.fix_all_cache.pop(uri, None)
         ls.cells.pop(uri, None)
         for shown in shown_uris:
             ls.shown.pop(shown, None)

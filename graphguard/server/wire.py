@@ -25,6 +25,8 @@ MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 #: The longest header line read at once, in bytes; a longer line is read (and skipped) in pieces.
 MAX_HEADER_LINE = 64 * 1024
 _HEADER_AT_END = re.compile(rb"Content-Length: (\d+)\r\n\Z")
+#: A ``Content-Length`` header line as pygls 2.1 reads it (exactly so spelled).
+_CONTENT_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
 #: A line with its ending, as LSP counts lines (``\n``, ``\r\n``, ``\r`` only).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 #: What ``str.splitlines`` breaks at beside ``\n``, ``\r\n`` and ``\r``, and LSP does not.
@@ -41,38 +43,102 @@ def split_lines(text: str) -> list[str]:
 
 
 class BoundedInput:
-    """The server's standard input (a binary stream) for pygls's reader, with every read bounded: a
-    message body longer than ``limit`` bytes (default :data:`MAX_MESSAGE_BYTES`) is refused with one line to
-    ``log(message)``, and reading goes on at the next ``Content-Length`` header; a header line is read
-    at most :data:`MAX_HEADER_LINE` bytes at a time. pygls 2.1 read any ``Content-Length`` at once, so
-    ``Content-Length: 99999999999`` ended the server with a MemoryError.
+    """The server's standard input (a binary stream) for pygls's reader, with every read bounded and
+    every framing fault ending in one line to ``log(message)`` instead of an error or a silent hang.
+    pygls 2.1 read any ``Content-Length`` at once (``Content-Length: 99999999999`` ended the server with
+    a MemoryError), read every line after headers without a ``Content-Length`` as more headers (every
+    later message lost, silently), and handed a body cut short by the end of the input to the JSON
+    parser.
 
-    The bytes of a refused body that does arrive are read and dropped line by line, so memory stays
-    bounded by ``limit`` whatever the client sends. Reads raise what the stream raises (OSError)."""
+    Headers are read here, a whole block at a time, and pygls is handed one clean ``Content-Length``
+    line and the blank line after it:
+
+    * a body longer than ``limit`` bytes (default :data:`MAX_MESSAGE_BYTES`) is refused: its bytes
+      are read and dropped as they arrive, a piece at a time (memory stays bounded whatever the client
+      sends), and pygls gets the next message's body instead;
+    * headers ending without a ``Content-Length``: the message is skipped up to the next line ending
+      in a ``Content-Length`` header (the lost body has no line break of its own to stop at);
+    * the end of the input inside headers or a body: pygls is told the input ended.
+
+    A header line is read at most :data:`MAX_HEADER_LINE` bytes at a time. Reads raise what the stream
+    raises (OSError)."""
 
     def __init__(self, stream, log, limit: int | None = None) -> None:
         self.stream = stream
         self.log = log
         self.limit = MAX_MESSAGE_BYTES if limit is None else limit
+        self._pending: list[bytes] = []  # lines handed to pygls before anything more is read
 
     def readline(self) -> bytes:
-        """One header line, at most :data:`MAX_HEADER_LINE` bytes (``b""`` at the end of the stream)."""
-        return self.stream.readline(MAX_HEADER_LINE)
+        """The next header line for pygls: ``Content-Length: N`` of the next message, then the blank
+        line ending its headers (``b""`` at the end of the input)."""
+        if self._pending:
+            return self._pending.pop()
+        size = self._headers()
+        if size is None:
+            return b""
+        self._pending = [b"\r\n"]
+        return b"Content-Length: %d\r\n" % size
 
     def read(self, size: int) -> bytes:
         """The body of ``size`` bytes pygls asks for; for a refused size, the next message's body
-        within the limit (``b""`` at the end of the stream)."""
+        within the limit. ``b""`` at the end of the input (one log line when it cuts a message)."""
         while size > self.limit:
             self.log(f"graphguard: refused a message of {size} bytes (the limit is {self.limit} bytes); "
                      f"reading on from the next message")
-            size = self._next_header()
+            dropped = self._drop(size)
+            if dropped < size:
+                self.log(f"graphguard: the input ended {dropped} bytes into the refused message of {size} bytes")
+                return b""
+            size = self._headers()
             if size is None:
                 return b""
-        return self.stream.read(size)
+        body = self.stream.read(size)
+        if len(body) < size:
+            self.log(f"graphguard: the input ended inside a message: {len(body)} of its {size} bytes arrived; "
+                     f"it is dropped")
+            return b""
+        return body
+
+    def _drop(self, size: int) -> int:
+        """Read and forget ``size`` bytes, 64 KiB at a time; the number read (less at the end of the input)."""
+        dropped = 0
+        while dropped < size:
+            piece = self.stream.read(min(size - dropped, 1 << 16))
+            if not piece:
+                break
+            dropped += len(piece)
+        return dropped
+
+    def _headers(self) -> int | None:
+        """The ``Content-Length`` of the next message, its headers read up to the blank line after them
+        (blank lines before them skipped), or None at the end of the input. The first
+        ``Content-Length`` counts, spelled as pygls reads it. Headers without one: one log line, and
+        the message is skipped up to the next (:meth:`_next_header`)."""
+        size, seen = None, False
+        while True:
+            line = self.stream.readline(MAX_HEADER_LINE)
+            if not line:
+                if seen:
+                    self.log("graphguard: the input ended inside a message's headers")
+                return None
+            match = _CONTENT_LENGTH.fullmatch(line)
+            if match and size is None:
+                size = int(match[1])
+            if line.strip():
+                seen = True
+                continue
+            if not seen:
+                continue  # a blank line between messages
+            if size is not None:
+                return size
+            self.log("graphguard: skipped a message without a Content-Length header; reading on from the next "
+                     "Content-Length")
+            return self._next_header()
 
     def _next_header(self) -> int | None:
         """The ``Content-Length`` of the next message, its headers read up to the blank line after them,
-        or None at the end of the stream. A refused body need not end with a line break, so the header
+        or None at the end of the input. A skipped body need not end with a line break, so the header
         is looked for at the end of each line read, after whatever precedes it."""
         size, tail = None, b""
         while True:
@@ -133,7 +199,8 @@ class Protocol(LanguageServerProtocol):
 
     A body that is not JSON gets -32700 (parse error) from ``GraphguardServer.report_server_error``.
     Notifications are never answered: one whose params do not have its method's shape is logged
-    (``window/logMessage``, one line) and skipped.
+    (``window/logMessage``, one line) and skipped, and so is a message with neither ``id`` nor
+    ``method``.
 
     Two bookkeeping fixes: the future of every handler run is dropped from pygls's request-futures
     table once it is done (:meth:`_execute_handler`), and after ``exit`` nothing more is written
@@ -164,6 +231,13 @@ class Protocol(LanguageServerProtocol):
     def structure_message(self, data):
         if "jsonrpc" not in data:
             return data  # a nested object, or not a message (handle_message answers that)
+        if "id" not in data and "method" not in data:
+            # Not a request, a notification nor a response: pygls 2.1 read it as a notification of the
+            # method "" and logged a puzzle. Nothing to answer (there is no id): one line in the log.
+            log = getattr(getattr(self, "_server", None), "log", None)
+            if log is not None:
+                log(f"graphguard: ignored a message with neither id nor method (keys: {', '.join(map(str, data))!s:.80})")
+            return _ANSWERED
         request = "id" in data and "method" in data
         if request and "params" not in data:
             data = {**data, "params": None}
