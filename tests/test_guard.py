@@ -346,7 +346,7 @@ def test_report_aggregates_steps_as_in_the_issue(model):
 
 
 def test_growth_every_n_steps_is_reported_as_such_not_per_step(model):
-    """Issue 39: a Saver built every 5th step (an epoch's checkpoint) is ``+N ops every 5 steps``, in the
+    """Issue 39: a Saver built every 5th step (an epoch's checkpoint) is ``+N ops every 5 session runs``, in the
     report and in the error's first line, not ``+N ops/step``."""
     graph, sess, x, w, loss = model
     with warnings.catch_warnings():
@@ -358,8 +358,8 @@ def test_growth_every_n_steps_is_reported_as_such_not_per_step(model):
                     saver = tf.train.Saver([w])  # EPOCH-SAVER
     (growth,) = guarded.report().growth
     assert (growth.first_step, growth.last_step, growth.steps, growth.min_gap, growth.max_gap) == (5, 20, 4, 5, 5)
-    assert growth.every == "5 steps" and growth.rate() == f"+{growth.ops_per_step} ops every 5 steps"
-    assert str(growth).startswith(f"+{growth.ops_per_step} ops every 5 steps since step 5 (4 times, to step 20): ")
+    assert growth.every == "5 session runs" and growth.rate() == f"+{growth.ops_per_step} ops every 5 session runs"
+    assert str(growth).startswith(f"+{growth.ops_per_step} ops every 5 session runs since step 5 (4 times, to step 20): ")
     assert "ops/step" not in str(guarded.report())
 
     with pytest.raises(GraphGrowthError) as info:
@@ -369,7 +369,7 @@ def test_growth_every_n_steps_is_reported_as_such_not_per_step(model):
                 if step % 5 == 0:
                     saver = tf.train.Saver([w])  # EPOCH-SAVER-RAISE
     first = str(info.value).splitlines()[0]
-    assert first.startswith(f"+{info.value.ops_added} ops every 5 steps since step 5 (2 times, to step 10): ")
+    assert first.startswith(f"+{info.value.ops_added} ops every 5 session runs since step 5 (2 times, to step 10): ")
     assert (info.value.step, info.value.lineno) == (10, _line("EPOCH-SAVER-RAISE")) and saver is not None
 
 

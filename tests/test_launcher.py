@@ -265,8 +265,8 @@ def test_growth_every_n_steps_is_said_so_in_the_report_and_the_verdict(tmp_path,
     assert launcher.main(["--on-growth", "warn", str(script)]) == 1
     err = capsys.readouterr().err
     growth = next(line for line in err.splitlines() if line.startswith("growth: +"))
-    assert re.match(r"growth: \+\d+ ops every 3 steps since step 3 \(6 times, to step 18\): ", growth), growth
-    assert re.search(rf"graphguard run: graph growth found: \+\d+ ops every 3 steps, from "
+    assert re.match(r"growth: \+\d+ ops every 3 session runs since step 3 \(6 times, to step 18\): ", growth), growth
+    assert re.search(rf"graphguard run: graph growth found: \+\d+ ops every 3 session runs, from "
                      rf"{re.escape(where(str(script), 10))} \(tf\.add\)$", err.rstrip()), err[-500:]
     assert "ops/step" not in err
 

@@ -75,8 +75,8 @@ class Growth:
 
     @property
     def every(self) -> Optional[str]:
-        """How often a pattern of several steps came, in words: ``"30 steps"`` (regular gaps),
-        ``"10-26 steps"`` (gaps that vary), ``None`` when it came on most steps (``ops/step``), for a
+        """How often a pattern of several steps came, in words: ``"30 session runs"`` (regular gaps),
+        ``"10-26 session runs"`` (gaps that vary), ``None`` when it came on most steps (``ops/step``), for a
         single step, and for refusals, sessions and bursts. From ``first_step``, ``last_step``,
         ``steps``, ``min_gap`` and ``max_gap``."""
         if self.kind != "step" or self.refused is not None or self.steps < 2:
@@ -84,14 +84,17 @@ class Growth:
         mean = (self.last_step - self.first_step) / (self.steps - 1)
         if mean < 1.5:
             return None
+        # "session runs", not "steps": a loop iteration that makes two runs (train, then evaluate) and
+        # builds an op once is "every 2 session runs", which "every 2 steps" made read as every other
+        # iteration (a new user's trial).
         if not self.min_gap:  # gaps not recorded: the mean is all there is
-            return f"{round(mean)} steps"
+            return f"{round(mean)} session runs"
         if self.min_gap == self.max_gap:
-            return f"{self.min_gap} steps"
-        return f"{self.min_gap}-{self.max_gap} steps"
+            return f"{self.min_gap} session runs"
+        return f"{self.min_gap}-{self.max_gap} session runs"
 
     def rate(self) -> str:
-        """The pattern's size and cadence without its lines: ``+12 ops every 30 steps``, ``+70 ops/step``,
+        """The pattern's size and cadence without its lines: ``+12 ops every 30 session runs``, ``+70 ops/step``,
         ``+4 ops at step 3``, ``+25420 ops in one burst at step 3``, ``refused at step 1``."""
         if self.refused is not None:
             return f"refused at step {self.first_step}"
