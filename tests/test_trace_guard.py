@@ -504,3 +504,18 @@ def test_a_step_function_given_each_folds_new_model_is_not_retracing():
         with TraceGuard():
             for i in range(12):
                 step(net, optimizer, x, y, float(i))
+
+
+def test_tensorflows_own_warnings_stand_under_the_function_they_name():
+    # A new user's trial: TensorFlow's warnings about `f` were printed inside `h`'s section.
+    from graphguard.runtime.trace_report import TraceReport, TracedFunction
+
+    def traced(name):
+        return TracedFunction(name, "__main__", "t.py", 3, 9, 9, 9 if name == "f" else 1, 1, False,
+                              retracing="new_function" if name == "f" else "same_function", fix="keep one")
+
+    warning = "5 out of the last 5 calls to <function {} at 0x7f> triggered tf.function retracing"
+    text = TraceReport(2, (traced("f"), traced("h")), (warning.format("f"), warning.format("g"))).format()
+    f_part, h_part = text.split("-- f ")[1].split("-- h ")
+    assert warning.format("f") in f_part and "<function" not in h_part.split("-- TensorFlow")[0]
+    assert text.splitlines()[-2:] == ["-- TensorFlow's own retracing warnings --", f"  {warning.format('g')}"]

@@ -25,6 +25,10 @@ _WHY = ("Each trace runs the Python function again and builds a new graph, and T
         "for a call that reuses one; more for larger functions).")
 
 
+#: TensorFlow's own retracing warnings shown in a report's text (all are in ``tf_warnings``).
+_SHOWN_TF_WARNINGS = 4
+
+
 @dataclass(frozen=True)
 class ArgChange:
     """One difference between two consecutive traces of a function.
@@ -270,6 +274,10 @@ class TraceReport:
         if left_out:
             lines.append(f"  ... and {left_out} more tf.function{'s' * (left_out != 1)} with fewer traces, none "
                          f"retracing (TraceGuard.report().functions lists them all)")
+        # TensorFlow's own warnings name the Python function (``<function f at 0x...>``): each goes under
+        # its function's section; others (a function not shown) under their own heading (a new user's
+        # trial: f's warnings were printed in h's section).
+        tf_warnings = list(self.tf_warnings[:_SHOWN_TF_WARNINGS])
         for fn in self.retracing:
             lines.append(f"-- {fn.summary()} --")
             for site in fn.call_sites[:3]:
@@ -279,8 +287,13 @@ class TraceReport:
             for change in fn.changes:
                 lines.append(f"  changed: {change.counted()}")
             lines.append(f"  fix: {fn.fix}")
-        for message in self.tf_warnings[:2]:
-            lines.append(f"  TensorFlow's own warning: {message[:200]}")
+            spelled = f"<function {fn.name.rsplit('.', 1)[-1]} at "
+            for message in [m for m in tf_warnings if spelled in m]:
+                lines.append(f"  TensorFlow's own warning: {message[:200]}")
+                tf_warnings.remove(message)
+        if tf_warnings:
+            lines.append("-- TensorFlow's own retracing warnings --")
+            lines.extend(f"  {message[:200]}" for message in tf_warnings)
         return "\n".join(lines)
 
     def __str__(self) -> str:
