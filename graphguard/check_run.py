@@ -16,6 +16,7 @@ import re
 import sys
 
 from graphguard.lint import (
+    CELLS_OFF_BY_DEFAULT,
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
@@ -173,7 +174,8 @@ def check(args) -> int:
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
         print(f"graphguard: internal error: {error} (please report this)", file=sys.stderr)
 
-    diagnostics = kept(report, config, selected)
+    cells = "GG001" in selection(args, config, CELLS_OFF_BY_DEFAULT)  # GG001 named: notebook cells too
+    diagnostics = kept(report, config, selected, cells=cells)
     fixing = args.fix or args.fix_only or args.diff
     if fixing and cache is None and not args.add_noqa and not stdin:
         from graphguard.cache import MemoryCache
@@ -185,7 +187,7 @@ def check(args) -> int:
         def relint(filename: str, text: bytes) -> list:
             again = checker.check_paths(files, {**(sources or {}), filename: text}, jobs=1, cache=cache,
                                         explicit=explicit)
-            return [d for d in kept(again, config, selected, only=filename) if d.filename == filename]
+            return [d for d in kept(again, config, selected, only=filename, cells=cells) if d.filename == filename]
 
         return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
                          lambda found, out: write(args, output_format, found, out, sources))
@@ -236,7 +238,7 @@ def check(args) -> int:
 
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
-        unparsed = "" if "GG001" in selected else _unparsed(report)
+        unparsed = _unparsed(report, diagnostics)
         hid = _hidden_note(hidden(report, config), config.max_bounded_iterations)
         # One line: what was found, then a clause per thing not shown or not read, each "; ..." (a new
         # user's trial: "(1 file checked; 1 file could not be parsed ... (--extend-select GG001 ...))")
@@ -429,9 +431,11 @@ def _hidden_note(count: int, bound: int) -> str:
     return f"; {where} not shown (max-bounded-iterations = {bound}; --config 'max-bounded-iterations = 0' shows them)"
 
 
-def _unparsed(report) -> str:
-    """The summary's note on files skipped because they (or some of their notebook cells) do not parse."""
-    count = len({d.filename for d in report.diagnostics if d.code == "GG001"})
+def _unparsed(report, diagnostics: list) -> str:
+    """The summary's note on files skipped because they (or some of their notebook cells) do not parse,
+    and whose GG001 is not reported (unselected, or a notebook's cell without GG001 named)."""
+    count = len({d.filename for d in report.diagnostics if d.code == "GG001"}
+                - {d.filename for d in diagnostics if d.code == "GG001"})
     if not count:
         return ""
     return f"; {_count(count, 'file')} could not be parsed in whole or part: --extend-select GG001 lists {'it' if count == 1 else 'them'}"

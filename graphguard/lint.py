@@ -9,11 +9,15 @@ from __future__ import annotations
 import os
 import sys
 
-#: Codes that exist but are off unless selected by name or prefix. GG001: a file or notebook cell that cannot be parsed is skipped and counted in
-#: the summary, as bandit and semgrep (linters of one class of bug) treat parse failures; the compiler
-#: and general linters already report syntax errors, and judges of first contact read every GG001 as
-#: noise (issue 34). ``--extend-select GG001`` reports each one, and fails the run, as before.
-OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
+#: Codes that exist but are off unless selected by name or prefix. GG001 in a notebook cell (an
+#: exercise's blank, a cell of shell commands) is skipped and counted in the summary: judges of first
+#: contact read those as noise (issue 34), and ``--extend-select GG001`` reports them. GG001 for a file
+#: is on, as ruff reports a syntax error: a broken script must not pass a pre-commit hook or CI (a new
+#: user's trial, issue 39); a Python 2 file is read, not reported.
+OFF_BY_DEFAULT = frozenset({"GG900"})
+#: What :data:`OFF_BY_DEFAULT` was before GG001 for files was on: a selection made with it says whether
+#: GG001 was selected by name or prefix, which turns it on for notebook cells too (:func:`kept`).
+CELLS_OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
 
 
 #: Exit codes, as ruff's: no findings; findings (or a diff to show); a usage or internal error.
@@ -43,7 +47,7 @@ def expand(selectors, known: list[str], flag: str) -> set[str]:
     return chosen
 
 
-def selection(args, config) -> set[str]:
+def selection(args, config, off: frozenset = OFF_BY_DEFAULT) -> set[str]:
     """The selected codes, resolved as ruff resolves them: the configuration file's ``select``,
     ``extend-select`` and ``ignore``, then the command line's. A layer's ``select`` starts afresh (the
     command line's ``--select GG101`` selects GG101 though the file ignores it); within a layer the more
@@ -51,7 +55,7 @@ def selection(args, config) -> set[str]:
     GG002 (a file that cannot be read) is selected unless ignored."""
     known = known_codes()
     always = {"GG002"}  # a file that cannot be read is always said
-    selected = (set(known) - OFF_BY_DEFAULT) | always
+    selected = (set(known) - off) | always
     layers = ((config.select, config.extend_select, config.ignore, ("select", "extend-select", "ignore")),
               (args.select, args.extend_select, args.ignore, ("--select", "--extend-select", "--ignore")))
     for select, extend, ignore, (select_flag, extend_flag, ignore_flag) in layers:
@@ -71,7 +75,7 @@ def specificity(selector: str) -> int:
     return 0 if selector.upper() == "ALL" else len(selector)
 
 
-def kept(report, config, selected, only: str | None = None) -> list:
+def kept(report, config, selected, only: str | None = None, cells: bool = True) -> list:
     """The findings of ``report`` that are reported: per-file ignores and suppression comments applied,
     GG900 added when selected; sorted. ``only``: just that file's."""
     from graphguard.suppressions import read_suppressions
@@ -84,8 +88,8 @@ def kept(report, config, selected, only: str | None = None) -> list:
     for filename, items in by_file.items():
         items, suppressions = _not_ignored(report, config, filename, items)
         kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
-        if "GG001" not in selected:  # counted in the summary instead (see OFF_BY_DEFAULT)
-            kept = [d for d in kept if d.code != "GG001"]
+        if "GG001" not in selected or (not cells and filename.endswith(".ipynb")):
+            kept = [d for d in kept if d.code != "GG001"]  # counted in the summary instead (see OFF_BY_DEFAULT)
         diagnostics.extend(kept)
     if "GG900" in selected:
         for filename, source in report.sources.items():

@@ -105,11 +105,13 @@ def test_syntax_error_is_reported_and_other_files_still_checked(tree):
     codes = [line.split()[1] for line in result.stdout.splitlines()]
     assert codes == ["GG001", "GG101", "GG102"]
     assert f"{tree / 'broken.py'}:2:7: GG001 syntax-error:" in result.stdout
-    # Unselected (the default, issue 34): the file is counted in the summary, and the run passes or
-    # fails on the other files' findings alone.
+    # On by default for a file, as ruff reports a syntax error (a new user's trial, issue 39); ignored,
+    # the file is counted in the summary, and the run passes or fails on the other files' findings alone.
     default = graphguard("check", str(tree))
-    assert [line.split()[1] for line in default.stdout.splitlines()] == ["GG101", "GG102"]
-    assert "; 1 file could not be parsed in whole or part: --extend-select GG001 lists it." in default.stderr
+    assert [line.split()[1] for line in default.stdout.splitlines()] == ["GG001", "GG101", "GG102"]
+    ignored = graphguard("check", "--ignore", "GG001", str(tree))
+    assert [line.split()[1] for line in ignored.stdout.splitlines()] == ["GG101", "GG102"]
+    assert "; 1 file could not be parsed in whole or part: --extend-select GG001 lists it." in ignored.stderr
 
 
 @pytest.mark.parametrize(
@@ -899,9 +901,17 @@ def test_deep_expressions_are_reported_without_traceback(tmp_path, terms):
 
 
 def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_path):
-    (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
-    result = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)
+    # A notebook cell that does not parse (an exercise's blank) is counted, not reported (issue 34)...
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": "import tensorflow as tf\nx = (1,\n"}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "lesson.ipynb").write_text(json.dumps(notebook))
+    result = graphguard("check", "--no-cache", "lesson.ipynb", cwd=tmp_path)
     assert result.returncode == 0 and "All checks passed" not in result.stderr
     # One line without nested parentheses (issue 39: "(1 file checked; ... (--extend-select GG001 lists them))").
     assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
                              "--extend-select GG001 lists it.\n")
+    # ...a script that does not parse is GG001, as ruff reports a syntax error (a new user's trial, issue 39).
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
+    broken = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)
+    assert broken.returncode == 1 and broken.stdout.startswith("broken.py:2:5: GG001 syntax-error: cannot parse file")

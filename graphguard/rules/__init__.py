@@ -55,8 +55,8 @@ RULES: dict[str, type[Rule]] = {
 #: Codes reported by the checker itself rather than by a rule: (code, name, summary).
 CHECKER_CODES: dict[str, tuple[str, str]] = {
     "GG001": ("syntax-error", "The file (or a notebook cell) mentions TensorFlow or Keras and could not be parsed "
-                              "or decoded (a syntax error, NUL bytes, an unknown encoding); off unless selected "
-                              "(Python 2 code is read). Other files that do not parse are skipped."),
+                              "or decoded (a syntax error, NUL bytes, an unknown encoding); a notebook cell only when GG001 is "
+                              "selected by name (Python 2 code is read). Other files that do not parse are skipped."),
     "GG002": ("io-error", "The file or folder could not be read (permissions, not a regular file), or is larger "
                           "than max-file-bytes."),
 }

@@ -133,7 +133,7 @@ class Project:
 
     def _load(self) -> None:
         from graphguard.checker import Checker
-        from graphguard.lint import UsageError, default_cache_dir as _default_cache_dir, known_codes as _known_codes, selection as _selection
+        from graphguard.lint import CELLS_OFF_BY_DEFAULT, UsageError, default_cache_dir as _default_cache_dir, known_codes as _known_codes, selection as _selection
         from graphguard.config import Config, ConfigError, load_config
 
         self.error = None
@@ -143,7 +143,9 @@ class Project:
             config = load_config(path, _known_codes())
             if config.path is None:
                 config = dataclasses.replace(config, root=self.root or os.getcwd())
-            self.selected = _selection(_stdtypes.SimpleNamespace(select=None, extend_select=[], ignore=[]), config)
+            # GG001 off in the editor: a buffer mid-edit does not parse every few keystrokes
+            self.selected = _selection(_stdtypes.SimpleNamespace(select=None, extend_select=[], ignore=[]), config,
+                                       CELLS_OFF_BY_DEFAULT)
         except (ConfigError, UsageError) as error:
             self.error = f"graphguard: {error}; nothing is checked until the configuration is fixed"
             self.log(self.error, "error")
