@@ -44,6 +44,14 @@ def test_run_without_a_script_is_a_one_line_error():
     assert "graphguard: error:" in result.stderr
 
 
+def test_a_script_without_tensorflow_is_not_said_to_pass(tmp_path):
+    # A new user's trial: "no graph growth" for a script that never used TensorFlow read as a pass.
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    result = graphguard("run", str(tmp_path / "hello.py"))
+    assert result.returncode == 0 and result.stderr.rstrip().endswith(
+        "graphguard run: nothing guarded: the script opened no TensorFlow session and called no tf.function")
+
+
 def test_a_script_with_a_syntax_error_is_reported_as_such(tmp_path):
     # Regression (issue 12, item 7): a traceback through the launcher, then "no graph growth".
     (tmp_path / "broken.py").write_text("import tensorflow as tf\nfor x in :\n    pass\n")

@@ -591,6 +591,9 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         verdict = f"the guard stopped the script: {stopped[0]}"
     elif failed:
         verdict = f"the script failed ({failed}): no graph growth seen before it stopped, which is no verdict"
+    elif not reports and not traces.functions:
+        # (a new user's trial: "no graph growth" for a script without TensorFlow read as a pass)
+        verdict = "nothing guarded: the script opened no TensorFlow session and called no tf.function"
     else:
         verdict = "no graph growth"
     parts = [verdict] if sessions or failed else []
