@@ -314,7 +314,9 @@ def _sarif_fix(fix, uri: str) -> dict:
     """A SARIF ``fix``: the edits as ``replacements`` of one artifact (an insertion deletes an empty
     region)."""
     return {
-        "description": {"text": f"{fix.message} ({fix.applicability})"},
+        # (an unsafe fix's message already says "(unsafe: why)": not "(unsafe)" again)
+        "description": {"text": fix.message if f"({fix.applicability}" in fix.message
+                        else f"{fix.message} ({fix.applicability})"},
         "artifactChanges": [{
             "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
             "replacements": [{

@@ -318,8 +318,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             shim.hide_frames(error)
         _print_script_error(error, script)
         hint = _tf1_explain(error) if shim else _tf1_suggestion(error)
-        if hint:
-            print(hint, file=sys.stderr)
+        if hint and not (shim is not None and shim.said and "tf_keras" in hint and "tf_keras" in shim.said):
+            print(hint, file=sys.stderr)  # (the Keras 2 hint once: --tf1 said it before the script ran)
         status = 1
         if not stopped_by_guard:
             failed = f"it raised {type(error).__name__}"
@@ -463,7 +463,7 @@ def _tf1_shim(script: str) -> Any:
     from graphguard.runtime.tf1 import Tf1Shim
 
     shim = Tf1Shim(script)
-    hint = shim.hint()
+    hint = shim.said = shim.hint()
     if hint:
         print(hint, file=sys.stderr)
     shim.install()

@@ -72,6 +72,8 @@ class Tf1Shim:
         self.disabled_v2 = False
         self._original_import: Any = None
         self._saved_env: Optional[tuple[bool, Optional[str]]] = None
+        #: the :meth:`hint` printed before the script ran (None: none), not to be said again at its error
+        self.said: Optional[str] = None
 
     # -- set-up -----------------------------------------------------------------------------------
 
