@@ -88,6 +88,26 @@ _STEP_CALLS = {"predict": (Effect.PREDICT, _PREDICT_KEYWORDS), "fit": (Effect.FI
 TRACED, SIGNED = 1, 2
 
 
+
+#: Random draws: ``np.random.normal(...)``, ``tf.random.uniform(...)``, ``random.random()``, and a
+#: generator's methods (``rng.normal(...)``, ``np.random.default_rng().integers(...)``).
+_RANDOM_METHODS = frozenset({"normal", "uniform", "randn", "rand", "randint", "integers", "standard_normal",
+                             "random", "random_sample", "truncated_normal", "binomial", "poisson", "choice",
+                             "permutation", "shuffle", "beta", "gamma", "laplace", "multinomial"})
+
+
+def _draws_random(node: ast.AST) -> bool:
+    """Whether expression ``node`` calls a random draw, so it gives new values on every evaluation."""
+    for sub in ast.walk(node):
+        if sub.__class__ is ast.Call:
+            func = sub.func
+            if func.__class__ is ast.Attribute and func.attr in _RANDOM_METHODS:
+                return True
+            text = dotted_name(func)
+            if text is not None and (".random." in f".{text}" or text.startswith("random.")):
+                return True
+    return False
+
 class _Returns(NamedTuple):
     """A call of what project function ``ref`` returned (a ``tf.function`` if its returns say so)."""
 
@@ -499,8 +519,9 @@ class EagerReader(SampleReader):
                 # (``for state, target in transitions``, ``for x, y in batches()``) it is one step each
                 return
             names = self._read_names(data, numbers_only=False)
-            self._defer(lambda frame, c=construction, names=names, one=one, model=model:
-                        self._settle_predict(frame, c, names, one, model))
+            drawn = step[0] is Effect.PREDICT and _draws_random(data)
+            self._defer(lambda frame, c=construction, names=names, one=one, model=model, drawn=drawn:
+                        self._settle_predict(frame, c, names, one, model, drawn))
             return
         else:
             dotted = dotted_name(receiver)
@@ -530,10 +551,13 @@ class EagerReader(SampleReader):
                 return False
         return True
 
-    def _settle_predict(self, frame, construction, names: frozenset, one: bool, model) -> None:
+    def _settle_predict(self, frame, construction, names: frozenset, one: bool, model, drawn: bool = False) -> None:
         """``model.predict(data)`` in a loop: a finding for the innermost loop that changes ``data``, or
-        for the innermost loop when ``data`` is one sample."""
+        for the innermost loop when ``data`` is one sample or drawn at random in the call
+        (``generator.predict(np.random.normal(size=(64, 100)))``: new noise on every iteration)."""
         index = self._varying_index(names, construction.loops)
+        if index is None and drawn:
+            index = construction.loops[-1]
         if index is None and not one:
             return
         if index is not None:

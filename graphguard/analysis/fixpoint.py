@@ -623,7 +623,7 @@ class Project:
                 if position not in summary.model_positions and _is_model(callee, kind):
                     summary.model_positions = summary.model_positions | {position}
                     changed = True
-                if not summary.uses_returned and _is_model(callee, kind) and (
+                if not summary.uses_returned and not isinstance(callee, bool) and _is_model(callee, kind) and (
                         callee.uses_returned or callee.trains_model is not None or callee.trains is not None):
                     summary.uses_returned = changed = True  # ``return train(cfg)``: what the callee trained
             if summary.resets_graph and (summary.builds or summary.trains_model):
