@@ -24,6 +24,7 @@ from graphguard.analysis.syntax import (
     waits_for_a_person,
     assigned_targets,
     callee_text,
+    closes_writer,
     dotted_name,
     ends_in_break,
     guarded_target,
@@ -79,6 +80,7 @@ class FlowReader:
         once = ends_in_break(parts[-1])
         if once:
             frame.exempt.append(frozenset({loop.index}))
+        made = len(frame.facts.constructions)
         for part in parts:
             if isinstance(part, list):
                 for statement in part:
@@ -88,6 +90,23 @@ class FlowReader:
         if once:
             frame.exempt.pop()
         frame.loops.pop()
+        if len(frame.facts.constructions) > made:
+            self._closed_writers(loop, parts[-1], made)
+
+    def _closed_writers(self, loop: Loop, body, made: int) -> None:
+        """A ``FileWriter`` made on each iteration and closed in that iteration (``with
+        tf.summary.FileWriter(...) as w:``, or ``w = ...`` then ``w.close()``) leaves no thread or file
+        open and adds no op: no loop around it, nor a caller's, accumulates anything (first contact:
+        one writer per metric, each closed, read as GG110)."""
+        constructions = self._frame.facts.constructions
+        for position in range(made, len(constructions)):
+            construction = constructions[position]
+            if construction.effect is not Effect.FILE_WRITER or not construction.loops \
+                    or construction.loops[-1] != loop.index or not isinstance(body, list):
+                continue
+            if closes_writer(body, construction.site.row):
+                constructions[position] = construction._replace(
+                    exempt=construction.exempt | frozenset(construction.loops) | {CALLER})
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)  # evaluated once

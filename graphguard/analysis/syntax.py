@@ -406,3 +406,27 @@ def tensor_predicates(body: list) -> frozenset:
                and names_tensor_types(t.args[1]) for t in tests):
             found.add(statement.name)
     return frozenset(found)
+
+
+def closes_writer(body: list, row: int) -> bool:
+    """Whether the statements ``body`` (a loop's) close the writer made by a call on ``row``: the call is
+    a ``with`` item (``with tf.summary.FileWriter(d) as w:``), or it is assigned to a name
+    (``w = tf.summary.FileWriter(d)``) whose ``close()`` the body calls. Nested functions and classes
+    are not looked into."""
+    names = set()
+    stack = list(body)
+    closes = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            if any(item.context_expr.__class__ is ast.Call and item.context_expr.lineno == row for item in node.items):
+                return True
+        elif isinstance(node, ast.Assign) and node.value.__class__ is ast.Call and node.value.lineno == row:
+            names.update(filter(None, (dotted_name(target) for target in node.targets)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close"
+              and not node.args):
+            closes.add(dotted_name(node.func.value))
+        stack.extend(ast.iter_child_nodes(node))
+    return bool(names & closes)

@@ -8,7 +8,8 @@ class SummaryInSessionLoop(Rule):
     """
     ## What it does
     Finds v1 summary ops (`tf.summary.scalar`, `histogram`, `image`, `merge`, `merge_all`) and
-    `tf.summary.FileWriter(...)` made on every iteration of a loop that runs session steps.
+    `tf.summary.FileWriter(...)` made on every iteration of a loop that runs session steps (a writer
+    closed in the same iteration, by `with` or `close()`, is not reported).
 
     ## Why is this bad?
     Each summary call adds ops to the graph and to the `SUMMARIES` collection, so a later `merge_all()`
@@ -32,6 +33,21 @@ class SummaryInSessionLoop(Rule):
     )
 
     VALID = (
+        # A FileWriter per epoch closed in that epoch (a context manager, or close()): its thread and
+        # event file end with the iteration, and it adds no op (first contact: judged not a leak).
+        """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    for epoch in range(num_epochs):
+        with tf.summary.FileWriter("logs/epoch_%d" % epoch) as writer:
+            for step in range(100):
+                writer.add_summary(sess.run(merged), step)
+        for metric in ("bleu", "rouge"):
+            writer = tf.summary.FileWriter("logs/best_" + metric, sess.graph)
+            writer.add_summary(sess.run(merged), epoch)
+            writer.close()
+""",
         # The fix for the first INVALID example: summaries, merge_all() and the writer made once.
         """\
 import tensorflow as tf
@@ -200,16 +216,6 @@ class Evaluator:
             self.saver.restore(self.sess, ckpt)
             writer = tf.summary.FileWriter("logs/eval")  # GG110
             writer.add_summary(self.sess.run(self.summary_op), step_of(ckpt))
-""",
-        # A FileWriter opened as a context manager per epoch is still one per iteration.
-        """\
-import tensorflow as tf
-
-with tf.Session() as sess:
-    for epoch in range(num_epochs):
-        with tf.summary.FileWriter("logs/epoch_%d" % epoch) as writer:  # GG110
-            for step in range(100):
-                writer.add_summary(sess.run(merged), step)
 """,
     )
 
