@@ -176,6 +176,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)
         self._source_lines: list | None = None
         self._param_counts: dict = {}  # (id of a def, parameter) -> its most value over the module's calls
+        self._cli: tuple | None = None  # command-line options' int defaults, and the names of parsed options
         self._counting_trips = True  # False while a name's count is noted: a parameter's count is for loops
         self._class_methods: dict = {}  # qualified class name -> its methods' defs (once-guards filled by a call)
         self._minibatch_functions: set = set()  # functions of this module that return a random minibatch (GG303)
