@@ -15,6 +15,8 @@ import sys
 #: is on, as ruff reports a syntax error: a broken script must not pass a pre-commit hook or CI (a new
 #: user's trial, issue 39); a Python 2 file is read, not reported.
 OFF_BY_DEFAULT = frozenset({"GG900"})
+#: How GG001 begins for one notebook cell that does not parse (``graphguard.checker``), not the notebook.
+_CELL = "cannot parse cell"
 #: What :data:`OFF_BY_DEFAULT` was before GG001 for files was on: a selection made with it says whether
 #: GG001 was selected by name or prefix, which turns it on for notebook cells too (:func:`kept`).
 CELLS_OFF_BY_DEFAULT = frozenset({"GG900", "GG001"})
@@ -88,8 +90,10 @@ def kept(report, config, selected, only: str | None = None, cells: bool = True) 
     for filename, items in by_file.items():
         items, suppressions = _not_ignored(report, config, filename, items)
         kept = [d for d in items if d.code in ("GG001", "GG002") or not suppressions.suppressed(d)]
-        if "GG001" not in selected or (not cells and filename.endswith(".ipynb")):
+        if "GG001" not in selected:
             kept = [d for d in kept if d.code != "GG001"]  # counted in the summary instead (see OFF_BY_DEFAULT)
+        elif not cells and filename.endswith(".ipynb"):  # a cell that does not parse: counted; a notebook that
+            kept = [d for d in kept if d.code != "GG001" or not d.message.startswith(_CELL)]  # is not JSON: said
         diagnostics.extend(kept)
     if "GG900" in selected:
         for filename, source in report.sources.items():

@@ -911,6 +911,11 @@ def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_pa
     # One line without nested parentheses (issue 39: "(1 file checked; ... (--extend-select GG001 lists them))").
     assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
                              "--extend-select GG001 lists it.\n")
+    # ...a notebook that is not JSON is GG001 (a second new user's trial: a truncated notebook passed)...
+    text = json.dumps(notebook)
+    (tmp_path / "cut.ipynb").write_text(text[:text.index("as tf") + 5])  # cut after the import
+    cut = graphguard("check", "--no-cache", "cut.ipynb", cwd=tmp_path)
+    assert cut.returncode == 1 and cut.stdout.startswith("cut.ipynb:1:1: GG001 syntax-error: cannot read notebook")
     # ...a script that does not parse is GG001, as ruff reports a syntax error (a new user's trial, issue 39).
     (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
     broken = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)
