@@ -748,3 +748,18 @@ def test_proposing_fixes_reads_the_tree_a_number_of_times_linear_in_the_findings
         assert len(fixes) == 2 * count
         counts.append(visited["nodes"])
     assert counts[1] < 2.5 * counts[0], counts
+
+
+def test_a_move_that_needs_an_unsafe_move_first_is_unsafe_and_the_summary_agrees_with_fix(tmp_path):
+    # A second new user's trial on the README's demo script: "[*] 2 fixable with the --fix option",
+    # then --fix fixed nothing ("fixes still applied after 50 passes"): the two "safe" moves read names
+    # whose own moves are unsafe.
+    script = tmp_path / "train.py"
+    script.write_bytes((ROOT / "fixtures" / "demo" / "train_incorrect.py").read_bytes())
+    summary = graphguard(str(script))
+    assert summary.stderr.splitlines()[-1] == ("No fixes available (6 hidden fixes can be enabled with the "
+                                               "`--unsafe-fixes` option).")
+    fixed = graphguard("--fix", str(script))
+    assert "passes" not in fixed.stderr and "(0 fixed, 7 remaining); 6 more fixable with --unsafe-fixes." in fixed.stderr
+    full = graphguard("--output-format", "full", str(script)).stdout
+    assert "Move `per_example = ...` before the loop at line 123 (unsafe: it needs the unsafe move of `rows = ...` first)" in full

@@ -491,6 +491,10 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     indent = source.indent(text, anchor_start.line, starts)
     insert_at = (anchor_start.line, 1)
     code = module.module.code_for_node(expr)
+    # A move that needs an unsafe one moved first (``per_example`` reads ``rows``, whose move is unsafe)
+    # is no safer: --fix could not apply it alone (a new user's trial: "2 fixable", then nothing fixed).
+    unsafe.extend(f"it needs the unsafe move of {fix.message[5:].split(' before the loop', 1)[0]} first"
+                  for _, fix in earlier.values() if fix.applicability != SAFE)
     applicability = UNSAFE if unsafe else SAFE
     why = f" (unsafe: {'; '.join(unsafe)})" if unsafe else ""
 
