@@ -239,7 +239,8 @@ def check(args) -> int:
     if not args.quiet:
         flagged = len({d.filename for d in diagnostics})
         unparsed = _unparsed(report, diagnostics)
-        hid = _hidden_note(hidden(report, config), config.max_bounded_iterations)
+        hid = _hidden_note(hidden(report, config), config.max_bounded_iterations,
+                           any(d.code == "GG201" for d in report.hidden))
         # One line: what was found, then a clause per thing not shown or not read, each "; ..." (a new
         # user's trial: "(1 file checked; 1 file could not be parsed ... (--extend-select GG001 ...))")
         if diagnostics:
@@ -420,15 +421,21 @@ def _installed(name: str) -> bool:
     return False
 
 
-def _hidden_note(count: int, bound: int) -> str:
+def _hidden_note(count: int, bound: int, models: bool = False) -> str:
     """The summary's note on findings ``max-bounded-iterations`` hid (:func:`graphguard.lint.hidden`):
     not shown by design (a loop over three test cases is noise on real code), but a run that hid some
     must not read as a clean pass (a new user's trial: a Saver made every 20th of 100 steps, a model
-    per fold of a 5-fold loop)."""
+    per fold of a 5-fold loop). ``models``: some hidden finding is GG201, whose bound for Keras models in
+    TF 2 code is three times the setting (:data:`graphguard.analysis.findings.EAGER_MODEL_FACTOR`; a
+    second trial's 24-model grid was hidden under a note that said 10)."""
     if not count:
         return ""
+    from graphguard.analysis.findings import EAGER_MODEL_FACTOR
+
     where = "1 finding in a short loop" if count == 1 else f"{count} findings in short loops"
-    return f"; {where} not shown (max-bounded-iterations = {bound}; --config 'max-bounded-iterations = 0' shows them)"
+    eager = f", {bound * EAGER_MODEL_FACTOR} for TF 2 Keras models" if models else ""
+    return (f"; {where} not shown (max-bounded-iterations = {bound}{eager}; --config 'max-bounded-iterations = 0' "
+            "shows them)")
 
 
 def _unparsed(report, diagnostics: list) -> str:

@@ -45,7 +45,7 @@ FIVE_FOLDS = textwrap.dedent(
     """
 )
 HIDDEN_TWO = ("All checks passed (2 files checked); 2 findings in short loops not shown "
-              "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
+              "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n")
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_suppressed_and_ignored_findings_are_not_counted(bounded):
     saver.write_text(saver.read_text().replace("tf.train.Saver()", "tf.train.Saver()  # noqa: GG102"))
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert result.stderr == ("All checks passed (2 files checked); 1 finding in a short loop not shown "
-                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
+                             "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n")
     ignored = graphguard("check", "--no-cache", "--ignore", "GG201", ".", cwd=bounded)
     assert ignored.stderr == "All checks passed (2 files checked).\n"
 
@@ -110,7 +110,7 @@ def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert result.returncode == 1
     assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
-                             "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n"
+                             "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n"
                              "[*] 1 fixable with the `--fix` option.\n")
 
 
