@@ -52,3 +52,12 @@ def test_a_run_stopped_before_growth_was_confirmed_does_not_call_it_tolerated():
     assert "the run was stopped before min_growth_steps=2 steps could confirm growth" in text
     assert "fix for" in text and "(op, GG101)" in text
     assert "one-off (tolerated" in str(_report(None))  # a run that went on: the held event was a one-off
+
+
+def test_a_trial_that_keeps_no_object_is_not_told_to_clear_its_session():
+    # A second new user's trial: a sweep that already called clear_session() per model, flagged by its
+    # RSS trend, was told "call keras.backend.clear_session() per trial".
+    from graphguard.runtime.sweep_report import TrialRecord
+
+    rss_only = TrialRecord(5, "lr=0.1", 1.0, 100 << 20, 117 << 20, (), None, False, True, ("RSS rose",))
+    assert "No object of the trial stayed alive" in rss_only.message() and "clear_session() per trial" not in rss_only.message()

@@ -27,6 +27,14 @@ _FIX = (
     "keras.backend.clear_session() per trial (or SweepGuard(clear_session=True)); in TF1 build each "
     "trial in its own `with tf.Graph().as_default():`."
 )
+#: The fix when no object of the trial stayed alive and only RSS says so (a second new user's trial: a
+#: sweep that already called clear_session() was told to call it).
+_FIX_RSS = (
+    "No object of the trial stayed alive: the memory kept is TensorFlow's or the allocator's (kernels and "
+    "caches made once, memory not given back to the system), which clear_session() and gc.collect() do not "
+    "return. If it keeps rising over a long sweep, run each trial in its own process "
+    "(multiprocessing with maxtasksperchild=1, or a search engine's process-based trials)."
+)
 _FIX_OUTPUT = (
     "In a notebook: a cell's displayed value stays in IPython's output history (Out[N], _N) until "
     "`%reset -f out` (`del Out[N]` alone leaves IPython's own copies); end a cell with `;` so that its "
@@ -239,7 +247,8 @@ class TrialRecord:
             lines.append(f"  {obj}")
         if output_fix and self.has_output_root():
             lines.append(_FIX_OUTPUT)
-        lines.append(_FIX if fix else "(The fix is in this sweep's first leak message.)")
+        only_rss = not self.leaks and not self.graph_ops
+        lines.append((_FIX_RSS if only_rss else _FIX) if fix else "(The fix is in this sweep's first leak message.)")
         return "\n".join(lines)
 
     def has_output_root(self) -> bool:
