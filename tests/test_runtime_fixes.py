@@ -61,3 +61,14 @@ def test_a_trial_that_keeps_no_object_is_not_told_to_clear_its_session():
 
     rss_only = TrialRecord(5, "lr=0.1", 1.0, 100 << 20, 117 << 20, (), None, False, True, ("RSS rose",))
     assert "No object of the trial stayed alive" in rss_only.message() and "clear_session() per trial" not in rss_only.message()
+
+
+def test_a_session_used_on_after_the_stop_is_said_to_have_run_on_and_its_later_one_offs_are_tolerated():
+    # A second new user's trial: a notebook's fixed cell ran ten more steps on the stopped session; the
+    # report said "stopped at step 3" and called the fixed cell's op-built-once unconfirmed growth.
+    event = Growth(3, 3, 1, 2, (group("tf.reduce_sum", "Const", "Sum", line=8),))
+    stats = GuardStats(steps=13, ops=20, ops_added_per_step=0.1, step_seconds=None, rss_bytes=None, rss_growth_bytes=None)
+    text = str(GuardReport("count", 2, stats, (), 0, 0, (), stopped="GraphGrowthError at step 3", one_off=(event,),
+                           min_growth_steps=2))
+    assert "one-off (tolerated" in text and "could confirm growth" not in text and "fix for" not in text
+    assert text.endswith("stopped by GraphGrowthError at step 3; the session ran on to step 13")

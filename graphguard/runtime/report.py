@@ -9,6 +9,8 @@ This module imports nothing heavy: no TensorFlow, no psutil.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -339,16 +341,19 @@ class GuardReport:
             # A run that ended within its warm-up (a script that failed, or exited, after a few steps) saw
             # no step after it: no growth was *seen*, which is no verdict (a new user's trial).
             early = self.mode == "count" and self.stats.steps <= self.warmup_steps
+            unconfirmed = self.stopped is not None and any(
+                self.stats.steps < event.last_step + self.min_growth_steps for event in self.one_off)
             lines.append(
-                ("no growth confirmed before the run was stopped" if self.one_off and self.stopped is not None
+                ("no growth confirmed before the run was stopped" if unconfirmed
                  else f"no growth seen: the run ended within its {_plural(self.warmup_steps, 'warm-up step')}"
                  if early
                  else "no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
         for event in self.one_off:
-            if self.stopped is not None:
-                # The run ended before these lines could add ops again: not known to be one-offs.
+            if self.stopped is not None and self.stats.steps < event.last_step + self.min_growth_steps:
+                # The run ended before these lines could add ops again: not known to be one-offs. (A
+                # session that ran on after the stop, a notebook's next cell, had the steps to say so.)
                 lines.append(f"ops added after warm-up (the run was stopped before min_growth_steps="
                              f"{self.min_growth_steps} steps could confirm growth): {event}")
                 lines.append(event.source_lines())
@@ -373,7 +378,11 @@ class GuardReport:
                 rss += f" ({'+' if stats.rss_bytes_per_step >= 0 else ''}{bytes_text(stats.rss_bytes_per_step)} per step)"
             lines.append(rss)
         if self.stopped is not None:
-            lines.append(f"stopped by {self.stopped}")
+            stop = re.search(r"at step (\d+)", self.stopped)
+            ran_on = stop is not None and self.stats.steps > int(stop[1])
+            # (a notebook's next cell, or a caught error, used the session on: say so, or "stopped at step
+            # 3" contradicts "13 guarded steps" above; a second new user's trial)
+            lines.append(f"stopped by {self.stopped}" + (f"; the session ran on to step {self.stats.steps}" if ran_on else ""))
         if self.checkpoint is not None:
             lines.append(f"checkpoint saved before stopping: {self.checkpoint}")
         return "\n".join(lines)
