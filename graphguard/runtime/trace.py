@@ -351,7 +351,10 @@ def _install(cls: type) -> None:
             error = error or found
         del frame
         if error is not None:
-            raise error
+            # As GraphGuard's: the traceback ends at the user's call, this frame hidden for pytest and
+            # IPython (a second new user's trial saw `trace.py ... raise error` under their line).
+            __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython
+            raise error.with_traceback(None)
         return result
 
     def __init__(self: Any, *args: Any, **kwds: Any) -> None:
