@@ -252,6 +252,9 @@ class ModuleFacts:
     loops: list = field(default_factory=list)
     #: the module turns TF 2 behaviour off, or runs on TF1 graphs with no eager signal: GG3xx do not apply
     eager_off: bool = False
+    #: it makes a placeholder at module level outside a graph block, which raises under eager execution:
+    #: whatever its spelling, its program runs TF1 graphs (:attr:`graphguard.analysis.fixpoint.Project.eager_program`)
+    graph_only: bool = False
     #: how the module runs TensorFlow: ``"off"`` it turns TF 2 behaviour off; ``"v1"`` it builds graphs
     #: with TF 1.x names (sessions, placeholders) as TF 1.x spells them; ``"compat"`` it does so through
     #: ``compat.v1`` (code for TF 2); ``"eager"`` it shows eager execution of its own (``.numpy()``,

@@ -179,7 +179,9 @@ class Project:
         #: execution off or spells graph code as TF 1.x does. Its ops built outside graph code run
         #: eagerly: they grow no session's graph (:mod:`graphguard.analysis.runtimes`).
         modes = {m.tf_mode for m in modules}
-        self.eager_program = "compat" in modes and not modes & {"off", "v1"}
+        # (a module-level placeholder would raise under eager execution: such a program runs in graph
+        # mode, however it spells TF 1.x names; a third new user's trial: a helper module's op per step)
+        self.eager_program = "compat" in modes and not modes & {"off", "v1"} and not any(m.graph_only for m in modules)
         #: A program on standalone Keras before 2.4: some module says so (``lr=``, ``keras.layers.core``)
         #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
         eras = {m.keras_era for m in modules}

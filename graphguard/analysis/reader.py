@@ -154,6 +154,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._project_stars: list = []  # modules of the checked tree star-imported at module level, last first
         self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
+        self.graph_only = False  # it makes a placeholder at module level, outside a graph block
         self.eager = False  # the module uses TF 2's eager signals (``.numpy()``, ``tf.GradientTape``)
         self.eager_off = False  # the module turns TF 2 behaviour off (``tf.disable_v2_behavior()``)
         self.keras = False  # the module names Keras (Runtime.keras): a predict receiver may be taken by its use
@@ -744,6 +745,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
     reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or runtime.cheap_predict) and not reader.eager)
     reader.facts.keras_era = runtime.keras_era
+    reader.facts.graph_only = reader.graph_only
     reader.facts.cheap_predict = runtime.cheap_predict
     if reader.eager_off:
         reader.facts.tf_mode = "off"

@@ -154,6 +154,10 @@ class Resolver:
                 self.eager = True
             if func.path in catalog.GRAPH_MODE_NAMES:
                 self.graph_mode = True
+                if func.path == "tf.placeholder" and len(self._frames) == 1 and not self._frame.graphs:
+                    # A placeholder made at module level outside a graph block raises under eager
+                    # execution: the program runs in graph mode (Project.eager_program).
+                    self.graph_only = True
             if func.path in catalog.V1_ONLY_NAMES:
                 self.eager_off = True
             if func.path == "tf.function":
