@@ -763,3 +763,14 @@ def test_a_move_that_needs_an_unsafe_move_first_is_unsafe_and_the_summary_agrees
     assert "passes" not in fixed.stderr and "(0 fixed, 7 remaining); 6 more fixable with --unsafe-fixes." in fixed.stderr
     full = graphguard("--output-format", "full", str(script)).stdout
     assert "Move `per_example = ...` before the loop at line 123 (unsafe: it needs the unsafe move of `rows = ...` first)" in full
+
+
+def test_an_assign_of_a_step_value_in_a_step_loop_inside_an_epoch_loop_is_fed_from_before_both(tmp_path):
+    # A third new user's trial: no fix, and the reason named the epoch loop for the step loop's variable.
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\nlr = tf.Variable(0.1)\n"
+                      "with tf.Session() as sess:\n    for epoch in range(30):\n        for step in range(20):\n"
+                      "            sess.run(tf.assign(lr, 0.1 * 0.99 ** step))\n")
+    diff = graphguard("--diff", "--unsafe-fixes", str(script)).stdout
+    assert "+lr_value = tf.placeholder(lr.dtype.base_dtype, lr.shape)" in diff
+    assert "+            sess.run(assign_lr_op, feed_dict={lr_value: 0.1 * 0.99 ** step})" in diff

@@ -407,8 +407,9 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     earlier = {name: pass_moves[(loop_id, name)] for loop_id, name in matched}
     variant = sorted((reads.names & facts.names) - set(earlier))
     if variant:
-        if inner:
-            raise _Varies(variant)
+        # A placeholder-fed op reads the changing value when it runs, not when it is built: it leaves
+        # the inner loops too (a third new user's trial: `tf.assign(lr, f(step))` in a step loop inside
+        # an epoch loop had no fix, the reason naming the wrong loop).
         if any(effect_of(name) is Effect.ASSIGN or name in (".assign", ".assign_add", ".assign_sub")
                for name in reads.tf_calls):
             from graphguard.fix.feed import propose_feed
@@ -422,6 +423,8 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
             fix = propose_constant_feed(module, loop, expr, statement, facts.names)
             if fix is not None:
                 return fix
+        if inner:
+            raise _Varies(variant)
         raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
                           "iteration: feed it through a placeholder)")
     changed = set(facts.attribute_roots)
