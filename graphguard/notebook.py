@@ -272,13 +272,16 @@ def load(path: str, sources: dict | None = None, cells_only: bool = False) -> No
 
 _CELL_KEY = re.compile(r'^[ \t]*"cell_type"[ \t]*:')
 _SOURCE_LIST = re.compile(r'^[ \t]*"source"[ \t]*:[ \t]*\[[ \t]*$')
+#: A cell's ``"source"`` written as one JSON string on its line (nbformat allows either form).
+_SOURCE_STRING = re.compile(r'^\s*"source":\s*"')
 
 
 def file_lines(text: str) -> dict[int, tuple[int, ...]] | None:
     """Where each cell's source lines stand in the notebook's own file: ``{cell index: (file line of
     its row 1, row 2, ...)}``, all 1-based, for a notebook written as Jupyter writes it (nbformat's
-    indented JSON: one source line per file line). None when the file is laid out otherwise (one line,
-    ``source`` as one string): every line found is checked against the parsed cell, so a guess is never
+    indented JSON: one source line per file line; a ``source`` written as one string puts every row of
+    its cell on that string's line; a file of one line holds every row on it). None when the file is laid
+    out otherwise: every line found is checked against the parsed cell, so a guess is never
     returned. Used where only a file line can be given (GitHub annotations know no cells)."""
     try:
         cells = json.loads(text).get("cells")
@@ -288,10 +291,26 @@ def file_lines(text: str) -> dict[int, tuple[int, ...]] | None:
         return None
     lines = text.splitlines()
     found: dict[int, tuple[int, ...]] = {}
+    if len(lines) == 1:  # all of it on one line (``json.dump`` without indent): every row is there
+        for index, cell in enumerate(cells, 1):
+            source = cell.get("source") if isinstance(cell, dict) else None
+            rows = len(source) if isinstance(source, list) else len(source.splitlines()) if isinstance(source, str) else 0
+            found[index] = (1,) * max(1, rows)
+        return found
     index = 0
     for number, line in enumerate(lines):
         if _CELL_KEY.match(line):
             index += 1
+        elif index and index not in found and _SOURCE_STRING.match(line) and index <= len(cells):
+            # ``"source": "import tensorflow as tf\nx = 1"``: one JSON string, every row on this line
+            source = cells[index - 1].get("source") if isinstance(cells[index - 1], dict) else None
+            got = line.split(":", 1)[1].strip()
+            try:
+                if not isinstance(source, str) or json.loads(got[:-1] if got.endswith(",") else got) != source:
+                    return None
+            except ValueError:
+                return None
+            found[index] = (number + 1,) * max(1, len(source.splitlines()))
         elif index and index not in found and _SOURCE_LIST.match(line) and index <= len(cells):
             source = cells[index - 1].get("source") if isinstance(cells[index - 1], dict) else None
             expected = source if isinstance(source, list) else None

@@ -188,6 +188,8 @@ def write_github(diagnostics: list[Diagnostic], out: TextIO) -> None:
             rows = (layouts[d.filename] or {}).get(d.cell, ())
             if 1 <= d.row <= len(rows):
                 place = (("line", rows[d.row - 1]), ("endLine", rows[min(d.end_row, len(rows)) - 1]))
+            else:
+                place = ()  # a layout not known: the file, not a wrong line of it (the text names the cell)
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
             for key, value in (("file", d.filename), *place, ("title", f"{d.code} {d.name}"))

@@ -92,10 +92,24 @@ def test_json_sarif_github_and_junit_carry_the_cell(tmp_path):
     line = 1 + next(n for n, l in enumerate(text.splitlines()) if "print(accuracy(sess, y, [0, 1]))" in l)
     github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
     assert f"file=sweep.ipynb,line={line},endLine={line},title=" in github and "::cell 6, line 6: GG101 " in github
-    # A notebook not laid out as Jupyter writes it (one line of JSON): the cell's row, with its columns.
+    # A notebook of one line of JSON: every row is on line 1.
     (tmp_path / "sweep.ipynb").write_text(json.dumps(json.loads(text)))
     github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
-    assert "file=sweep.ipynb,line=6,col=15," in github and "::cell 6, line 6: GG101 " in github
+    assert "file=sweep.ipynb,line=1,endLine=1," in github and "::cell 6, line 6: GG101 " in github
+    # Cells whose source is one JSON string (a third new user's trial: the annotation stood on line 3,
+    # "nbformat_minor"): the line of that string.
+    notebook = json.loads(text)
+    for cell in notebook["cells"]:
+        cell["source"] = "".join(cell["source"])
+    (tmp_path / "sweep.ipynb").write_text(json.dumps(notebook, indent=1))
+    text = (tmp_path / "sweep.ipynb").read_text()
+    line = 1 + next(n for n, l in enumerate(text.splitlines()) if "print(accuracy(sess, y, [0, 1]))" in l)
+    github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
+    assert f"file=sweep.ipynb,line={line},endLine={line},title=" in github and "::cell 6, line 6: GG101 " in github
+    # A layout not known (sources split across lines by hand): the file, not a wrong line of it.
+    (tmp_path / "sweep.ipynb").write_text(text.replace('"source": "', '"source":\n  "'))
+    github = check(tmp_path, "--output-format", "github", "sweep.ipynb").stdout.decode()
+    assert "::warning file=sweep.ipynb,title=GG101 " in github
     junit = check(tmp_path, "--output-format", "junit", "sweep.ipynb").stdout.decode()
     assert 'classname="sweep.ipynb:cell 6:6:15"' in junit
 
