@@ -288,6 +288,19 @@ class GuardReport:
     min_growth_steps: int = 1
     series: tuple[StepSample, ...] = ()
 
+    def _ran_on(self) -> bool:
+        """Whether the session ran more steps after the guard stopped it (``stopped``'s step)."""
+        stop = re.search(r"at step (\d+)", self.stopped or "")
+        return stop is not None and self.stats.steps > int(stop[1])
+
+    def _unconfirmed(self, event: Growth) -> bool:
+        """Whether a held one-off may be growth the stop cut short: the run was stopped and did not go on
+        (the lines had no steps to add ops again), or went on for fewer than ``min_growth_steps`` steps
+        after it. (A session used on after the stop, a notebook's next cell, had the steps to tell.)"""
+        if self.stopped is None:
+            return False
+        return not self._ran_on() or self.stats.steps < event.last_step + self.min_growth_steps
+
     def plot(self, path: str) -> str:
         """Draw step time (ms), graph ops and RSS (MiB) against step into the PNG file ``path``, each
         growth pattern marked at its first step with its first source line; returns ``path``.
@@ -341,8 +354,7 @@ class GuardReport:
             # A run that ended within its warm-up (a script that failed, or exited, after a few steps) saw
             # no step after it: no growth was *seen*, which is no verdict (a new user's trial).
             early = self.mode == "count" and self.stats.steps <= self.warmup_steps
-            unconfirmed = self.stopped is not None and any(
-                self.stats.steps < event.last_step + self.min_growth_steps for event in self.one_off)
+            unconfirmed = any(self._unconfirmed(event) for event in self.one_off)
             lines.append(
                 ("no growth confirmed before the run was stopped" if unconfirmed
                  else f"no growth seen: the run ended within its {_plural(self.warmup_steps, 'warm-up step')}"
@@ -351,7 +363,7 @@ class GuardReport:
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
         for event in self.one_off:
-            if self.stopped is not None and self.stats.steps < event.last_step + self.min_growth_steps:
+            if self._unconfirmed(event):
                 # The run ended before these lines could add ops again: not known to be one-offs. (A
                 # session that ran on after the stop, a notebook's next cell, had the steps to say so.)
                 lines.append(f"ops added after warm-up (the run was stopped before min_growth_steps="
@@ -378,10 +390,9 @@ class GuardReport:
                 rss += f" ({'+' if stats.rss_bytes_per_step >= 0 else ''}{bytes_text(stats.rss_bytes_per_step)} per step)"
             lines.append(rss)
         if self.stopped is not None:
-            stop = re.search(r"at step (\d+)", self.stopped)
-            ran_on = stop is not None and self.stats.steps > int(stop[1])
             # (a notebook's next cell, or a caught error, used the session on: say so, or "stopped at step
             # 3" contradicts "13 guarded steps" above; a second new user's trial)
+            ran_on = self._ran_on()
             lines.append(f"stopped by {self.stopped}" + (f"; the session ran on to step {self.stats.steps}" if ran_on else ""))
         if self.checkpoint is not None:
             lines.append(f"checkpoint saved before stopping: {self.checkpoint}")
