@@ -125,7 +125,7 @@ class GrowthAccounting:
         message = (
             f"{growth}\n{growth.source_lines()}\n"
             f"These lines built ops into this graph for {most} session{'s' if most != 1 else ''} on it after the first "
-            f"(min_growth_sessions={self._min_growth_sessions}). {SESSIONS_WHY}\n{SESSIONS_FIX}\n{fix_text((growth,))}"
+            f"(min_growth_sessions={self._min_growth_sessions}). {SESSIONS_WHY}\n{SESSIONS_FIX}"
         )
         return growth, (), message, new_ops[0].type if new_ops else None, added
 

@@ -342,7 +342,10 @@ class GuardReport:
             for growth in self.growth:
                 lines.append(f"growth: {growth}")
                 lines.append(growth.source_lines())
-                lines.append(fix_lines(growth.groups))
+                if growth.kind != "session":
+                    # (lines that build a model per session belong together, in a graph per trial: "build
+                    # it once before the loop" per line contradicts that fix; a third new user's trial)
+                    lines.append(fix_lines(growth.groups))
                 if growth.kind in ("session", "burst"):
                     from graphguard.runtime.fixes import BURST_FIX, SESSIONS_FIX
 
