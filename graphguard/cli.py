@@ -103,13 +103,13 @@ def _build_parser() -> argparse.ArgumentParser:
                            "pip install -e '.[plot]' in a clone of graphguard)")
 
     commands.add_parser("server", help="run the language server (LSP over stdio) for editors: see docs/editor.md "
-                        "(needs pygls: pip install '.[server]' from a clone)",
+                        "(needs pygls: pip install -e '.[server]' from a clone)",
                         description="Run graphguard's language server (LSP 3.17, JSON-RPC over stdin/stdout): the "
                         "editor starts `graphguard server` and talks to it; there are no command-line options. "
                         "Settings come as the client's initializationOptions: debounce (seconds after the last "
                         "change before a lint, default 0.2; or debounceMs) and scope (\"auto\", \"project\" or "
                         "\"imports\": which files a lint while typing checks). The configuration is "
-                        "[tool.graphguard] in the workspace root's pyproject.toml. Needs pygls: pip install "
+                        "[tool.graphguard] in the workspace root's pyproject.toml. Needs pygls: pip install -e "
                         "'.[server]' from a clone of graphguard. Editor set-up (VS Code, Neovim, Helix): "
                         "docs/editor.md.")
 
@@ -247,7 +247,7 @@ def _run_demo(args) -> int:
 def _run_server(args) -> int:
     # Imported here: pygls is an optional extra, and the other commands never load it.
     if _missing("pygls", "lsprotocol"):
-        raise UsageError("the language server needs pygls: pip install '.[server]' in a clone of graphguard")
+        raise UsageError("the language server needs pygls: pip install -e '.[server]' in a clone of graphguard")
     from graphguard.server import serve
 
     return serve()

@@ -499,7 +499,7 @@ def test_missing_pygls_says_how_to_install() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 2
-    assert "pip install '.[server]'" in out.stderr and "graphguard[server]" not in out.stderr, out.stderr
+    assert "pip install -e '.[server]'" in out.stderr and "graphguard[server]" not in out.stderr, out.stderr
 
 
 def test_malformed_messages_get_the_json_rpc_error_responses() -> None:

@@ -215,7 +215,7 @@ class GuardStats:
 
     def __str__(self) -> str:
         parts = [
-            f"{_plural(self.steps, 'guarded step')}; graph has {self.ops} ops "
+            f"{_plural(self.steps, 'guarded step')}; graph has {_plural(self.ops, 'op')} "
             f"({self.ops_added_per_step:.2f} ops per step added since guarding started)"
         ]
         if self.step_seconds is not None:
@@ -336,7 +336,7 @@ class GuardReport:
         warmup = f" ({_plural(self.warmup_steps, 'warm-up step')})" if self.mode == "count" else ""
         lines = [
             f"graphguard: {_plural(self.stats.steps, 'guarded step')} in {self.mode} mode{warmup}; "
-            f"graph has {self.stats.ops} ops"
+            f"graph has {_plural(self.stats.ops, 'op')}"
         ]
         if self.growth:
             for growth in self.growth:
