@@ -40,7 +40,7 @@ from graphguard.analysis.bindings import (
 )
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import Loop
-from graphguard.analysis.syntax import callee_text, dotted_name
+from graphguard.analysis.syntax import callee_text, cli_options, constant_int, dotted_name
 
 STEP_METHODS = frozenset({"run", "partial_run"})
 TENSOR_KINDS = frozenset({"tensor", "variable"})
@@ -500,7 +500,7 @@ class Resolver:
             self._cli = ({}, set())
             source = self._source or b""
             if self._tree is not None and (b"add_argument" in source or b"DEFINE_integer" in source):
-                self._cli = _cli_options(self._tree)
+                self._cli = cli_options(self._tree)
         defaults, namespaces = self._cli
         return defaults.get(attr) if owner in namespaces else None
 
@@ -740,16 +740,6 @@ def join_values(values):
     return Choice(frozenset(known))
 
 
-def constant_int(node: ast.AST) -> int | None:
-    """An integer constant (``8``, ``-1``), or None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = constant_int(node.operand)
-        return None if value is None else -value
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
-
-
 def project_class(value: ProjectRef) -> bool:
     """Whether calling ``value`` makes an instance (and runs ``__init__``): known for names defined in
     the module; for imported ones, by PEP 8's convention that classes are CamelCase."""
@@ -757,44 +747,3 @@ def project_class(value: ProjectRef) -> bool:
         return value.is_class
     last = value.ref.name.rsplit(".", 1)[-1]
     return last[:1].isupper()
-
-
-def _cli_options(tree: ast.Module) -> tuple[dict, set]:
-    """(option name -> int default, names bound to the parsed options) of a module: argparse's
-    ``add_argument`` with an int ``default`` (the name from ``dest=``, else the first ``--long`` option,
-    else the positional name; dashes read as underscores) and ``DEFINE_integer(name, default, ...)`` of
-    TF1's or absl's flags; the names bound to ``X.parse_args()`` (or the first of ``parse_known_args()``)
-    and ``FLAGS``."""
-    defaults: dict = {}
-    namespaces = {"FLAGS"}
-    for node in ast.walk(tree):
-        if node.__class__ is ast.Assign and node.value.__class__ is ast.Call and node.value.func.__class__ is ast.Attribute:
-            method = node.value.func.attr
-            target = node.targets[0]
-            if method == "parse_known_args" and target.__class__ is ast.Tuple and target.elts:
-                target = target.elts[0]
-            if method in ("parse_args", "parse_known_args") and target.__class__ is ast.Name:
-                namespaces.add(target.id)
-            continue
-        if node.__class__ is not ast.Call or node.func.__class__ is not ast.Attribute:
-            continue
-        method = node.func.attr
-        keywords = {k.arg: k.value for k in node.keywords}
-        if method == "add_argument":
-            default = constant_int(keywords["default"]) if "default" in keywords else None
-            names = [a.value for a in node.args if a.__class__ is ast.Constant and isinstance(a.value, str)]
-            dest = keywords.get("dest")
-            if dest is not None and dest.__class__ is ast.Constant and isinstance(dest.value, str):
-                name = dest.value
-            else:
-                name = next((n.lstrip("-") for n in names if n.startswith("--")),
-                            next((n for n in names if not n.startswith("-")), None))
-        elif method == "DEFINE_integer" and node.args and node.args[0].__class__ is ast.Constant:
-            name = node.args[0].value
-            default = constant_int(node.args[1]) if len(node.args) > 1 else (
-                constant_int(keywords["default"]) if "default" in keywords else None)
-        else:
-            continue
-        if isinstance(name, str) and default is not None:
-            defaults[name.replace("-", "_")] = default
-    return defaults, namespaces

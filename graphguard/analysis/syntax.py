@@ -430,3 +430,54 @@ def closes_writer(body: list, row: int) -> bool:
             closes.add(dotted_name(node.func.value))
         stack.extend(ast.iter_child_nodes(node))
     return bool(names & closes)
+
+
+def constant_int(node: ast.AST) -> int | None:
+    """An integer constant (``8``, ``-1``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = constant_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def cli_options(tree: ast.Module) -> tuple[dict, set]:
+    """(option name -> int default, names bound to the parsed options) of a module: argparse's
+    ``add_argument`` with an int ``default`` (the name from ``dest=``, else the first ``--long`` option,
+    else the positional name; dashes read as underscores) and ``DEFINE_integer(name, default, ...)`` of
+    TF1's or absl's flags; the names bound to ``X.parse_args()`` (or the first of ``parse_known_args()``)
+    and ``FLAGS``."""
+    defaults: dict = {}
+    namespaces = {"FLAGS"}
+    for node in ast.walk(tree):
+        if node.__class__ is ast.Assign and node.value.__class__ is ast.Call and node.value.func.__class__ is ast.Attribute:
+            method = node.value.func.attr
+            target = node.targets[0]
+            if method == "parse_known_args" and target.__class__ is ast.Tuple and target.elts:
+                target = target.elts[0]
+            if method in ("parse_args", "parse_known_args") and target.__class__ is ast.Name:
+                namespaces.add(target.id)
+            continue
+        if node.__class__ is not ast.Call or node.func.__class__ is not ast.Attribute:
+            continue
+        method = node.func.attr
+        keywords = {k.arg: k.value for k in node.keywords}
+        if method == "add_argument":
+            default = constant_int(keywords["default"]) if "default" in keywords else None
+            names = [a.value for a in node.args if a.__class__ is ast.Constant and isinstance(a.value, str)]
+            dest = keywords.get("dest")
+            if dest is not None and dest.__class__ is ast.Constant and isinstance(dest.value, str):
+                name = dest.value
+            else:
+                name = next((n.lstrip("-") for n in names if n.startswith("--")),
+                            next((n for n in names if not n.startswith("-")), None))
+        elif method == "DEFINE_integer" and node.args and node.args[0].__class__ is ast.Constant:
+            name = node.args[0].value
+            default = constant_int(node.args[1]) if len(node.args) > 1 else (
+                constant_int(keywords["default"]) if "default" in keywords else None)
+        else:
+            continue
+        if isinstance(name, str) and default is not None:
+            defaults[name.replace("-", "_")] = default
+    return defaults, namespaces
