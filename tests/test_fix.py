@@ -758,7 +758,7 @@ def test_a_move_that_needs_an_unsafe_move_first_is_unsafe_and_the_summary_agrees
     script.write_bytes((ROOT / "fixtures" / "demo" / "train_incorrect.py").read_bytes())
     summary = graphguard(str(script))
     assert summary.stderr.splitlines()[-1] == ("No fixes available (6 hidden fixes can be enabled with the "
-                                               "`--unsafe-fixes` option).")
+                                               "`--unsafe-fixes` option), and 1 more once those are applied.")
     fixed = graphguard("--fix", str(script))
     assert "passes" not in fixed.stderr and "(0 fixed, 7 remaining); 6 more fixable with --unsafe-fixes." in fixed.stderr
     full = graphguard("--output-format", "full", str(script)).stdout
