@@ -519,3 +519,12 @@ def test_tensorflows_own_warnings_stand_under_the_function_they_name():
     f_part, h_part = text.split("-- f ")[1].split("-- h ")
     assert warning.format("f") in f_part and "<function" not in h_part.split("-- TensorFlow")[0]
     assert text.splitlines()[-2:] == ["-- TensorFlow's own retracing warnings --", f"  {warning.format('g')}"]
+
+
+def test_more_traces_than_calls_says_why():
+    # A fourth new user's trial: "9 traces in 8 calls" with nothing to explain it. Measured on TF 2.21:
+    # a first call that creates a variable traces twice (experimental_get_tracing_count() is 2).
+    from graphguard.runtime.trace_report import TracedFunction
+
+    fn = TracedFunction("train_step", "__main__", "t.py", 3, 9, 8, 1, 9, False)
+    assert fn.summary().endswith("9 traces in 8 calls (a call that creates variables traces twice)")

@@ -158,8 +158,11 @@ class TracedFunction:
     def summary(self) -> str:
         """One line: ``train.<locals>.step (train.py:12): 9 traces in 9 calls``, with the objects."""
         objects = f" through {self.functions} tf.function objects" if self.functions > 1 else ""
+        # (more traces than calls: TensorFlow traces a function twice on a call that creates variables,
+        # once to make them and once to use them; a fourth new user's trial asked why 9 traces in 8 calls)
+        twice = " (a call that creates variables traces twice)" if self.traces > self.calls else ""
         return (f"{self.name} ({self.defined_at}): {self.traces} trace{'s' * (self.traces != 1)} "
-                f"in {self.calls} call{'s' * (self.calls != 1)}{objects}")
+                f"in {self.calls} call{'s' * (self.calls != 1)}{objects}{twice}")
 
 
 def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optional[str]) -> str:
