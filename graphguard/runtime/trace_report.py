@@ -203,7 +203,8 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
         how = (f"{fn.traces} traces in {fn.calls} calls through {fn.functions} tf.function objects made from "
                f"the same code (limit max_traces={max_traces})")
     else:
-        how = f"{traces} traces in {calls} calls of one tf.function object (limit max_traces={max_traces})"
+        twice = "; a call that creates variables traces twice" if traces > calls else ""
+        how = f"{traces} traces in {calls} calls of one tf.function object (limit max_traces={max_traces}{twice})"
     lines = [f"tf.function `{fn.name}` (defined at {fn.defined_at}) keeps retracing: {how}, called from {call}"]
     if call.text:
         lines.append(f"  {call}: {call.text}")
