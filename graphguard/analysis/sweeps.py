@@ -83,11 +83,11 @@ class Made:
     bound from project calls are never used as models (writing them was about 3% of phase 1 on the
     public corpus)."""
 
-    __slots__ = ("loops", "refs", "always", "_subject", "_trial", "_written")
+    __slots__ = ("loops", "refs", "always", "trained", "_subject", "_trial", "_written")
 
     def __init__(self, subject: str | None, loops: tuple, refs: tuple, trial: Trial | None = None,
-                 always: bool = False, written: tuple | None = None) -> None:
-        self.loops, self.refs, self.always = loops, refs, always
+                 always: bool = False, written: tuple | None = None, trained: bool = False) -> None:
+        self.loops, self.refs, self.always, self.trained = loops, refs, always, trained
         self._subject, self._trial, self._written = subject, trial, written
 
     def _write(self) -> None:
@@ -147,7 +147,7 @@ class SweepReader:
             trained = self._model_value(node.func.value)
             if trained is not None:
                 return Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}, which refers to "
-                             f"{trained.subject}", trained.loops, trained.refs, always=True)
+                             f"{trained.subject}", trained.loops, trained.refs, always=True, trained=True)
             return None
         func = self.resolve(node.func)
         keras = None  # refs deciding whether it is a Keras model; None: it cannot be one
@@ -227,7 +227,7 @@ class SweepReader:
         for retention, subject, owner, always in frame.pending_retentions:
             if retention.loop != CALLER and owner in frame.returned:
                 continue  # ``models.append(model)`` in a loop, then ``return models``: the ensemble it builds
-            if subject in frame.used:
+            if subject in frame.used or always == "trained":  # (a fit's History: trained here)
                 frame.facts.retentions = [*frame.facts.retentions, retention]
             elif always:
                 frame.facts.retentions = [*frame.facts.retentions, _unused(retention)]
@@ -303,14 +303,14 @@ class SweepReader:
                     # ``BUILT.append(model)`` at function level, into a global or an attribute: every
                     # call keeps its model (reported at the calls in loops, phase 3).
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
-                    frame.pending_retentions.append((retention, made.subject, owner, made.always))
+                    frame.pending_retentions.append((retention, made.subject, owner, "trained" if made.trained else made.always))
                 return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     nest = tuple(outer.index for outer in frame.loops if outer.index not in owner_loops)
                     retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
                                           made.refs, nest)
-                    frame.pending_retentions.append((retention, made.subject, owner, made.always))
+                    frame.pending_retentions.append((retention, made.subject, owner, "trained" if made.trained else made.always))
                     return
 
     def _may_retain(self) -> bool:
