@@ -146,8 +146,8 @@ class SweepReader:
             # the estimator itself. Either holds the model, made where the model was made.
             trained = self._model_value(node.func.value)
             if trained is not None:
-                return Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}, which refers to "
-                             f"{trained.subject}", trained.loops, trained.refs, always=True, trained=True)
+                return Made(f"the result of `{callee_text(node.func)}(...)` from line {node.lineno}", trained.loops,
+                            trained.refs, always=True, trained=True)  # (the model's own line made it 237 characters)
             return None
         func = self.resolve(node.func)
         keras = None  # refs deciding whether it is a Keras model; None: it cannot be one
