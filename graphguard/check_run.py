@@ -409,7 +409,9 @@ def _fixable_note(diagnostics: list, unsafe: bool) -> str:
              if hidden else "")
     # A Saver or initializer whose fix waits for the loop's other builds to move first: --fix re-lints
     # after each pass and fixes it then (a fourth new user's trial: "6 fixable", then "7 fixed").
-    later = sum(1 for d in diagnostics if "those are fixed first" in str(getattr(d, "fix_unavailable", "") or ""))
+    from graphguard.fix.edits import WAITS_FOR_OTHERS
+
+    later = sum(1 for d in diagnostics if getattr(d, "fix_unavailable", None) == WAITS_FOR_OTHERS)
     after = f", and {later} more once those are applied" if later and (fixable or hidden) else ""
     if fixable:
         return f"[*] {fixable} fixable with the `--fix` option{extra}{after}."

@@ -13,6 +13,12 @@ from dataclasses import dataclass, field
 
 from graphguard.diagnostics import FIXABLE_CODES
 
+#: Why a ``Saver`` or initializer has no fix yet: it moves once the loop's other builds have moved, and
+#: ``--fix`` checks again after each pass (the concise summary counts these: ``and 1 more once those are
+#: applied``).
+WAITS_FOR_OTHERS = ("the loop still builds a model, variables or summaries that a hoisted Saver or initializer "
+                    "would miss; those are fixed first")
+
 __all__ = ["FIXABLE_CODES", "SAFE", "UNSAFE", "Edit", "Fix", "line_starts", "offset", "apply"]
 
 SAFE, UNSAFE = "safe", "unsafe"

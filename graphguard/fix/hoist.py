@@ -39,7 +39,7 @@ from typing import Optional
 import libcst as cst
 
 from graphguard.analysis.catalog import Effect, effect_of
-from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, Edit, Fix
+from graphguard.fix.edits import FIXABLE_CODES, SAFE, UNSAFE, WAITS_FOR_OTHERS, Edit, Fix
 from graphguard.fix import source
 from graphguard.fix.source import MUTATORS, PURE_BUILTINS, File, Region
 from graphguard.fix.safety import (
@@ -437,8 +437,7 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     effects = {effect_of(name) for name in reads.tf_calls}
     capturing = bool(effects & _CAPTURING) or any(_CAPTURING_NAMES.search(name) for name in reads.tf_calls)
     if capturing and _builds_more(module, loop, expr, summaries="tf.summary.merge_all" in reads.tf_calls):
-        raise _NotFixable("the loop still builds a model, variables or summaries that a hoisted Saver or "
-                          "initializer would miss; those are fixed first")
+        raise _NotFixable(WAITS_FOR_OTHERS)
     unsafe = []
     if any(isinstance(node, (cst.Try, cst.TryStar)) and node.body in chain for node in chain):
         unsafe.append("it moves out of a try block: an error building it is no longer handled there")
