@@ -632,13 +632,23 @@ class Checker:
         except KeyError:
             return None
 
-    def check_source(self, source: bytes, filename: str) -> list[Diagnostic]:
+    def check_source(self, source: bytes, filename: str, *, frees: bool = True) -> list[Diagnostic]:
         """Findings for one file's ``source`` bytes (its encoding cookie is honoured), checked alone and
-        without the prefilter. Raises what an internal error raises (tests want the traceback)."""
+        without the prefilter. Raises what an internal error raises (tests want the traceback).
+
+        ``frees=False`` reads the file as if it freed nothing: its ``clear_session()`` and
+        ``reset_default_graph()`` calls (in a loop, or in a function a loop calls) are left out, so a
+        loop that builds a model per iteration is a GG201/GG111 loop whether or not it frees the last
+        one (``graphguard run --sweep`` picks its trial loop so, before and after ``--fix``)."""
         report = Report(files=1)
         result = read_source(source, filename, self._settings, None)
         if result.error is not None:
             raise RuntimeError(result.error)
+        if not frees and result.facts:
+            for loop in result.facts.loops:
+                loop.resets_graph = False
+            for facts in result.facts.functions.values():
+                facts.resets_graph = False
         for code, message, row, column in result.diagnostics:
             report.diagnostics += self._checker_diagnostic(filename, code, message, row, column)
         self._report([result.facts] if result.facts else [], report, reraise=True)

@@ -405,8 +405,90 @@ while waiting():
     pass
 '''
     planned = plan(source, "s.py")
-    assert planned is not None and planned.loops == (4,) and planned.why == "a loop that makes a model per iteration, as GG201/GG202 read loops"
+    assert planned is not None and planned.loops == (4,) and planned.why == "a loop that makes a model per iteration, as GG201/GG202/GG111 read loops"
     assert plan(b"for i in range(3):\n    print(i)\n", "s.py") is None
+
+
+# Issue 39 (fourth new-user trial): `--sweep` took no TF1 per-trial loop, and after `--fix` put
+# clear_session() in a grid it picked another loop. The trial loop is the loop that builds a model or a
+# graph per iteration, freed or not.
+TF1_TRIALS = """import numpy as np
+import tensorflow.compat.v1 as tf
+
+tf.disable_eager_execution()
+data = np.ones((8, 3), "float32")
+
+for lr in [0.1, 0.01, 0.001]:
+    RESET
+    x = tf.placeholder(tf.float32, [None, 3])
+    w = tf.Variable(tf.zeros([3, 1]))
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+    train = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(20):
+            sess.run(train, {x: data})
+"""
+
+KERAS_GRID_THROUGH_A_FUNCTION = b"""import tensorflow as tf
+
+def build(units):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+def train(units):
+    model = build(units)
+    for epoch in range(3):
+        model.fit(x, y, epochs=1)
+    return model.evaluate(x, y)
+
+for units in [4, 8, 16, 32]:
+    FREE
+    scores[units] = train(units)
+"""
+
+
+def test_sweep_plan_takes_the_same_trial_loop_before_and_after_the_fix():
+    from graphguard.runtime.sweep_script import plan
+
+    for free in (b"pass", b"tf.keras.backend.clear_session()"):
+        planned = plan(KERAS_GRID_THROUGH_A_FUNCTION.replace(b"FREE", free), "grid.py")
+        assert planned is not None and planned.loops == (14,), (free, planned)
+    for reset in ("pass", "tf.reset_default_graph()"):  # GG111's loop, and the same loop reset
+        planned = plan(TF1_TRIALS.replace("RESET", reset).encode(), "tf1.py")
+        assert planned is not None and planned.loops == (7,), (reset, planned)
+        assert "GG111" in planned.why
+
+
+def test_sweep_plan_by_shape_takes_the_loop_that_calls_the_trial_function():
+    from graphguard.runtime.sweep_script import plan
+
+    source = b"""import tensorflow.compat.v1 as tf
+
+def run_trial(lr):
+    with tf.Graph().as_default():
+        w = tf.Variable(1.0)
+        with tf.Session() as sess:
+            for step in range(20):
+                sess.run(w)
+
+for lr in [0.1, 0.01]:
+    run_trial(lr)
+"""
+    planned = plan(source, "tf1.py")
+    assert planned is not None and planned.loops == (10,) and "opens a session" in planned.why, planned
+
+
+@needs("tensorflow", "psutil")
+def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a_reset(tmp_path):
+    leaking = run_sweep(tmp_path, TF1_TRIALS.replace("RESET", "pass"))
+    assert leaking.returncode == 1, leaking.stderr
+    assert "w (ResourceVariable): TensorFlow's default graph (until tf.compat.v1.reset_default_graph())" in leaking.stderr
+    assert "time budget spent" not in leaking.stderr
+    fixed = run_sweep(tmp_path, TF1_TRIALS.replace("RESET", "tf.reset_default_graph()"))
+    # the last trial's x and w stay bound at module level: held by loop variables, not a leak
+    assert fixed.returncode == 0 and "no trial leaked" in fixed.stderr, fixed.stderr
 
 
 def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(tmp_path):

@@ -691,7 +691,7 @@ class SweepGuard(_Judgement):
             _sync_frame_locals(frame)
             gc.collect()  # what the code freed since the trial's end (an exception's traceback) goes
             slot = self._pending.slot
-            self._judge(frame, _frame_key(frame), frozenset(), "the end of the sweep (report() or finish())")
+            self._judge(frame, _frame_key(frame), frozenset(), "the end of the sweep (report() or finish())", final=True)
             if self._engine is not None and self._keep_last:
                 self._keep_result(slot)
             self._records[slot] = replace(self._records[slot],

@@ -10,6 +10,7 @@ result, and the reasons a trial leaks. The guard's bookkeeping, trials and ``on_
 from __future__ import annotations
 
 import gc
+import sys
 import time
 import types
 import weakref
@@ -44,10 +45,11 @@ class _Judgement:
     ``_pending``, ``_records``, ``_slots``, ``_unnotified``, the options)."""
 
     def _judge(self, frame: Optional[types.FrameType], key: Optional[tuple[Any, ...]], names: frozenset[str],
-               at: str) -> None:
+               at: str, final: bool = False) -> None:
         """Judge the pending trial's objects now. ``frame``: the code running the sweep now, ``names``:
         its loop variables for the trial ending now; the names changed since the pending trial started
-        are loop variables too (when ``frame`` runs in the same namespace)."""
+        are loop variables too (when ``frame`` runs in the same namespace). ``final``: at the sweep's end
+        (the last trial, which no later trial has followed)."""
         pending, self._pending = self._pending, None
         young: Optional[frozenset[int]] = None
         if FREEZE.frozen and any(ref() is not None for ref, _, _ in pending.objects):
@@ -71,7 +73,7 @@ class _Judgement:
                 labels.append((name, source))
         if frame is not None and pending.frame_key is not None and pending.frame_key == key:
             names = names | loop_variables(pending.names, frame)
-        alive = self._chains(live, labels, frame, names, pending.index, young) if live else ()
+        alive = self._chains(live, labels, frame, names, pending.index, young, final) if live else ()
         del live
         record = self._records[pending.slot]
         reasons = _measure_reasons(record.retained_bytes, record.graph_ops, record.warmup, self._limit(record.index),
@@ -112,7 +114,8 @@ class _Judgement:
                 self._unnotified.pop()
 
     def _chains(self, targets: list[Any], labels: list[tuple[str, str]], frame: Optional[types.FrameType],
-                names: frozenset[str], index: int, young: Optional[frozenset[int]] = None) -> tuple[AliveObject, ...]:
+                names: frozenset[str], index: int, young: Optional[frozenset[int]] = None,
+                final: bool = False) -> tuple[AliveObject, ...]:
         """Chains for the objects in ``targets`` (bounded by ``chain_seconds`` in all). An automatically
         tracked object whose chain passes through another alive target (a ``Sequential``'s inner
         ``Functional``) is left out: its holder is reported. A chain whose last link is an attribute that
@@ -122,14 +125,25 @@ class _Judgement:
         were judged after a thaw (see :class:`~graphguard.runtime.sweep_measure._Freeze`), the ids of
         their direct holders that were not frozen; an attribute of a frozen holder (an object made before
         the sweep's first trial, which the cheap scans at the trials' ends could not see) holds one
-        object at a time: a slot too."""
+        object at a time: a slot too. An object of TensorFlow's default graph judged one trial later (not
+        ``final``) is held by that graph, which outlived the trial: no search (it would reach the graph
+        through the next trial's loop variables, which share it, and excuse the object)."""
         roots = _Roots(frame, frame, names, engine=self._engine, namespaces=self._namespaces)
         deadline = time.perf_counter() + self.chain_seconds
         results: list[tuple[Any, ...]] = []
         for obj, (name, source) in zip(targets, labels):
+            in_graph = None if final else _default_graph_chain(obj)
+            if in_graph is not None:
+                results.append((name, _type_name(obj), source, in_graph, None, None, frozenset()))
+                continue
             left = deadline - time.perf_counter()
             if left <= 0:
-                results.append((name, _type_name(obj), source, None, None, None, frozenset()))
+                # No time left to search: an object that is the current value of a loop variable is
+                # still known to be held by it (the last trial's ``x = tf.placeholder(...)`` at module
+                # level), so it is not called a leak on an unfinished search.
+                held = roots.loop.get(id(obj))
+                chain = None if held else _default_graph_chain(obj)
+                results.append((name, _type_name(obj), source, chain, held and held[1], None, frozenset()))
                 continue
             ignore = (targets, labels, results)
             chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
@@ -150,6 +164,8 @@ class _Judgement:
                 else:
                     slot_text = f"`{_type_name(slot[0])}.{slot[1]}`"
             del tail, slot
+            if loop_variable is None and chain.root_kind == "unknown":
+                chain = _default_graph_chain(obj) or chain
             results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path))
         ids = {id(obj) for obj in targets}
         paths = {id(obj): result[6] for obj, result in zip(targets, results)}
@@ -322,3 +338,21 @@ def _slot_of(tail: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, str]]:
     if kind == "attr" and isinstance(label, str):
         return holder, label
     return None
+
+
+def _default_graph_chain(obj: Any) -> Optional[ReferenceChain]:
+    """The holder of a TF1 object of TensorFlow's current default graph (a variable, a placeholder's
+    tensor, an op): that graph, which keeps every op, tensor and variable built in it (its collections
+    keep the variables) until ``tf.compat.v1.reset_default_graph()``; the reference search runs out of
+    time or depth in it. ``None`` for anything else (TensorFlow not imported, an eager object, another
+    graph)."""
+    tf = sys.modules.get("tensorflow")
+    try:
+        graph = object.__getattribute__(obj, "graph")
+        default = tf.compat.v1.get_default_graph() if tf is not None else None
+    except Exception:  # not a graph object, a property that raises in eager mode, a partial TensorFlow
+        return None
+    if default is None or graph is not default:
+        return None
+    return ReferenceChain("graph", "TensorFlow's default graph (until tf.compat.v1.reset_default_graph())", (),
+                          _type_name(obj))

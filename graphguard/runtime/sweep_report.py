@@ -54,7 +54,8 @@ class ReferenceChain:
         root_kind: ``"global"`` (a module's global, or a variable of the cells in IPython / a
             notebook), ``"local"`` (a local variable of a running function, the one running the sweep
             included), ``"output"`` (IPython's output history: ``Out[12]``, ``_12``, which keep every
-            displayed value) or ``"unknown"`` (no root within the search bounds: held from C, by another
+            displayed value), ``"graph"`` (a TF1 variable, tensor or op of TensorFlow's default graph,
+            which keeps them until it is reset) or ``"unknown"`` (no root within the search bounds: held from C, by another
             thread's running function, or too deep). A finished frame kept by a traceback or a
             generator is a hop, not a root.
         root: the root in words (``local `solvers` in main()``, ``module-level `train.ALL_MODELS```,

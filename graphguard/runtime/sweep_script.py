@@ -1,10 +1,15 @@
 """``graphguard run --sweep script.py``: a script's sweep loop measured by a :class:`SweepGuard`, unedited.
 
 The trials are the iterations of the outermost loop that builds and trains a model. Which loop: the
-linter's answer first (the loops of the script's GG201 ``model-rebuilt-in-loop`` and GG202
-``model-retained-across-iterations`` findings: a model built per iteration), else the outermost loop whose
-body calls ``.fit(...)`` or ``.train(...)`` (a Keras fit, a CS231n solver). Of nested candidates the
-outermost is taken: a learning-rate loop around a k-fold is one trial per learning rate.
+linter's answer first (the loops of the script's GG201 ``model-rebuilt-in-loop``, GG202
+``model-retained-across-iterations`` and GG111 ``graph-not-reset-in-loop`` findings: a model or a TF1
+graph built per iteration), read as if the script freed nothing (its ``clear_session()`` and
+``reset_default_graph()`` left out: the loop a ``--fix`` freed is still the trial loop, so a run before
+and after the fix measures the same trials). Else the outermost loop whose body, or a function of the
+script it calls, calls ``.fit(...)`` or ``.train(...)`` (a Keras fit, a CS231n solver) or opens a
+``Session`` (a TF1 trial in its own graph). Of nested candidates the outermost is taken: a
+learning-rate loop around a k-fold is one trial per learning rate, and a loop that calls the function
+holding another candidate loop is taken over that loop.
 
 The script is compiled from its source with that loop's body wrapped, line numbers unchanged::
 
@@ -33,7 +38,8 @@ __all__ = ["SweepPlan", "plan", "GUARD_NAME"]
 
 #: The script-global name of the launcher's :class:`SweepGuard`.
 GUARD_NAME = "__graphguard_sweep__"
-_TRAIN_CALLS = frozenset({"fit", "train", "fit_generator", "train_model"})
+#: what trains (a Keras fit, a solver's train) or starts a TF1 trial (a session of its own)
+_TRAIN_CALLS = frozenset({"fit", "train", "fit_generator", "train_model", "Session", "InteractiveSession"})
 
 Loop = (ast.For, ast.AsyncFor, ast.While)
 
@@ -45,7 +51,8 @@ class SweepPlan:
     Attributes:
         code: the script's code object with the trial loops wrapped.
         loops: 1-based line numbers of the loops whose iterations are trials.
-        why: how they were chosen (``"a loop that makes a model per iteration, as GG201/GG202 read loops"`` or ``"a loop that calls .fit()/.train()"``).
+        why: how they were chosen (``"a loop that makes a model per iteration, as GG201/GG202/GG111 read
+            loops"`` or ``"a loop that calls .fit()/.train() or opens a session"``).
     """
 
     code: object
@@ -58,9 +65,9 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     model. Raises ``SyntaxError`` as ``compile`` does."""
     tree = ast.parse(source, filename)
     loops = {node.lineno: node for node in ast.walk(tree) if isinstance(node, Loop)}
-    chosen, why = _from_findings(source, filename, loops), "a loop that makes a model per iteration, as GG201/GG202 read loops"
+    chosen, why = _from_findings(source, filename, loops), "a loop that makes a model per iteration, as GG201/GG202/GG111 read loops"
     if not chosen:
-        chosen, why = [node for node in loops.values() if _trains(node)], "a loop that calls .fit()/.train()"
+        chosen, why = _by_shape(tree, list(loops.values())), "a loop that calls .fit()/.train() or opens a session"
     chosen = _outermost(tree, [_enclosing(tree, node) for node in chosen])
     if not chosen:
         return None
@@ -77,15 +84,47 @@ def _from_findings(source: bytes, filename: str, loops: dict[int, ast.AST]) -> l
     try:
         # Every sweep loop, however few its trials: the guard measures what a short one keeps too
         # (the linter's max-bounded-iterations hides only what a user reads as noise).
-        found = Checker(["GG201", "GG202"], max_bounded_iterations=0).check_source(source, filename)
+        found = Checker(["GG201", "GG202", "GG111"], max_bounded_iterations=0).check_source(source, filename, frees=False)
     except Exception:  # the linter's trouble must not stop the run: fall back to the shape
         return []
     return [loops[d.loop_row] for d in found if d.loop_row in loops]
 
 
-def _trains(loop: ast.AST) -> bool:
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRAIN_CALLS
-               for stmt in loop.body for node in ast.walk(stmt))
+def _by_shape(tree: ast.AST, loops: list[ast.AST]) -> list[ast.AST]:
+    """The loops whose body trains or opens a session, directly or through the script's own functions
+    (by name, transitively); a candidate inside a function that another candidate calls is dropped."""
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def reached(body: list[ast.stmt]) -> set[str]:
+        seen: set[str] = set()
+        todo = [node for stmt in body for node in ast.walk(stmt)]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions \
+                    and node.func.id not in seen:
+                seen.add(node.func.id)
+                todo.extend(ast.walk(functions[node.func.id]))
+        return seen
+
+    def trains(body: list[ast.stmt]) -> bool:
+        return any(isinstance(node, ast.Call) and _callee(node.func) in _TRAIN_CALLS
+                   for stmt in body for node in ast.walk(stmt))
+
+    candidates = []
+    for loop in loops:
+        calls = reached(loop.body)
+        if trains(loop.body) or any(trains(functions[name].body) for name in calls):
+            candidates.append((loop, calls))
+    called = {name for _, calls in candidates for name in calls}
+    inside = {id(node) for name in called for node in ast.walk(functions[name])}
+    return [loop for loop, _ in candidates if id(loop) not in inside]
+
+
+def _callee(func: ast.AST) -> str:
+    """``fit`` of ``model.fit``, ``Session`` of ``tf.Session`` and of ``Session``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _outermost(tree: ast.AST, chosen: list[ast.AST]) -> list[ast.AST]:
