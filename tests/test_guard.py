@@ -484,6 +484,23 @@ def test_count_callable_gets_every_event_and_the_run_goes_on(model):
     assert all(r.stopped is None for r in reports)
 
 
+def test_a_loop_over_a_handful_of_cases_is_not_growth_and_a_longer_or_repeated_one_is(model):
+    # Issue 40's new-user trial: an op per dtype in a 4-case loop failed a TensorFlow-style test, with a
+    # fix that cannot apply (a placeholder has one dtype). runtime/bounded.py reads the loop's count.
+    graph, sess, x, _, loss = model
+    with graph.as_default():
+        with GraphGuard(sess, mode="count") as guarded:
+            for dtype in (tf.float16, tf.float32, tf.float64, tf.int32):
+                case = tf.constant([-1, 0, 2], dtype=dtype)
+                guarded.run(tf.nn.relu(case))
+        assert guarded.report().growth == ()
+        with pytest.raises(GraphGrowthError):
+            with GraphGuard(sess, mode="count") as guarded:
+                for epoch in range(3):  # the same four cases again every epoch: growth
+                    for dtype in (tf.float16, tf.float32, tf.float64, tf.int32):
+                        guarded.run(tf.nn.relu(tf.constant([1], dtype=dtype)))
+
+
 def test_large_burst_is_sampled_per_op_type(model, monkeypatch):
     graph, sess, x, _, loss = model
     monkeypatch.setattr(attribution, "EXACT_OPS", 10)

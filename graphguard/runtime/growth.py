@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from graphguard.runtime.attribution import first_location, growth_groups
+from graphguard.runtime.bounded import bounded_trips
 from graphguard.runtime.errors import (
     BURST_FIX,
     BURST_WHY,
@@ -176,6 +177,8 @@ class GrowthAccounting:
                 seen_steps[0] += 1
                 seen_steps[1] = steps
             sustained = sustained or seen_steps[0] >= self._min_growth_steps
+        if sustained and all(bounded_trips((key[0], *key[1])) is not None for key in paths):
+            sustained = False  # a loop over a fixed handful of cases (four dtypes): see runtime/bounded.py
         op_type = new_ops[0].type if new_ops else None
         if not sustained:
             if self._max_burst is not None and added > self._max_burst and added > self._burst_ratio * self._start_version:

@@ -1,0 +1,76 @@
+"""Growth in a loop over a fixed handful of cases (graphguard.runtime.bounded): no TensorFlow needed."""
+
+from __future__ import annotations
+
+import linecache
+
+import pytest
+
+from graphguard.runtime import bounded
+from graphguard.runtime.bounded import bounded_trips
+
+SOURCE = '''import tensorflow as tf
+DTYPES = (tf.float16, tf.float32, tf.float64, tf.int32)
+
+def per_dtype(sess):
+    for dtype in (tf.float16, tf.float32, tf.float64, tf.int32):
+        x = tf.constant([-1, 0, 2], dtype=dtype)
+        sess.run(tf.nn.relu(x))                       # 7: derived from the case
+
+def named(sess):
+    for i, dtype in enumerate(DTYPES):
+        sess.run(tf.cast(1, dtype))                   # 11: the case itself
+
+def same_op(sess):
+    for step in range(5):
+        sess.run(tf.argmax(y, 1))                     # 15: the same op five times
+
+def picked(sess):
+    for step in range(5):
+        sess.run(tf.square(x) if step else loss)      # 19: the case only picks
+
+def nested(sess):
+    for epoch in range(4):
+        for dtype in DTYPES:
+            sess.run(tf.cast(1, dtype))               # 24: epochs repeat it
+
+def many(sess):
+    for size in range(12):
+        sess.run(tf.zeros([size]))                    # 28: more than the bound
+
+def helper(dtype):
+    return tf.cast(1, dtype)                          # 31: called per case
+
+def caller(sess):
+    for dtype in DTYPES:
+        sess.run(helper(dtype))                       # 35
+
+def unknown(sess, batches):
+    for batch in batches:
+        sess.run(tf.constant(batch))                  # 39: a count the source does not fix
+'''
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "cases.py"
+    path.write_text(SOURCE)
+    linecache.checkcache(str(path))
+    yield str(path)
+    bounded._trees.pop(str(path), None)
+
+
+@pytest.mark.parametrize("line, expected", [(7, 4), (11, 4), (15, None), (19, None), (24, None), (28, None),
+                                            (39, None), (2, None)])
+def test_a_line_in_loops_over_its_cases_is_bounded(script, line, expected):
+    assert bounded_trips([(script, line)]) == expected
+
+
+def test_a_helper_called_per_case_is_bounded_through_its_call_path(script):
+    assert bounded_trips([(script, 31), (script, 35), None]) == 4  # pytest's runner outside: ignored
+    assert bounded_trips([(script, 31), None, (script, 35)]) is None  # a library's loop between: unknown
+    assert bounded_trips([(script, 31)]) is None  # no loop at all
+
+
+def test_an_unreadable_file_is_not_bounded(tmp_path):
+    assert bounded_trips([(str(tmp_path / "missing.py"), 3)]) is None
