@@ -198,6 +198,11 @@ class _TestGuard:
         record["functions"] = len(traces.functions)
         record["traces"] = sum(fn.traces for fn in traces.functions)
         record["calls"] = sum(fn.calls for fn in traces.functions)
+        tf = sys.modules.get("tensorflow")
+        try:  # TraceGuard judges no call made with eager execution off: say so, or "ok" reads as a pass
+            record["eager_off"] = bool(record["functions"] and tf is not None and not tf.executing_eagerly())
+        except Exception:  # a partly imported TensorFlow
+            record["eager_off"] = False
         grew = [(number, kind, report) for number, kind, report in reports if report.grew or report.stopped]
         problems = [f"graph growth: {growth}" for _, _, report in grew for growth in report.growth]
         problems += [f"stopped: {report.stopped}" for _, _, report in grew if not report.growth]
@@ -225,6 +230,18 @@ def _is_guard_error(error: Optional[BaseException]) -> bool:
     """``error`` is one of the runtime guards' errors (told by name: the runtime may not be imported)."""
     kind = type(error)
     return error is not None and kind.__name__ in _GUARD_ERRORS and kind.__module__.startswith("graphguard")
+
+
+def _cut(excinfo: Any) -> Any:
+    """A guard error's ``pytest.ExceptionInfo`` on its raw traceback cut after the test's last frame
+    (graphguard's runtime and TensorFlow below it dropped); anything else as it is. A new ExceptionInfo:
+    pytest rebuilds its Traceback from the raw chain when it cuts it at the test function, so filtering
+    ``excinfo.traceback`` would not last."""
+    if excinfo is None or not _is_guard_error(excinfo.value) or excinfo.tb is None:
+        return excinfo
+    from graphguard.runtime.attribution import user_traceback
+
+    return pytest.ExceptionInfo.from_exc_info((excinfo.type, excinfo.value, user_traceback(excinfo.tb)))
 
 
 class _Guarding:
@@ -264,15 +281,14 @@ class _Guarding:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         """Leaves graphguard's frames out of a guard error's traceback; after the call, records what the
         test did and fails a test whose growth or retracing did not fail it already."""
-        excinfo = call.excinfo
-        if excinfo is not None and _is_guard_error(excinfo.value) and excinfo.tb is not None:
-            # The raw chain cut after the test's last frame (graphguard's runtime and TensorFlow below it
-            # dropped), and a new ExceptionInfo on it: pytest rebuilds its Traceback from the raw chain
-            # when it cuts it at the test function, so filtering excinfo.traceback would not last.
-            from graphguard.runtime.attribution import user_traceback
-
-            tb = user_traceback(excinfo.tb)
-            call.excinfo = excinfo = pytest.ExceptionInfo.from_exc_info((excinfo.type, excinfo.value, tb))
+        excinfo = call.excinfo = _cut(call.excinfo)
+        # A unittest.TestCase test (tf.test.TestCase) keeps its errors in item._excinfo, which pytest's
+        # unittest plugin puts in place of call.excinfo after this hook starts: cut them too.
+        held = getattr(item, "_excinfo", None)
+        if isinstance(held, list):
+            held[:] = [_cut(info) for info in held]
+            if excinfo is None or not _is_guard_error(excinfo.value):
+                excinfo = next((info for info in held if info is not None and _is_guard_error(info.value)), excinfo)
         outcome = yield
         report = outcome.get_result()
         if item.stash.get(_SKIPPED, False):
@@ -323,6 +339,7 @@ class _Guarding:
             for problem in record["problems"] or ["the guard stopped it"]:
                 write(f"{label} {nodeid}: {problem}", red=label == "FAILED", yellow=label == "WARNED")
         quiet = [(nodeid, r) for nodeid, r in used if r["verdict"] == "ok"]
+        quiet.sort(key=lambda item: not item[1].get("eager_off"))  # "not judged" is never left unlisted
         shown = quiet if self.verbose > 0 else quiet[:_LISTED]
         for nodeid, record in shown:
             write(f"ok     {nodeid}: {_did(record)}")
@@ -338,6 +355,9 @@ def _did(record: dict[str, Any]) -> str:
     if record["functions"]:
         parts.append(f"{_plural(record['functions'], 'tf.function')}, {_plural(record['traces'], 'trace')} "
                      f"in {_plural(record['calls'], 'call')}")
+        if record.get("eager_off"):
+            parts[-1] += (" (not judged: eager execution was off, as tf.compat.v1.disable_eager_execution() "
+                          "in any imported module leaves it for the whole process)")
     return "; ".join(parts)
 
 

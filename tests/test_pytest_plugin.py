@@ -28,7 +28,11 @@ DEMO = ROOT / "fixtures" / "pytest_plugin" / "test_training.py"
 
 
 def _line(path: Path, text: str) -> int:
-    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+    return _line_in(path.read_text(), text)
+
+
+def _line_in(source: str, text: str) -> int:
+    return next(number for number, line in enumerate(source.splitlines(), 1) if text in line)
 
 
 # -- no TensorFlow ----------------------------------------------------------------------------------
@@ -173,8 +177,31 @@ def test_swallows_the_guards_error():
     leaky_loop(swallow=True)
 
 
+class TestCaseSession(tf.test.TestCase):
+    def test_session_per_step(self):  # tf.test.TestCase's session logs and re-raises (ErrorLoggingSession)
+        with tf.Graph().as_default(), self.session() as sess:
+            x = v1.placeholder(tf.float32, [])
+            for step in range(6):
+                sess.run(x * 3.0, {x: 1.0})  # TESTCASE-LEAK
+
+
 @pytest.mark.graphguard(max_traces=20)
 def test_a_higher_limit():
+    @tf.function
+    def double(n):
+        return n * 2
+
+    for n in range(10):
+        double(n)
+"""
+
+EAGER_OFF = """
+import tensorflow as tf
+
+tf.compat.v1.disable_eager_execution()  # at import: off for the whole process
+
+
+def test_retraces_with_eager_execution_off():
     @tf.function
     def double(n):
         return n * 2
@@ -196,6 +223,7 @@ def session(*args):
 session("--graphguard", "test_a_plain.py", "test_b_lazy.py")
 session("test_training.py")
 session("--graphguard", "-v", "test_training.py", "test_markers.py")
+session("--graphguard", "test_eager_off.py")  # last: eager execution stays off
 """
 
 
@@ -207,18 +235,19 @@ def test_pytest_graphguard_on_real_tensorflow(tmp_path):
     check_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(*sessions[0])
     check_without_the_flag_the_demo_passes(*sessions[1])
     check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(*sessions[2])
+    check_tf_functions_with_eager_execution_off_are_not_judged_and_say_so(*sessions[3])
 
 
 def _run_sessions(folder: Path) -> list[tuple[str, int]]:
     """The three pytest sessions' outputs and exit codes, run in one TensorFlow process."""
     (folder / "test_training.py").write_text(DEMO.read_text())
     for name, text in (("test_a_plain.py", PLAIN), ("test_b_lazy.py", LAZY), ("test_markers.py", MARKERS),
-                       ("driver.py", DRIVER)):
+                       ("test_eager_off.py", EAGER_OFF), ("driver.py", DRIVER)):
         (folder / name).write_text(text)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONDONTWRITEBYTECODE": "1"}
     run = subprocess.run([sys.executable, "driver.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     parts = re.split(r"^=== session.*$", run.stdout, flags=re.M)[1:]
-    assert len(parts) == 3, run.stdout + run.stderr
+    assert len(parts) == 4, run.stdout + run.stderr
     out = []
     for part in parts:
         text, code = part.rsplit("=== exit ", 1)
@@ -244,8 +273,11 @@ def check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(text: s
     assert f"called from test_training.py:{call_line}" in failures and "argument `step`: Python int 7 -> 8" in failures
     assert "Fix: pass `step` as a tensor (tf.constant(step))" in failures
     assert "graphguard/runtime" not in failures and "polymorphic_function.py" not in failures.split("Captured")[0]
-    assert summary[0] == ("7 tests guarded: 7 ran TensorFlow (4 opened tf.compat.v1 sessions, 3 called tf.functions); "
-                          "3 failed, 1 warned; 1 test left alone (skip=True)"), summary
+    assert summary[0] == ("9 tests guarded: 8 ran TensorFlow (5 opened tf.compat.v1 sessions, 3 called tf.functions); "
+                          "4 failed, 1 warned; 1 test left alone (skip=True)"), summary
+    # tf.test.TestCase keeps its error for pytest's unittest plugin: cut there too (issue 40's trial)
+    leak_line = _line_in(MARKERS, "# TESTCASE-LEAK")
+    assert f"test_markers.py:{leak_line}: GraphGrowthError" in failures and "test_util.py" not in failures.split("Captured")[0]
     assert (f"FAILED test_training.py::test_session_loop_builds_an_op_per_step: graph growth: +4 ops/step since step 2 "
             f"(2 steps to step 3): ReadVariableOp, MatMul, Const, Mean at test_training.py:{op_line} (tf.reduce_mean)") in summary
     assert (f"FAILED test_training.py::test_step_counter_passed_as_a_python_int: retracing: scaled_sum "
@@ -262,7 +294,13 @@ def check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(text: s
         assert re.search(rf"test_markers.py::{name} PASSED", text), name
     assert "graphguard: this test grew a graph (the guard's error did not fail it" in failures
     assert "GraphGrowthWarning" in text  # warn mode: the guard's warning, in pytest's warnings summary
-    assert "3 failed, 5 passed" in text
+    assert "4 failed, 5 passed, 1 skipped" in text  # TestCase.test_session: skipped by TensorFlow
+
+
+def check_tf_functions_with_eager_execution_off_are_not_judged_and_say_so(text: str, code: int) -> None:
+    assert code == 0, text
+    assert ("ok     test_eager_off.py::test_retraces_with_eager_execution_off: 1 tf.function, 10 traces in 10 calls "
+            "(not judged: eager execution was off") in text, text
 
 
 def check_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(text: str, code: int) -> None:

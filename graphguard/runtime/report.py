@@ -101,13 +101,13 @@ class Growth:
         if self.refused is not None:
             return f"refused at step {self.first_step}"
         if self.kind == "session":
-            return f"+{self.ops_per_step} ops for session {self.session} on one graph"
+            return f"+{_ops(self.ops_per_step)} for session {self.session} on one graph"
         if self.kind == "burst":
-            return f"+{self.ops_per_step} ops in one burst at step {self.first_step}"
+            return f"+{_ops(self.ops_per_step)} in one burst at step {self.first_step}"
         if self.steps == 1:
-            return f"+{self.ops_per_step} ops at step {self.first_step}"
+            return f"+{_ops(self.ops_per_step)} at step {self.first_step}"
         every = self.every
-        return f"+{self.ops_per_step} ops every {every}" if every else f"+{self.ops_per_step} ops/step"
+        return f"+{_ops(self.ops_per_step)} every {every}" if every else f"+{_ops(self.ops_per_step)}/step"
 
     def __str__(self) -> str:
         groups = "; ".join(str(g) for g in self.groups)
@@ -115,7 +115,7 @@ class Growth:
             return f"refused at step {self.first_step} (graph finalized, nothing added): {groups}"
         if self.kind == "session":
             return (
-                f"+{self.ops_per_step} ops for session {self.session} on this graph, from lines that built ops "
+                f"+{_ops(self.ops_per_step)} for session {self.session} on this graph, from lines that built ops "
                 f"for {self.steps} session{'s' if self.steps != 1 else ''} on it after the first: {groups}"
             )
         if self.kind == "burst" or self.steps == 1:
@@ -400,3 +400,8 @@ class GuardReport:
         if self.checkpoint is not None:
             lines.append(f"checkpoint saved before stopping: {self.checkpoint}")
         return "\n".join(lines)
+
+
+def _ops(count: int) -> str:
+    """``1 op``, ``4 ops``."""
+    return f"{count} op" if count == 1 else f"{count} ops"
