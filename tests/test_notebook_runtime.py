@@ -236,6 +236,9 @@ def test_load_ext_graphguard_reports_the_leaking_cells_and_stays_quiet_on_their_
         "%graphguard off",
         leaking_loop + "print('ran unguarded')",
         "%graphguard on on_growth=warn",
+        leaking_loop,  # the session resumes after off/on: no second warm-up (issue 40's trial)
+        "%graphguard on max_traces=20",  # while on: options change, open sessions keep their guards
+        "%graphguard",
         tracebacks=tracebacks,
     )
     growth, fixed, retracing, fixed_function, report = texts[2], texts[3], texts[4], texts[5], texts[6]
@@ -253,6 +256,8 @@ def test_load_ext_graphguard_reports_the_leaking_cells_and_stays_quiet_on_their_
     assert texts[7] == "UsageError: %graphguard on: max_traces must be a whole number >= 1, not 'zero'\n", texts[7]
     assert texts[8].startswith("graphguard: off") and texts[9].strip() == "ran unguarded", texts[8:10]
     assert texts[10].startswith("graphguard: on (max_traces=8 on_growth=warn"), texts[10]
+    assert "GraphGrowthWarning: +5 ops at step 2: 3 x Const, Range, Mean at cell In[12], line 3" in texts[11], texts[11]
+    assert texts[13].startswith("graphguard: on (max_traces=20 on_growth=warn") and "2 sessions guarded" in texts[13], texts[13]
     # the two errors' tracebacks: the cells' frames only, none of graphguard's or TensorFlow's
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", tb) for tb in tracebacks]
     assert len(plain) == 2 and "Cell In[3], line 4" in plain[0] and "Cell In[5], line 5" in plain[1], plain

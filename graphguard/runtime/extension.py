@@ -12,7 +12,9 @@ session's graph each time it is re-run is growth too, the second time its line b
 
 ``%graphguard`` says whether it is on and what it counted; ``%graphguard off`` stops guarding (open
 sessions' guards are released, their reports kept); ``%graphguard on [max_traces=20 on_growth=warn ...]``
-starts again with those options (:mod:`graphguard.guard_options`); ``%graphguard report`` prints every
+starts again, or goes on, with those options (:mod:`graphguard.guard_options`: for sessions opened from
+then on and every ``tf.function`` call; a session guarded before ``off`` resumes without a second
+warm-up); ``%graphguard report`` prints every
 session's report and the ``tf.function`` table. A bad command or option is IPython's one-line
 ``UsageError``.
 
@@ -55,16 +57,24 @@ class NotebookGuard:
         self._sessions: list[SessionReport] = []  # from watches stopped by %graphguard off
         self._traces: list[TraceReport] = []
         self._custom_exc = False
+        self._last: Optional[Watch] = None  # the watch %graphguard off stopped: the next one resumes it
 
     # -- on and off ---------------------------------------------------------------------------------
 
     def on(self, options: Optional[dict[str, Any]] = None) -> None:
         """Guard every session and ``tf.function`` from now on, with ``options`` (checked) over the
-        current ones; restarts the guards if they are running."""
-        if self.watch is not None:
-            self.off()
+        current ones. While guarding: the options apply to sessions opened from now on and to
+        ``tf.function`` calls; open sessions keep their guards (their warm-up is not counted again).
+        After ``off``: a session guarded before resumes under its number, without a second warm-up."""
         self.options.update(options or {})
-        self.watch = Watch(guard_kwargs(self.options), TraceGuard(self.options["max_traces"], self.options["on_retrace"]))
+        if self.watch is not None:
+            self.watch.sessions.options = guard_kwargs(self.options)
+            trace = self.watch.trace_guard
+            if trace is not None:
+                trace.max_traces, trace.on_retrace = self.options["max_traces"], self.options["on_retrace"]
+            return
+        self.watch = Watch(guard_kwargs(self.options), TraceGuard(self.options["max_traces"], self.options["on_retrace"]),
+                           after=self._last)
         self.watch.start()
         if not self.shell.custom_exceptions:  # a handler the user set is left alone
             self.shell.set_custom_exc(_ERRORS, _show_error)
@@ -75,9 +85,9 @@ class NotebookGuard:
         watch, self.watch = self.watch, None
         if watch is not None:
             watch.stop(release=True)
-            offset = max((number for number, _, _ in self._sessions), default=0)
-            self._sessions += [(offset + number, kind, report) for number, kind, report in watch.reports()]
+            self._sessions += watch.reports()
             self._traces.append(watch.trace_guard.report())
+            self._last = watch
         if self._custom_exc and self.shell.custom_exceptions == _ERRORS:
             self.shell.set_custom_exc((), None)
         self._custom_exc = False
@@ -88,8 +98,7 @@ class NotebookGuard:
         """Every guarded session's report since the extension was loaded, numbered in order."""
         out = list(self._sessions)
         if self.watch is not None:
-            offset = max((number for number, _, _ in out), default=0)
-            out += [(offset + number, kind, report) for number, kind, report in self.watch.reports()]
+            out += self.watch.reports()
         return out
 
     def traces(self) -> list[TraceReport]:
@@ -103,7 +112,7 @@ class NotebookGuard:
         """One line: on or off, the options, what was counted."""
         state = "on" if self.watch is not None else "off"
         options = " ".join(f"{name}={value}" for name, value in self.options.items())
-        sessions = self.sessions()
+        sessions = {number for number, _, _ in self.sessions()}  # a session resumed after off is one session
         functions = sum(len(report.functions) for report in self.traces())
         return (f"graphguard: {state} ({options}); {len(sessions)} session{'s' * (len(sessions) != 1)} guarded, "
                 f"{functions} tf.function{'s' * (functions != 1)} counted ({_USAGE})")
@@ -115,11 +124,15 @@ class NotebookGuard:
             return "graphguard: no tf.compat.v1 session ran and no tf.function was called under the guards yet"
         lines = []
         if sessions:
-            grew = sum(1 for _, _, report in sessions if report.grew or report.stopped)
-            lines.append(f"graphguard: {len(sessions)} session{'s' * (len(sessions) != 1)} guarded (count mode, "
+            numbers = {number for number, _, _ in sessions}
+            grew = len({number for number, _, report in sessions if report.grew or report.stopped})
+            lines.append(f"graphguard: {len(numbers)} session{'s' * (len(numbers) != 1)} guarded (count mode, "
                          f"{self.options['warmup_steps']} warm-up steps per session), {grew} grew")
+            shown: set[int] = set()
             for number, kind, report in sessions:
-                lines += [f"-- session {number} ({kind}) --", str(report)]
+                again = " after %graphguard off and on" if number in shown else ""
+                shown.add(number)
+                lines += [f"-- session {number} ({kind}){again} --", str(report)]
         lines += [report.format() for report in traces]
         return "\n".join(lines)
 

@@ -53,10 +53,15 @@ class SessionPatch:
         live: ``id(session)`` -> (number, class name, weak reference to its guard) for open sessions.
         done: reports of the sessions closed (or released) so far, as :data:`SessionReport`.
         count: guards made so far (the last session's number).
+        resumed: ``id(session)`` -> (number, weak reference to the session) of sessions an earlier patch
+            guarded and released (``%graphguard off`` then ``on``): such a session keeps its number and
+            its guard skips the warm-up, which the session had.
     """
 
-    def __init__(self, options: dict[str, Any]) -> None:
+    def __init__(self, options: dict[str, Any], count: int = 0,
+                 resumed: Optional[dict[int, tuple[int, weakref.ref]]] = None) -> None:
         self.options = options
+        self.resumed = resumed if resumed is not None else {}
         # Re-entrant: building a guard in attach() can run the garbage collector, whose Session.__del__
         # calls close() and so detach() on this thread while attach() holds the lock.
         self.lock = threading.RLock()
@@ -64,7 +69,8 @@ class SessionPatch:
         # (its __del__ calls close, which detaches).
         self.live: dict[int, tuple[int, str, weakref.ref]] = {}
         self.done: list[SessionReport] = []
-        self.count = 0
+        self.count = count
+        self.released: dict[int, tuple[int, weakref.ref]] = {}  #: as ``resumed``, for the next patch
         self.patched: Optional[tuple[Any, Any, Any]] = None  # (BaseSession, original run, original close)
 
     def patch(self, session_module: Any) -> None:
@@ -105,10 +111,17 @@ class SessionPatch:
             guard = sess.__dict__.get(_GUARD_ATTR)
             if guard is not None:  # another thread attached it first
                 return guard
-            guard = GraphGuard(sess, mode=self.options["mode"], **{k: v for k, v in self.options.items() if k != "mode"})
+            options = {k: v for k, v in self.options.items() if k != "mode"}
+            earlier = self.resumed.pop(id(sess), None)
+            if earlier is not None and earlier[1]() is sess:
+                number = earlier[0]
+                options["warmup_steps"] = 0  # it warmed up under the earlier guard
+            else:
+                self.count += 1
+                number = self.count
+            guard = GraphGuard(sess, mode=self.options["mode"], **options)
             guard._core._run = original_run.__get__(sess)  # the guard calls the real run, not this patch
-            self.count += 1
-            self.live[id(sess)] = (self.count, type(sess).__name__, weakref.ref(guard))
+            self.live[id(sess)] = (number, type(sess).__name__, weakref.ref(guard))
             sess.__dict__[_GUARD_ATTR] = guard
             return guard
 
@@ -134,6 +147,10 @@ class SessionPatch:
             sess = guard._sess
             if sess.__dict__.get(_GUARD_ATTR) is guard:
                 del sess.__dict__[_GUARD_ATTR]
+            try:
+                self.released[id(sess)] = (number, weakref.ref(sess))
+            except TypeError:  # a session type without weak references: guarded afresh later
+                pass
             guard.release()
             with self.lock:
                 self.done.append((number, kind, guard.report()))
@@ -224,8 +241,12 @@ class Watch:
             ``tensorflow`` is being looked up hands that lookup to it (``watch.finder.find_spec``).
     """
 
-    def __init__(self, options: dict[str, Any], trace_guard: Optional[TraceGuard] = None) -> None:
-        self.sessions = SessionPatch(options)
+    def __init__(self, options: dict[str, Any], trace_guard: Optional[TraceGuard] = None,
+                 after: Optional["Watch"] = None) -> None:
+        # ``after``: the watch this one follows in the same process (``%graphguard on`` after ``off``):
+        # numbers go on from it, and the sessions it released resume (SessionPatch.resumed).
+        self.sessions = (SessionPatch(options) if after is None else
+                         SessionPatch(options, after.sessions.count, after.sessions.released))
         self.trace_guard = trace_guard
         self.finder = TensorFlowFinder(self.sessions, trace_guard)
 
