@@ -114,6 +114,14 @@ class _Returns(NamedTuple):
     ref: object
 
 
+class _ParamMethod(NamedTuple):
+    """A call of method ``use`` (``"model.train_step"``) on a parameter of project function ``ref``: a
+    ``tf.function`` when a call passes an object of a project class whose method is one (phase 3)."""
+
+    ref: object
+    use: str
+
+
 class EagerReader(SampleReader):
     """The TF 2 half of the reader (see the module docstring). Needs the reader's ``_frame``,
     ``resolve``, ``_new_construction`` and ``_site``; it keeps per loop the names its body binds
@@ -262,6 +270,9 @@ class EagerReader(SampleReader):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
                 and self.resolve(node.func) is None):
             return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
+                and len(node.args) >= 2 and not node.keywords and self.resolve(node.func) is None):
+            return all(self._is_number(arg) for arg in node.args)  # ``min(1.0, step / warmup)``
         return False
 
     def _holds_number(self, dotted: str | None, node: ast.AST) -> bool:
@@ -406,6 +417,11 @@ class EagerReader(SampleReader):
             receiver = self.resolve(node.func.value)
             if isinstance(receiver, Instance):
                 traced = self._traced_ref(receiver.cls.member(node.func.attr))
+            elif (isinstance(receiver, Param) and node.func.value.__class__ is ast.Name
+                  and frame.facts.name != "<module>"):
+                # ``def train(model, x): model.train_step(x, 0.01 * step)``: what the calls pass for
+                # ``model`` decides (a project model whose ``train_step`` is a tf.function)
+                traced = _ParamMethod(Ref("", frame.facts.name), f"{node.func.value.id}.{node.func.attr}")
         elif isinstance(func_value, CallResult):
             traced = _Returns(func_value.ref)  # ``step = make_train_step(model)``: what it returns (phase 3)
         if traced is None or traced is False:
@@ -444,6 +460,8 @@ class EagerReader(SampleReader):
                 self._eager_fact(construction, frame=frame)
             elif isinstance(traced, _Returns):
                 self._eager_fact(construction, "returns_traced", (traced.ref,), frame=frame)
+            elif isinstance(traced, _ParamMethod):
+                self._eager_fact(construction, "param_traced", (traced.ref, traced.use), frame=frame)
             else:
                 self._eager_fact(construction, "traced", (traced,), frame=frame)
 

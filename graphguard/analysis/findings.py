@@ -376,6 +376,8 @@ def _eager_check(project: Project, module: ModuleFacts, kind: str, refs: tuple) 
                 if inner is not None and inner[0].functions[inner[1]].traced == 1:
                     return True
         return False
+    if kind == "param_traced":
+        return project.param_method_traced(module, refs[0], refs[1])
     return project.keras_model(module, refs)
 
 

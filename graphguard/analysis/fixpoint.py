@@ -727,6 +727,20 @@ class Project:
                 return True
         return False
 
+    def param_method_traced(self, importer: ModuleFacts, function: Ref, use: str) -> bool:
+        """Whether some call passes for the parameter of ``function`` that ``use`` names
+        (``param.method``, as ``model.train_step``) an object of a project class whose method is a
+        ``tf.function`` without an input signature (``@tf.function def train_step(self, x, lr)``)."""
+        param, _, method = use.partition(".")
+        for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
+            if value[0] != "instance":
+                continue
+            module = self._by_path.get(os.path.normpath(value[1]))
+            facts = None if module is None else module.functions.get(f"{value[2]}.{method}")
+            if facts is not None and facts.traced == 1:
+                return True
+        return False
+
     def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
         """Whether some call passes a Keras model for parameter ``param`` of ``function`` (of
         ``importer``): a TensorFlow model, or an instance of a project class that makes one."""

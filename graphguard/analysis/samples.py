@@ -74,7 +74,7 @@ def maybe_number_or_sample_call(node: ast.Call) -> bool:
     func = node.func
     name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
     return (name in NUMBER_FUNCTIONS or name in ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in ARRAY_FUNCTIONS
-            or name in SAME_ROWS or name in SHAPED)
+            or name in SAME_ROWS or name in SHAPED or name in ("min", "max"))
 
 
 #: Argument node types that may be a batch of one (:meth:`SampleReader._one_sample`).
