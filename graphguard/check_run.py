@@ -318,7 +318,7 @@ def _with_fixes(diagnostics: list, sources: dict | None, cache=None, jobs: int =
     if todo:
         jobs_ = [(filename, raw, mine) for filename, raw, mine, _ in todo]
         if jobs > 1 and len(todo) >= 4 * jobs:
-            from graphguard.checker import worker_pool
+            from graphguard.workers import worker_pool
 
             with worker_pool(jobs) as pool:
                 results = list(pool.map(fixes_for_file, jobs_, chunksize=max(1, len(todo) // (jobs * 4))))
