@@ -318,6 +318,7 @@ class _Guarding:
         if record.get("verdict") == "skip":
             self.skipped.append(report.nodeid)
         else:
+            record["test_failed"] = bool(report.failed)  # of something else, when graphguard saw nothing
             self.results.append((report.nodeid, record))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -345,6 +346,10 @@ class _Guarding:
             write(f"ok     {nodeid}: {_did(record)}")
         if len(shown) < len(quiet):
             write(f"... and {len(quiet) - len(shown)} more tests that ran TensorFlow without growth or retracing (-v lists them)")
+        if any(record.get("eager_off") for _, record in used):
+            write("not judged: tf.functions called with eager execution off (tf.compat.v1.disable_eager_execution() in "
+                  "any imported module turns it off for the whole process; run TF 2 tests in a pytest run of their own)",
+                  yellow=True)
 
 
 def _did(record: dict[str, Any]) -> str:
@@ -356,9 +361,9 @@ def _did(record: dict[str, Any]) -> str:
         parts.append(f"{_plural(record['functions'], 'tf.function')}, {_plural(record['traces'], 'trace')} "
                      f"in {_plural(record['calls'], 'call')}")
         if record.get("eager_off"):
-            parts[-1] += (" (not judged: eager execution was off, as tf.compat.v1.disable_eager_execution() "
-                          "in any imported module leaves it for the whole process)")
-    return "; ".join(parts)
+            parts[-1] += " (not judged: eager execution was off)"
+    text = "; ".join(parts)
+    return text + " (the test failed, not of growth or retracing)" if record.get("test_failed") else text
 
 
 def _plural(count: int, word: str) -> str:

@@ -271,7 +271,7 @@ def check_the_leaking_twins_fail_at_their_lines_and_the_fixed_twins_pass(text: s
     assert f"test_training.py:{op_line} (op, GG101): build it once before the loop" in failures
     assert f"test_training.py:{op_line + 1}: GraphGrowthError" in failures
     assert f"called from test_training.py:{call_line}" in failures and "argument `step`: Python int 7 -> 8" in failures
-    assert "Fix: pass `step` as a tensor (tf.constant(step))" in failures
+    assert "Fix: pass `step` as a tensor (tf.constant(step, tf.float32) if the function computes in floats" in failures
     assert "graphguard/runtime" not in failures and "polymorphic_function.py" not in failures.split("Captured")[0]
     assert summary[0] == ("9 tests guarded: 8 ran TensorFlow (5 opened tf.compat.v1 sessions, 3 called tf.functions); "
                           "4 failed, 1 warned; 1 test left alone (skip=True)"), summary

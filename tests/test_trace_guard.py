@@ -98,6 +98,43 @@ def test_a_python_int_step_raises_at_the_calling_line_naming_the_argument():
     assert err.report.retracing == (fn,)
 
 
+def test_a_function_defined_again_from_the_same_source_is_a_new_function():
+    # Issue 40's second trial: a notebook cell run again after a RetracingError (the fix the docs give)
+    # compiles a code object equal to the first, and the new function inherited its traces.
+    source = "import tensorflow as tf\n@tf.function\ndef step_fn(v, n):\n    return v * n\n"
+    first, second = {}, {}
+    exec(compile(source, "<cell In[2]>", "exec"), first)
+    v = tf.ones([3])
+    with TraceGuard(max_traces=8, on_retrace="warn") as guard:
+        with pytest.warns(Warning):
+            for n in range(12):
+                first["step_fn"](v, n)
+        exec(compile(source, "<cell In[4]>", "exec"), second)  # the same source, run again
+        for n in range(12):
+            second["step_fn"](v, tf.constant(float(n)))
+    report = guard.report()
+    assert [fn.traces for fn in report.functions] == [12, 1], report.functions
+    assert len(report.retracing) == 1 and report.retracing[0].traces == 12
+
+
+def test_a_loop_over_a_handful_of_dtypes_and_shapes_is_not_retracing():
+    # Issue 40's second trial: a TensorFlow-style test of one tf.function over 5 dtypes x 2 shapes traces
+    # 10 times, each trace needed; the same calls from an unbounded loop are retracing.
+    @tf.function
+    def total(x):
+        return tf.reduce_sum(x)
+
+    with TraceGuard(max_traces=8) as guard:
+        for dtype in (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64):
+            for shape in ((2,), (3, 2)):
+                total(tf.ones(shape, dtype))
+    assert guard.report().retracing == ()
+    with pytest.raises(RetracingError):
+        with TraceGuard(max_traces=8):
+            for size in range(1, 30):
+                total(tf.ones([size]))
+
+
 def test_a_shape_change_names_the_shape_and_the_fix():
     @tf.function
     def forward(x):
@@ -121,8 +158,8 @@ def test_a_dtype_change_names_the_dtype():
     dtypes = (tf.float32, tf.float64, tf.int32, tf.int64)
     with pytest.raises(RetracingError) as info:
         with TraceGuard(max_traces=3):
-            for dtype in dtypes:
-                forward(tf.ones((2,), dtype=dtype))
+            for step in range(20):  # batches of changing dtypes (a loop over 4 dtypes is 4 cases, not retracing)
+                forward(tf.ones((2,), dtype=dtypes[step % 4]))
     assert "argument `x`: dtype int32 -> int64" in str(info.value)
     assert "tf.cast(x, tf.float32)" in str(info.value)
 
@@ -154,8 +191,9 @@ def test_every_cause_is_listed_with_its_line_not_only_the_last():
 
     with pytest.raises(RetracingError) as info:
         with TraceGuard(max_traces=5) as guard:
-            for n in range(1, 4):
-                step(tf.ones((n, 2)), 0.5)  # shape cause
+            batches = [tf.ones((n, 2)) for n in range(1, 4)]  # data of changing shapes
+            for batch in batches:
+                step(batch, 0.5)  # shape cause
             for lr in (0.1, 0.2, 0.3, 0.4):
                 step(tf.ones((3, 2)), lr)  # float cause
     text = str(info.value)
@@ -423,7 +461,7 @@ def test_graphguard_run_stops_a_tf2_script_at_the_calling_line(tmp_path):
             "9 traces in 9 calls of one tf.function object (limit max_traces=8), called from train.py:9") in err
     assert "called from train.py:9: train_step(x, step) (9 traces)" in err
     assert "changed: argument `step`: Python int 7 -> 8" in err
-    assert "fix: pass `step` as a tensor (tf.constant(step))" in err
+    assert "fix: pass `step` as a tensor (tf.constant(step, tf.float32) if the function computes in floats" in err
     assert "session" not in err  # a TF 2 script: no session report
     assert err.rstrip().endswith("graphguard run: tf.function retracing found")
 

@@ -181,6 +181,23 @@ def live_frames(frame: Any) -> list[PyFrame]:
     return frames
 
 
+def user_path(frames: list[PyFrame]) -> list[Optional[Location]]:
+    """The innermost user frame of ``frames`` (innermost first) and the user frames that called it, as
+    ``(filename, lineno)``, with None where frames that are not the user's came between, as
+    :func:`op_origin_and_callers` gives an op's (:func:`graphguard.runtime.bounded.bounded_trips` reads
+    it); [] when no frame is the user's."""
+    for i, frame in enumerate(frames):
+        if not is_internal(frame.filename):
+            path: list[Optional[Location]] = [(frame.filename, frame.lineno)]
+            for caller in frames[i + 1:]:
+                if _is_caller(caller.filename):
+                    path.append((caller.filename, caller.lineno))
+                elif path[-1] is not None:
+                    path.append(None)
+            return path
+    return []
+
+
 def traceback_frames(tb: Any) -> list[PyFrame]:
     """Frames of an exception traceback, innermost first."""
     frames = []

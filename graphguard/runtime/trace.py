@@ -52,7 +52,8 @@ import warnings
 import weakref
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import is_internal, live_frames, source, user_origin
+from graphguard.runtime.attribution import is_internal, live_frames, source, user_origin, user_path
+from graphguard.runtime.bounded import bounded_trips
 from graphguard.runtime.report import where
 from graphguard.runtime.trace_report import (
     ArgChange,
@@ -264,9 +265,28 @@ class _Object:
         self.last: Optional[dict[str, Leaf]] = None
 
 
+class _SameCode:
+    """A code object as a key by identity. Code objects compare equal by content, not file: a notebook
+    cell run again (``In[4]`` repeating ``In[2]``) compiles an equal code object for a *new* function,
+    whose traces are its own (a re-run defining cell is the fix docs/notebooks.md gives). The key holds
+    the code, so its id is not reused while the key lives."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: Any) -> None:
+        self.code = code
+
+    def __hash__(self) -> int:
+        return id(self.code)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SameCode) and other.code is self.code
+
+
 def _target(fn: Any) -> tuple[Any, Any, bool]:
     """(code key, the Python function, is a method) of a ``tf.function`` object, as TensorFlow keys
-    its own retracing warning (``Function._get_key_for_call_stats``: ``__wrapped__``, then ``__func__``)."""
+    its own retracing warning (``Function._get_key_for_call_stats``: ``__wrapped__``, then ``__func__``);
+    the key is the code object itself (:class:`_SameCode`), not an equal one."""
     target = fn.python_function
     for _ in range(32):
         inner = getattr(target, "__wrapped__", None)
@@ -276,7 +296,7 @@ def _target(fn: Any) -> tuple[Any, Any, bool]:
     method = hasattr(target, "__self__") and hasattr(target, "__func__")
     function = getattr(target, "__func__", target)
     code = getattr(function, "__code__", None)
-    return (code if code is not None else type(function)), (target if method else function), method
+    return (_SameCode(code) if code is not None else type(function)), (target if method else function), method
 
 
 # -- the patch, shared by every active guard -------------------------------------------------------
@@ -556,7 +576,8 @@ class TraceGuard:
                 failed: bool = False) -> Optional[RetracingError]:
         code = record.code
         summary = self._summary(code, args, kwds)
-        filename, lineno, _ = user_origin(live_frames(frame)) if frame is not None else (None, None, frozenset())
+        frames = live_frames(frame) if frame is not None else []
+        filename, lineno, _ = user_origin(frames) if frames else (None, None, frozenset())
         with self._lock:
             if record.last is None and code.last is not None:  # this object's first trace: a new object
                 created = _CREATED.get(id(fn))
@@ -569,6 +590,12 @@ class TraceGuard:
             record.traces += traced
             if changes and all(change.kind == "new_model" for change in changes):
                 record.trials += traced  # a new trial's model: its first trace is needed, not a retrace
+            elif (changes and all(change.kind in ("dtype", "shape") for change in changes)
+                  and bounded_trips(user_path(frames)) is not None):
+                # a loop over a handful of cases handing the call its case (a dtype, a shape): each
+                # trace is needed, as a session's op per case is (runtime/bounded.py); a Python number
+                # per iteration is not (one tensor argument would serve every value)
+                record.trials += traced
             code.traces += traced
             code.max_object_traces = max(code.max_object_traces, record.traces)
             site = code.sites.get((filename, lineno))

@@ -174,7 +174,11 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
     for change in changes:
         arg = change.argument.split("[", 1)[0] or "x"
         if change.kind == "value":
-            advice[f"pass `{arg}` as a tensor (tf.constant({arg})) instead of a Python number, so one trace "
+            # tf.constant of a Python int is an int32 tensor: in a function that multiplies it with floats,
+            # the fix as written would raise (issue 40's second trial); say which dtype to give.
+            made = (f"tf.constant({arg}, tf.float32) if the function computes in floats, else tf.constant({arg})"
+                    if "Python int" in change.before or change.after.startswith("int ") else f"tf.constant({arg})")
+            advice[f"pass `{arg}` as a tensor ({made}) instead of a Python number, so one trace "
                    f"serves every value; or give input_signature=[...] with a tf.TensorSpec for it"] = None
         elif change.kind == "shape":
             advice[f"give input_signature=[tf.TensorSpec(shape=..., dtype=...)] with None for the dimension "
