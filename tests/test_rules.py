@@ -399,3 +399,22 @@ def test_keras_imported_from_tensorflow_python_keras_is_keras():
             trial(rate)
         """).encode()
     assert [(d.code, d.row) for d in CHECKER.check_source(source, "sweep.py")] == [("GG201", 11)]
+
+
+def test_gg301_names_every_argument_the_loop_changes_in_one_finding():
+    # A new user's fifth trial: `train_step(X, Y, step, lr)` was reported for `step` only; `lr` came after
+    # fixing it.
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, step, lr):
+            return tf.reduce_mean(x) * lr + step
+
+        lr = 0.1
+        for step in range(1000):
+            lr = lr * 0.999
+            train_step(tf.ones([4]), step, min(lr, 0.05))
+    """).encode()
+    found = Checker(["GG301"]).check_source(source, "t.py")
+    assert [d.message.split(":")[0] for d in found] == ["`step`, `min(lr, 0.05)` in `train_step(...)`"], found

@@ -418,7 +418,7 @@ import tensorflow.compat.v1 as tf
 tf.disable_eager_execution()
 data = np.ones((8, 3), "float32")
 
-for lr in [0.1, 0.01, 0.001]:
+for lr in [0.1, 0.03, 0.01, 0.003, 0.001]:
     RESET
     x = tf.placeholder(tf.float32, [None, 3])
     w = tf.Variable(tf.zeros([3, 1]))
@@ -486,9 +486,15 @@ def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a
     assert leaking.returncode == 1, leaking.stderr
     assert "w (ResourceVariable): TensorFlow's default graph (until tf.compat.v1.reset_default_graph())" in leaking.stderr
     assert "time budget spent" not in leaking.stderr
+    # the fifth trial's session is stopped (its lines built ops for 3 sessions on one graph): the verdict
+    # must not call the flagged trials "not failed" (fifth new-user trial); clean sessions in one line
+    last = leaking.stderr.strip().splitlines()[-1]
+    assert "graph growth found" in last and "not failed" not in last, last
+    assert "-- 3 sessions (Session): no graph growth after warm-up: 1-3 --" in leaking.stderr
     fixed = run_sweep(tmp_path, TF1_TRIALS.replace("RESET", "tf.reset_default_graph()"))
     # the last trial's x and w stay bound at module level: held by loop variables, not a leak
     assert fixed.returncode == 0 and "no trial leaked" in fixed.stderr, fixed.stderr
+    assert "-- 5 sessions (Session): no graph growth after warm-up: 1-5 --" in fixed.stderr
 
 
 def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(tmp_path):

@@ -449,13 +449,24 @@ class EagerReader(SampleReader):
         (``step(images, resolution, alpha)`` with ``resolution`` set per phase of a three-phase loop and
         ``alpha`` per batch: ``alpha``, the one that retraces most often)."""
         chosen = None
+        varying = []  # (construction, depth) of every argument a loop changes
         for construction, names in candidates:
             index = self._varying_index(names, construction.loops)
-            if index is not None and (chosen is None or construction.loops.index(index) > chosen[1]):
-                chosen = (construction, construction.loops.index(index))
+            if index is not None:
+                varying.append((construction, construction.loops.index(index)))
+                if chosen is None or construction.loops.index(index) > chosen[1]:
+                    chosen = varying[-1]
         if chosen is not None:
             construction, depth = chosen
             construction = construction._replace(loops=construction.loops[:depth + 1])
+            others = [c for c, d in varying if c is not construction and d == depth]
+            if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
+                name = construction.callee.split("` in `", 1)
+                if len(name) == 2:
+                    args = [construction.callee.split("` in `", 1)[0]]
+                    args += [c.callee.split("` in `", 1)[0] for c in others]
+                    args = sorted(set(args), key=args.index)
+                    construction = construction._replace(callee="`, `".join(args) + "` in `" + name[1])
             if traced is True:
                 self._eager_fact(construction, frame=frame)
             elif isinstance(traced, _Returns):

@@ -545,9 +545,11 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
     return text
 
 
-def _sweep_verdict(report: Any) -> str:
+def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
     """``--sweep``'s part of the verdict line, in the exit status's terms: objects kept alive fail the
-    run (exit 1); RSS or graph ops flagged alone are reported, not failed."""
+    run (exit 1); RSS or graph ops flagged alone are reported, not failed, unless the run fails anyway
+    (``failed_anyway``: graph growth or a guard stopped it), where "not failed" would contradict its
+    status (a new user's trial: a TF1 per-trial sweep stopped by GraphGrowthError)."""
     trials = report.trials
     if not trials:
         return "the sweep measured no trial"
@@ -559,8 +561,19 @@ def _sweep_verdict(report: Any) -> str:
     else:
         text = "the sweep kept no object alive"
     if flagged:
-        text += f"; RSS or graph ops flagged in {len(flagged)}{of} (reported, not failed)"
+        text += f"; RSS or graph ops flagged in {len(flagged)}{of}" + ("" if failed_anyway else " (reported, not failed)")
     return text
+
+
+def _numbers(numbers: list[int]) -> str:
+    """``1-3, 5, 7-27``: sorted session numbers as ranges."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
@@ -577,9 +590,21 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
                if args.mode == "count" else "finalize mode: each session's graph finalized at its first run")
         header = f"graphguard run: {len(reports)} session{'s' if len(reports) != 1 else ''} guarded ({how})"
         print(header, file=err)
+    # Many sessions (a per-trial sweep): the clean ones in one line, as a new user asked (28 blocks
+    # of 5 lines hid the one that grew).
+    clean = [(number, kind) for number, kind, report in reports
+             if not (report.grew or report.stopped or report.one_off)] if len(reports) > 3 else []
+    if len(clean) < 2:
+        clean = []
+    clean_numbers = {number for number, _ in clean}
     for number, kind, report in reports:
-        print(f"-- session {number} ({kind}) --", file=err)
-        print(str(report), file=err)
+        if number not in clean_numbers:
+            print(f"-- session {number} ({kind}) --", file=err)
+            print(str(report), file=err)
+    if clean:
+        kinds = sorted({kind for _, kind in clean})
+        print(f"-- {len(clean)} sessions ({', '.join(kinds)}): no graph growth after warm-up: "
+              f"{_numbers(sorted(clean_numbers))} --", file=err)
     if traces.functions:
         print(f"graphguard run: tf.function traces counted (TraceGuard, max_traces={traces.max_traces}, "
               f"on-retrace {args.on_retrace})", file=err)
@@ -600,5 +625,5 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
     if traces.functions:
         parts.append("tf.function retracing found" if traces.retracing else "no tf.function retracing")
     if sweep_report is not None:
-        parts.insert(0, _sweep_verdict(sweep_report))
+        parts.insert(0, _sweep_verdict(sweep_report, failed_anyway=bool(grew or stopped)))
     print(f"graphguard run: {'; '.join(parts)}", file=err, flush=True)

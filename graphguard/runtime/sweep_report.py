@@ -241,9 +241,11 @@ class TrialRecord:
             sign = "+" if retained >= 0 else ""
             head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
         lines = [head + "."]
-        if self.judged_at is not None:
+        if self.judged_at is not None and fix:
             lines.append(f"  (judged at {self.judged_at}: a trial's objects are judged one trial later, once the "
                          f"next trial has replaced what holds one model at a time)")
+        elif self.judged_at is not None:  # the why is in the sweep's first leak message, with the fix
+            lines.append(f"  (judged at {self.judged_at})")
         for obj in self.leaks:
             lines.append(f"  {obj}")
         if output_fix and self.has_output_root():
