@@ -74,3 +74,23 @@ def test_a_helper_called_per_case_is_bounded_through_its_call_path(script):
 
 def test_an_unreadable_file_is_not_bounded(tmp_path):
     assert bounded_trips([(str(tmp_path / "missing.py"), 3)]) is None
+
+
+def test_any_counted_loop_is_bounded_when_the_case_is_not_asked_for(script):
+    # graphguard run's verdict says such growth is bounded (a fifth new-user trial: an initializer per epoch
+    # of three stopped the run while graphguard check hid it as a short loop)
+    assert bounded_trips([(script, 15)], cases=False) == 5
+    assert bounded_trips([(script, 24)], cases=False) is None  # 4 x 4: more than the bound
+    assert bounded_trips([(script, 39)], cases=False) is None
+
+
+def test_the_run_verdict_says_growth_in_a_short_loop_is_bounded(script):
+    from types import SimpleNamespace
+
+    from graphguard.runtime.launcher import _bounded_note
+
+    line = SimpleNamespace(filename=script, lineno=15)
+    growth = SimpleNamespace(groups=(SimpleNamespace(callers=frozenset(), lines=(line,)),))
+    assert _bounded_note([growth]).startswith(" (bounded: its loops run 5 times in all")
+    line.lineno = 39
+    assert _bounded_note([growth]) == ""

@@ -42,14 +42,15 @@ _trees: dict[str, Optional[tuple[ast.Module, dict[int, ast.AST]]]] = {}
 _SAME_COUNT = frozenset({"enumerate", "sorted", "list", "tuple", "reversed", "set"})
 
 
-def bounded_trips(locations: Iterable[Optional[_Location]], bound: int = BOUND) -> Optional[int]:
+def bounded_trips(locations: Iterable[Optional[_Location]], bound: int = BOUND, cases: bool = True) -> Optional[int]:
     """How many times the lines at ``locations`` run in all (a creating line and its callers, innermost
     first, as :func:`~graphguard.runtime.attribution.op_origin_and_callers` gives them: ``None`` where
     frames that are not the user's came between), when every loop around them in their functions has a
     count the source fixes and the product is at most ``bound``; else None (not bounded: no loop at all,
     a loop of unknown count, more than ``bound`` runs, or a library's frames between two user lines,
     whose loops the source here does not show; the runner's frames outside the outermost user line,
-    pytest's, do not count)."""
+    pytest's, do not count). ``cases=False``: any loop of a count the source fixes, whether or not the
+    line reads its case (growth there is real, and bounded: its message says so)."""
     located = list(locations)
     while located and located[-1] is None:
         located.pop()
@@ -57,7 +58,7 @@ def bounded_trips(locations: Iterable[Optional[_Location]], bound: int = BOUND) 
         return None
     total, loops = 1, 0
     for filename, lineno in located:
-        for count in _loop_counts(filename, lineno):
+        for count in _loop_counts(filename, lineno, cases):
             if count is None:  # not counted, or the line's op does not come from the case
                 return None
             loops += 1
@@ -67,7 +68,7 @@ def bounded_trips(locations: Iterable[Optional[_Location]], bound: int = BOUND) 
     return total if loops else None
 
 
-def _loop_counts(filename: str, lineno: int) -> list[Optional[int]]:
+def _loop_counts(filename: str, lineno: int, cases: bool = True) -> list[Optional[int]]:
     """The counts of the loops around line ``lineno`` of ``filename``, innermost first, up to its
     function (None for a loop whose count the source does not fix, or whose case the line does not
     read); [] when the file cannot be read."""
@@ -81,7 +82,7 @@ def _loop_counts(filename: str, lineno: int) -> list[Optional[int]]:
         parent = parents.get(id(node))
         if isinstance(parent, (ast.For, ast.AsyncFor)) and node is not parent.iter and node is not parent.target \
                 and node not in parent.orelse:
-            reads = _reads_case(parent, line)
+            reads = not cases or _reads_case(parent, line)
             counts.append(_count(parent.iter, tree, _scope(parent, parents)) if reads else None)
         elif isinstance(parent, ast.While) and node not in parent.orelse and node is not parent.test:
             counts.append(None)

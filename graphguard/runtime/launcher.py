@@ -542,7 +542,24 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
         text += f" and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}"
     if len(patterns) > 1:
         text += f" ({len(patterns) - 1} more pattern{'s' if len(patterns) > 2 else ''} in the report)"
-    return text
+    return text + _bounded_note(patterns)
+
+
+def _bounded_note(patterns: list) -> str:
+    """`` (bounded: ...)`` when every growth pattern's lines stand in loops whose count the source fixes, at
+    most 10 runs in all: ``graphguard check`` leaves such loops out (``max-bounded-iterations``), and a new
+    user's fifth trial read the two as disagreeing (a re-initializer per epoch of three)."""
+    from graphguard.runtime.bounded import BOUND, bounded_trips
+
+    counts = []
+    for growth in patterns:
+        paths = {pair for group in growth.groups for pair in group.callers} or {
+            ((line.filename, line.lineno), ()) for group in growth.groups for line in group.lines}
+        counts += [bounded_trips((key, *path), cases=False) for key, path in paths]
+    if not counts or None in counts:
+        return ""
+    return (f" (bounded: its loops run {max(counts)} times in all, and graphguard check leaves loops of at most "
+            f"max-bounded-iterations = {BOUND} out; --on-growth warn lets the run finish)")
 
 
 def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
