@@ -566,3 +566,14 @@ def test_more_traces_than_calls_says_why():
 
     fn = TracedFunction("train_step", "__main__", "t.py", 3, 9, 8, 1, 9, False)
     assert fn.summary().endswith("9 traces in 8 calls (a call that creates variables traces twice)")
+
+
+def test_the_fix_applied_to_an_object_that_already_retraced_says_so():
+    # Issue 40's second trial: after the error, a notebook's next cell passes a tensor to the same object;
+    # the new error repeated "pass `n` as a tensor", the fix already applied.
+    from graphguard.runtime.trace_report import ArgChange, fix_for
+
+    change = ArgChange("object", "n", "Python int 11", "tensor shape () int32")
+    text = fix_for([change], "same_function")
+    assert "`n` is a tensor now" in text and "run the cell that defines it again" in text
+    assert "as a tensor (tf.constant" not in text

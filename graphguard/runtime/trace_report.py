@@ -187,6 +187,12 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
         elif change.kind == "dtype":
             advice[f"cast `{arg}` to one dtype before the call (tf.cast({arg}, tf.float32)), or give "
                    f"input_signature=[...] with that dtype"] = None
+        elif change.kind == "object" and change.before.startswith("Python ") and change.after.startswith(
+                ("tensor shape", "variable shape", "array shape")):
+            # the fix applied to a function object that traced before it (a notebook's next cell)
+            advice[f"`{arg}` is a tensor now (it was a Python number): the calls are fixed, but this tf.function "
+                   f"object keeps the traces it made before; create it again (in a notebook, run the cell that "
+                   f"defines it again) to start from one trace"] = None
         elif change.kind in ("object", "structure", "new_model"):
             advice[f"pass the same Python object as `{arg}` on every call, or tensors instead of new "
                    f"Python objects (tf.function traces once per distinct Python object or structure)"] = None
