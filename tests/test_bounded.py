@@ -94,3 +94,13 @@ def test_the_run_verdict_says_growth_in_a_short_loop_is_bounded(script):
     assert _bounded_note([growth]).startswith(" (bounded: its loops run 5 times in all")
     line.lineno = 39
     assert _bounded_note([growth]) == ""
+
+
+def test_a_line_outside_any_loop_is_told_apart(script, tmp_path):
+    # Issue 40's second trial: a notebook cell with no loop, run again, was told about "the loop that
+    # calls sess.run"; the guard words such growth without a loop (errors.WHY_NO_LOOP).
+    from graphguard.runtime.bounded import in_a_loop
+
+    assert in_a_loop([(script, 15)]) and in_a_loop([(script, 31), (script, 35)])
+    assert not in_a_loop([(script, 2)]) and not in_a_loop([(script, 31)])
+    assert in_a_loop([(str(tmp_path / "gone.py"), 3)])  # unreadable: the usual wording

@@ -32,7 +32,7 @@ import ast
 import linecache
 from typing import Iterable, Optional
 
-__all__ = ["BOUND", "bounded_trips"]
+__all__ = ["BOUND", "bounded_trips", "in_a_loop"]
 
 #: The linter's default ``max-bounded-iterations`` (:class:`graphguard.config.Config`).
 BOUND = 10
@@ -66,6 +66,17 @@ def bounded_trips(locations: Iterable[Optional[_Location]], bound: int = BOUND, 
             if total > bound:
                 return None
     return total if loops else None
+
+
+def in_a_loop(locations: Iterable[Optional[_Location]]) -> bool:
+    """Whether any of ``locations`` (as :func:`bounded_trips` takes them) stands in a loop of its
+    function, or cannot be read (then it may: the usual wording stays)."""
+    for location in locations:
+        if location is None:
+            continue
+        if _parsed(location[0]) is None or _loop_counts(location[0], location[1], cases=False):
+            return True
+    return False
 
 
 def _loop_counts(filename: str, lineno: int, cases: bool = True) -> list[Optional[int]]:

@@ -20,6 +20,13 @@ WHY = (
     "Every op added inside the loop that calls sess.run is copied into the session again on the next "
     "run, so each step gets slower and memory keeps growing."
 )
+#: :data:`WHY` for growth from lines in no loop of their own (a notebook cell run again, a function
+#: called per step from code the guard does not see): there is no "loop that calls sess.run" to name.
+WHY_NO_LOOP = (
+    "Every op added between session runs is copied into the session again on the next run; code that "
+    "builds ops each time it runs (a notebook cell run again, a function called per step) keeps adding "
+    "them, so each step gets slower and memory keeps growing."
+)
 FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
     "step through a tf.compat.v1.placeholder and feed_dict."

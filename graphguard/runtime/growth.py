@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import Optional
 
 from graphguard.runtime.attribution import first_location, growth_groups
-from graphguard.runtime.bounded import BOUND, bounded_trips
+from graphguard.runtime.bounded import BOUND, bounded_trips, in_a_loop
 from graphguard.runtime.errors import (
     BURST_FIX,
     BURST_WHY,
     SESSIONS_FIX,
     SESSIONS_WHY,
     WHY,
+    WHY_NO_LOOP,
     GraphGrowthError,
     GraphGrowthWarning,
     fix_text,
@@ -216,7 +217,8 @@ class GrowthAccounting:
                 f"came again; min_growth_steps={self._min_growth_steps}):\n"
                 + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
             )
-        message += f"{WHY}\n{fix_text(earlier + (growth,))}"
+        why = WHY if any(in_a_loop((key[0], *key[1])) for key in paths) else WHY_NO_LOOP
+        message += f"{why}\n{fix_text(earlier + (growth,))}"
         limits = [bounded_trips((key[0], *key[1]), cases=False) for key in paths]
         if limits and None not in limits:
             # A new user's fifth trial: `check` hides a re-initializer per epoch of three, `run` stopped
