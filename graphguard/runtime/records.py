@@ -1,7 +1,8 @@
 """The records the runtime guard's reports are made of, and how they print: where a line is
 (``where``), times and sizes as text, a step's sample, a source line, a group of ops built by one line.
 Below :mod:`graphguard.runtime.report` and :mod:`graphguard.runtime.fixes`;
-imports nothing of graphguard but the notebook's cell labels.
+imports nothing of graphguard but the notebook's cell labels and :mod:`graphguard.runtime.bounded`
+(which reads only the standard library).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import Optional
+
+from graphguard.runtime.bounded import in_a_loop
 
 
 def where(filename: Optional[str], lineno: Optional[int]) -> str:
@@ -125,10 +128,15 @@ class OpGroup:
         """``", called from train.py:21"``: the user's line that called the creating line's function
         from another file (a helper module has no loop; the call in the loop is the line to change: a
         new user's trial), or ``""`` when the creating line's own file called it, or no user line called
-        it directly (pytest's runner, a framework's loop came between)."""
+        it directly (pytest's runner, a framework's loop came between). From the same file too when the
+        creating lines stand in no loop of their own (a helper above the test that calls it per step:
+        issue 40's second trial), read from the source (:func:`graphguard.runtime.bounded.in_a_loop`)."""
         files = {line.filename for line in self.lines}
+        if self.callers and not in_a_loop([(line.filename, line.lineno) for line in self.lines]):
+            files = set()
+        here = {(line.filename, line.lineno) for line in self.lines}  # a comprehension's own frame
         outer = sorted({path[0] for _, path in self.callers
-                        if path and path[0] is not None and path[0][0] not in files},
+                        if path and path[0] is not None and path[0][0] not in files and tuple(path[0]) not in here},
                        key=lambda pair: (str(pair[0]), pair[1] or 0))
         if not outer:
             return ""
