@@ -495,6 +495,15 @@ def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a
     # the last trial's x and w stay bound at module level: held by loop variables, not a leak
     assert fixed.returncode == 0 and "no trial leaked" in fixed.stderr, fixed.stderr
     assert "-- 5 sessions (Session): no graph growth after warm-up: 1-5 --" in fixed.stderr
+    # sixth new-user trial: code after the sweep rebinds the names (a second loop with graphs of its own):
+    # the last trial's objects are then held by the default graph it built, one graph, not growth
+    after = TF1_TRIALS.replace("RESET", "tf.reset_default_graph()") + (
+        "for extra in range(2):\n"
+        "    g = tf.Graph()\n"
+        "    with g.as_default():\n"
+        "        x = tf.placeholder(tf.float32, [None, 3])\n")
+    rebound = run_sweep(tmp_path, after)
+    assert rebound.returncode == 0 and "no trial leaked" in rebound.stderr, rebound.stderr[-3000:]
 
 
 def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(tmp_path):

@@ -352,7 +352,7 @@ class Trial:
             namespace, value = _namespace(frame), None
             for name in sorted(names):
                 value = namespace.get(name)
-                if id(value) in seen or isinstance(value, _NOT_TRACKED) or not _weakrefable(value):
+                if id(value) in seen or isinstance(value, _NOT_TRACKED) or _is_data(value) or not _weakrefable(value):
                     continue
                 seen.add(id(value))
                 objects.append((weakref.ref(value), name, "track"))
@@ -423,6 +423,14 @@ def _frame_key(frame: Optional[types.FrameType]) -> Optional[tuple[Any, ...]]:
 
 #: What ``--sweep`` does not track among the values a loop body binds: code, classes, modules.
 _NOT_TRACKED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+
+
+def _is_data(obj: Any) -> bool:
+    """A NumPy array or a pandas object: a trial's data (``val = folds[k]``, a slice of arrays made before
+    the loop), not what it builds; ``--sweep`` does not track it (a new user's trial: every fold of a
+    k-fold was a LEAK held by ``folds``, the list of the data)."""
+    module = type(obj).__module__ or ""
+    return module.startswith(("numpy", "pandas"))
 
 
 def _weakrefable(obj: Any) -> bool:
@@ -620,6 +628,13 @@ class SweepGuard(_Judgement):
         (``train_idx=array([  0... 198, 199])`` made a 150-character table; a new user's trial)."""
         import reprlib
 
+        def plain(value: Any) -> Any:
+            """A NumPy scalar as the Python number it holds (``np.logspace``'s ``np.float64(0.0015...)``
+            read ``lr=np.float64...``, the same for three trials: a new user's trial)."""
+            if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+                value = value.item()
+            return float(f"{value:.6g}") if isinstance(value, float) else value  # 6 significant digits
+
         def simple(value: Any, depth: int = 0) -> bool:
             if value is None or isinstance(value, (bool, int, float, str)):
                 return True
@@ -629,7 +644,8 @@ class SweepGuard(_Judgement):
         short = reprlib.Repr()
         short.maxstring = short.maxother = 24
         short.maxlist = short.maxtuple = short.maxdict = 4
-        kept = [f"{name}={short.repr(value)}" for name, value in pairs if simple(value)]
+        values = [(name, plain(value)) for name, value in pairs]
+        kept = [f"{name}={short.repr(value)}" for name, value in values if simple(value)]
         return ", ".join(kept) if kept else None
 
     def __reduce__(self) -> Any:

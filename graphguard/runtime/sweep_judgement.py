@@ -134,7 +134,7 @@ class _Judgement:
         for obj, (name, source) in zip(targets, labels):
             in_graph = None if final else _default_graph_chain(obj)
             if in_graph is not None:
-                results.append((name, _type_name(obj), source, in_graph, None, None, frozenset()))
+                results.append((name, _type_name(obj), source, in_graph, None, None, frozenset(), None))
                 continue
             left = deadline - time.perf_counter()
             if left <= 0:
@@ -143,7 +143,8 @@ class _Judgement:
                 # level), so it is not called a leak on an unfinished search.
                 held = roots.loop.get(id(obj))
                 chain = None if held else _default_graph_chain(obj)
-                results.append((name, _type_name(obj), source, chain, held and held[1], None, frozenset()))
+                kept_text = "the last trial's graph, still the default graph" if final and chain is not None else None
+                results.append((name, _type_name(obj), source, chain, held and held[1], None, frozenset(), kept_text))
                 continue
             ignore = (targets, labels, results)
             chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
@@ -164,14 +165,19 @@ class _Judgement:
                 else:
                     slot_text = f"`{_type_name(slot[0])}.{slot[1]}`"
             del tail, slot
+            kept_text = None
             if loop_variable is None and chain.root_kind == "unknown":
-                chain = _default_graph_chain(obj) or chain
-            results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path))
+                in_graph = _default_graph_chain(obj)
+                if in_graph is not None:
+                    chain = in_graph
+                    if final:  # the last trial's graph, which nothing reset after it: one graph, not growth
+                        kept_text = "the last trial's graph, still the default graph"
+            results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path, kept_text))
         ids = {id(obj) for obj in targets}
         paths = {id(obj): result[6] for obj, result in zip(targets, results)}
         known = {id(obj) for obj, result in zip(targets, results) if result[3] is not None and result[3].root_kind != "unknown"}
         kept = []
-        for obj, (name, type_name, source, chain, loop_variable, slot_text, path) in zip(targets, results):
+        for obj, (name, type_name, source, chain, loop_variable, slot_text, path, kept_text) in zip(targets, results):
             others = (path & ids) - {id(obj)}
             if source != "track" and others:
                 if id(obj) in known:
@@ -188,7 +194,7 @@ class _Judgement:
                 held_by = results[[id(t) for t in targets].index(id(holder))]
                 chain = ReferenceChain(held_by[3].root_kind, held_by[3].root, (*held_by[3].hops, held_by[1], "..."),
                                        type_name)
-            kept.append((obj, AliveObject(name, type_name, source, chain, loop_variable, slot_text)))
+            kept.append((obj, AliveObject(name, type_name, source, chain, loop_variable, slot_text, kept_text)))
         del paths
         return tuple(alive for _, alive in kept)
 

@@ -236,7 +236,9 @@ class TrialRecord:
         after its first, :class:`~graphguard.runtime.sweep.SweepGuard` gives it once per sweep);
         ``output_fix=False`` likewise leaves out the notebook paragraph on IPython's output history."""
         retained = self.retained_bytes
-        head = f"trial {self.name!r} (trial {self.index} of the sweep) leaked: {'; '.join(self.reasons)}"
+        # RSS alone is reported, not failed: "grew", not "leaked", above a passing verdict (a new user's trial)
+        verb = "leaked" if self.leaks or self.graph_ops else "grew"
+        head = f"trial {self.name!r} (trial {self.index} of the sweep) {verb}: {'; '.join(self.reasons)}"
         if retained is not None:
             sign = "+" if retained >= 0 else ""
             head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
