@@ -310,7 +310,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             raise _NotFixable(f"it reads {', '.join(names)}, which the loop at line {where} around it changes: out of "
                               "the inner loop it would still be built on every iteration of that one (feed the value "
                               "through a placeholder)")
-        raise _NotFixable(f"it cannot move out of the loop at line {where}, which repeats it too")
+        raise _NotFixable(f"it cannot move out of the loop at line {where}, which repeats it too: build it by hand "
+                          "once before that loop, feeding what changes through a tf.compat.v1.placeholder")
     _restore(module, pass_moves, after)
     return fix
 

@@ -144,6 +144,10 @@ class _Judgement:
                 held = roots.loop.get(id(obj))
                 chain = None if held else _default_graph_chain(obj)
                 kept_text = "the last trial's graph, still the default graph" if final and chain is not None else None
+                if final and not held and chain is None:
+                    # the sweep's end, with the search's time spent on other objects: an unknown holder
+                    # is no evidence, and earlier trials (judged one trial later) carry the verdict
+                    kept_text = "not judged: the search's time ran out at the sweep's end"
                 results.append((name, _type_name(obj), source, chain, held and held[1], None, frozenset(), kept_text))
                 continue
             ignore = (targets, labels, results)

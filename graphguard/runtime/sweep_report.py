@@ -121,6 +121,8 @@ class AliveObject:
             return (f"{label}: held only by {self.slot}, which held an earlier trial's object and let it go "
                     f"(one at a time; not a leak)")
         chain = self.chain if self.chain is not None else 'alive (reference search skipped: time budget spent)'
+        if self.kept is not None and self.chain is None:
+            return f"{label}: alive ({self.kept})"
         if self.kept is not None:
             return f"{label}: {chain} ({self.kept}, kept after the search; not growth)"
         return f"{label}: {chain}"
