@@ -234,7 +234,8 @@ async def soak(workspace: Path, seconds: float) -> None:
         operations += 1
         # A "#" typed at a line's start, then deleted on the same line: the document stays the same size.
         # (Typing on one line and deleting on the next grew every other line by a "#" per 1,500 edits and
-        # emptied the rest: 1.4 MB more text after 3 M edits, which the soak's RSS steps followed.)
+        # emptied the rest: 1.4 MB more text after 3 M edits. That was not the cause of the server's RSS
+        # step at 2,900-3,240 s: it came with balanced edits too.)
         line = 30 + (version // 2) % 1500
         server.edit(uri, version, line, 0, "#" if version % 2 == 0 else "", 0 if version % 2 == 0 else 1)
         if version % 50 == 0:
