@@ -461,6 +461,27 @@ def test_sweep_plan_takes_the_same_trial_loop_before_and_after_the_fix():
         assert "GG111" in planned.why
 
 
+def test_a_sweep_written_as_a_comprehension_is_named_not_measured():
+    # seventh new-user trial: `models = [train_one(u) for u in range(1, 16)]` ran "without SweepGuard"
+    # under "no GG201/GG202 finding", and the verdict read as a pass
+    from graphguard.runtime.sweep_script import plan, unwrapped_rows
+
+    source = KERAS_GRID_THROUGH_A_FUNCTION.replace(b"for units in [4, 8, 16, 32]:\n    FREE\n    scores[units] = train(units)\n",
+                                                   b"models = [train(units) for units in range(1, 16)]\n")
+    assert plan(source, "grid.py") is None
+    assert unwrapped_rows(source, "grid.py") == [14]
+
+
+def test_a_session_is_not_held_by_its_graph():
+    # seventh new-user trial: sessions kept in a list were reported as held by the default graph
+    from graphguard.runtime.sweep_judgement import _default_graph_chain
+
+    class Session:
+        graph = object()
+
+    assert _default_graph_chain(Session()) is None
+
+
 def test_sweep_plan_by_shape_takes_the_loop_that_calls_the_trial_function():
     from graphguard.runtime.sweep_script import plan
 

@@ -399,8 +399,16 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
         source = handle.read()
     planned = plan(source, script)
     if planned is None:
-        print(f"graphguard run --sweep: no loop in {typed} builds and trains a model (no GG201/GG202 finding, no "
-              "loop calling .fit() or .train()): running it without SweepGuard", file=sys.stderr)
+        from graphguard.runtime.sweep_script import unwrapped_rows
+
+        rows = unwrapped_rows(source, script)
+        if rows:
+            print(f"graphguard run --sweep: the sweep at {typed}:{', '.join(map(str, rows))} is a comprehension, "
+                  "which --sweep cannot divide into trials (write it as a for loop to measure it): running it "
+                  "without SweepGuard", file=sys.stderr)
+        else:
+            print(f"graphguard run --sweep: no loop in {typed} builds and trains a model (no GG201/GG202 finding, "
+                  "no loop calling .fit() or .train()): running it without SweepGuard", file=sys.stderr)
         return None
     lines = ", ".join(str(line) for line in planned.loops)
     print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
@@ -643,4 +651,6 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         parts.append("tf.function retracing found" if traces.retracing else "no tf.function retracing")
     if sweep_report is not None:
         parts.insert(0, _sweep_verdict(sweep_report, failed_anyway=bool(grew or stopped)))
+    elif args.sweep:  # no loop to measure: say so first, so that what follows cannot read as the sweep's pass
+        parts.insert(0, "no sweep measured (see the note at the start)")
     print(f"graphguard run: {'; '.join(parts)}", file=err, flush=True)

@@ -357,6 +357,8 @@ def _default_graph_chain(obj: Any) -> Optional[ReferenceChain]:
     time or depth in it. ``None`` for anything else (TensorFlow not imported, an eager object, another
     graph)."""
     tf = sys.modules.get("tensorflow")
+    if not any(hasattr(type(obj), name) for name in ("op", "node_def")):
+        return None  # a Session has a graph too, but the graph does not hold it (a list of sessions does)
     try:
         graph = object.__getattribute__(obj, "graph")
         default = tf.compat.v1.get_default_graph() if tf is not None else None

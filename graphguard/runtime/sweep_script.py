@@ -34,7 +34,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["SweepPlan", "plan", "GUARD_NAME"]
+__all__ = ["SweepPlan", "plan", "unwrapped_rows", "GUARD_NAME"]
 
 #: The script-global name of the launcher's :class:`SweepGuard`.
 GUARD_NAME = "__graphguard_sweep__"
@@ -65,7 +65,10 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     model. Raises ``SyntaxError`` as ``compile`` does."""
     tree = ast.parse(source, filename)
     loops = {node.lineno: node for node in ast.walk(tree) if isinstance(node, Loop)}
-    chosen, why = _from_findings(source, filename, loops), "a loop that makes a model per iteration, as GG201/GG202/GG111 read loops"
+    rows = _finding_rows(source, filename)
+    chosen, why = [loops[row] for row in rows if row in loops], "a loop that makes a model per iteration, as GG201/GG202/GG111 read loops"
+    if not chosen and rows:
+        return None  # the sweep is a comprehension (unwrapped_rows): not the epoch loop inside its function
     if not chosen:
         chosen, why = _by_shape(tree, list(loops.values())), "a loop that calls .fit()/.train() or opens a session"
     chosen = _outermost(tree, [_enclosing(tree, node) for node in chosen])
@@ -78,7 +81,8 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
 
 
-def _from_findings(source: bytes, filename: str, loops: dict[int, ast.AST]) -> list[ast.AST]:
+def _finding_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the loops of the script's GG201/GG202/GG111 findings, read as if it freed nothing."""
     from graphguard.checker import Checker
 
     try:
@@ -87,7 +91,16 @@ def _from_findings(source: bytes, filename: str, loops: dict[int, ast.AST]) -> l
         found = Checker(["GG201", "GG202", "GG111"], max_bounded_iterations=0).check_source(source, filename, frees=False)
     except Exception:  # the linter's trouble must not stop the run: fall back to the shape
         return []
-    return [loops[d.loop_row] for d in found if d.loop_row in loops]
+    return sorted({d.loop_row for d in found if d.loop_row is not None})
+
+
+def unwrapped_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of loops the linter reads as making a model per iteration that ``--sweep`` cannot wrap:
+    comprehensions (``models = [train(u) for u in range(15)]``), which have no body of statements to put
+    in a ``with``. A new user's trial: such a sweep ran unmeasured under a verdict that read as a pass."""
+    tree = ast.parse(source, filename)
+    loops = {node.lineno for node in ast.walk(tree) if isinstance(node, Loop)}
+    return [row for row in _finding_rows(source, filename) if row not in loops]
 
 
 def _by_shape(tree: ast.AST, loops: list[ast.AST]) -> list[ast.AST]:
