@@ -32,6 +32,8 @@ import ast
 import linecache
 from typing import Iterable, Optional
 
+from graphguard.analysis.syntax import constant_int  # the linter's reading of an int literal
+
 __all__ = ["BOUND", "bounded_trips", "in_a_loop"]
 
 #: The linter's default ``max-bounded-iterations`` (:class:`graphguard.config.Config`).
@@ -173,7 +175,7 @@ def _count(iterable: ast.AST, tree: ast.Module, scopes: list[ast.AST]) -> Option
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords:
         name = iterable.func.id
         if name == "range" and 1 <= len(iterable.args) <= 3:
-            bounds = [_int(arg) for arg in iterable.args]
+            bounds = [constant_int(arg) for arg in iterable.args]
             if None in bounds:
                 return None
             try:
@@ -195,10 +197,3 @@ def _count(iterable: ast.AST, tree: ast.Module, scopes: list[ast.AST]) -> Option
             if values:
                 return None
     return None
-
-
-def _int(node: ast.AST) -> Optional[int]:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int(node.operand)
-        return None if value is None else -value
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
