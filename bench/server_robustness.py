@@ -18,7 +18,8 @@ It starts ``python -m graphguard server`` through pygls's client and measures:
    with "method not found") every 20 ms meanwhile: ping round trips (median, max), the server's RSS
    before, after typing and after closing.
 4. With ``--soak-seconds``: edits, saves, opens, closes and notebook edits for that long, the RSS
-   printed every tenth of it (flat after warm-up is the goal).
+   printed every tenth of it (flat after warm-up is the goal). ``--soak-only`` skips 1-3;
+   ``--tracemalloc DIR`` runs that server under ``bench/traced_server.py`` (a snapshot per sample).
 
 Prints figures; asserts nothing.
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -82,9 +84,10 @@ class Server:
             # the bench reads neither; without a handler pygls logs a line per notification
             self.client.feature(method)(lambda params: None)
 
-    async def start(self, workspace: Path, debounce: float) -> None:
+    async def start(self, workspace: Path, debounce: float, traced: str | None = None) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        await self.client.start_io(sys.executable, "-m", "graphguard", "server", env=env)
+        command = ["-m", "graphguard", "server"] if traced is None else [str(ROOT / "bench" / "traced_server.py"), traced]
+        await self.client.start_io(sys.executable, *command, env=env)
         uri = from_fs_path(str(workspace))
         await self.client.initialize_async(T.InitializeParams(
             capabilities=T.ClientCapabilities(), root_uri=uri,
@@ -213,9 +216,9 @@ async def typing_big(workspace: Path, megabytes: float, keystrokes: int) -> None
     await server.stop()
 
 
-async def soak(workspace: Path, seconds: float) -> None:
+async def soak(workspace: Path, seconds: float, traced: str | None = None) -> None:
     server = Server()
-    await server.start(workspace, debounce=0.05)
+    await server.start(workspace, debounce=0.05, traced=traced)
     text = module(2000)
     uri = from_fs_path(str(workspace / "train.py"))
     notebook = from_fs_path(str(workspace / "nb.ipynb"))
@@ -253,6 +256,8 @@ async def soak(workspace: Path, seconds: float) -> None:
         if version % 10 == 0:
             await asyncio.sleep(0.01)  # typing speed: about 10 operations per 10 ms
         if time.perf_counter() >= next_sample:
+            if traced is not None:
+                os.kill(server.pid, signal.SIGUSR1)  # a tracemalloc snapshot (bench/traced_server.py)
             await server.ping()
             samples.append((time.perf_counter() - start, operations, rss_mib(server.pid), tree_rss_mib(server.pid)))
             next_sample += step
@@ -269,17 +274,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-mb", type=float, default=20)
     parser.add_argument("--keystrokes", type=int, default=50)
     parser.add_argument("--soak-seconds", type=float, default=0)
+    parser.add_argument("--soak-only", action="store_true", help="skip measurements 1-3")
+    parser.add_argument("--tracemalloc", metavar="DIR",
+                        help="run the soak's server under tracemalloc, a snapshot in DIR per sample")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "workspace"
         workspace.mkdir()
         (workspace / "train.py").write_text(module(2000), encoding="utf-8")
-        asyncio.run(notifications(workspace, args.edits))
-        keystroke_in_process(args.big_mb)
-        asyncio.run(typing_big(workspace, args.big_mb, args.keystrokes))
+        if not args.soak_only:
+            asyncio.run(notifications(workspace, args.edits))
+            keystroke_in_process(args.big_mb)
+            asyncio.run(typing_big(workspace, args.big_mb, args.keystrokes))
         if args.soak_seconds:
-            asyncio.run(soak(workspace, args.soak_seconds))
+            asyncio.run(soak(workspace, args.soak_seconds, args.tracemalloc))
     return 0
 
 
