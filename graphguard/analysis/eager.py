@@ -458,7 +458,8 @@ class EagerReader(SampleReader):
                     chosen = varying[-1]
         if chosen is not None:
             construction, depth = chosen
-            construction = construction._replace(loops=construction.loops[:depth + 1])
+            names = next(n for c, n in candidates if c is construction)
+            construction = construction._replace(loops=self._value_loops(names, construction.loops[:depth + 1]))
             others = [c for c, d in varying if c is not construction and d == depth]
             if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
                 name = construction.callee.split("` in `", 1)
@@ -475,6 +476,27 @@ class EagerReader(SampleReader):
                 self._eager_fact(construction, "param_traced", (traced.ref, traced.use), frame=frame)
             else:
                 self._eager_fact(construction, "traced", (traced,), frame=frame)
+
+    def _value_loops(self, names: frozenset, loops: tuple) -> tuple:
+        """Of ``loops`` (indices, outermost first; the innermost binds one of ``names``), those that give
+        ``names`` new values: a loop whose body binds them other than as the target of a loop nested
+        in it. ``for epoch in ...: for k in range(4): step(x, k)`` passes four values in all, so four
+        traces (the outer loop repeats them: its trips do not count); ``for k in range(epoch)`` reads
+        the outer loop's name, so that loop gives new values too."""
+        kept = []
+        for position, index in enumerate(loops):
+            nested = set()
+            for inner in loops[position + 1:]:
+                nested |= self._loop_targets.get(inner, set())
+            changed = names & self._loop_binds.get(index, set())
+            if changed - nested:
+                kept.append(index)
+            elif changed:
+                # a nested target whose iterable reads a name this loop binds (``range(epoch)``)
+                binds = self._loop_binds.get(index, set())
+                if any(binds & self._iterable_names.get(inner, frozenset()) for inner in loops[position + 1:]):
+                    kept.append(index)
+        return tuple(kept) or loops[-1:]
 
     def _traced_ref(self, ref):
         """``True``/``False`` for a function of this module, the ref itself when phase 3 must decide."""

@@ -156,6 +156,18 @@ for step in range(100000):
     augment(next(batches), step % 2)
     augment(next(batches), float(step > 5000))
 """,
+        # Four values in all: each epoch passes the same four heads, each traced once.
+        """\
+import tensorflow as tf
+
+@tf.function
+def head_loss(x, head):
+    return tf.reduce_mean(model(x)[head])
+
+for epoch in range(100):
+    for head in range(4):
+        head_loss(batch, head)
+""",
     )
 
     INVALID = (
@@ -242,6 +254,18 @@ def train_step(x, y, global_step):
 for epoch in range(epochs):
     for step, (x, y) in enumerate(train_ds):
         train_step(x, y, epoch * steps_per_epoch + step)  # GG301
+""",
+        # An inner loop of four, but its count grows with the epoch: a new value on every epoch.
+        """\
+import tensorflow as tf
+
+@tf.function
+def probe(x, depth):
+    return model.layers[depth](x)
+
+for epoch in range(200):
+    for depth in range(epoch):
+        probe(batch, depth)  # GG301
 """,
         # The tf.function comes from a factory called once; the step still goes in as an int.
         """\
