@@ -49,6 +49,8 @@ from graphguard.fix.safety import (
     adds_to_collections,
     earlier_value_read_after,
     per_instance,
+    savers_to_keep_all,
+    with_keep_all,
     reads_collections as _reads_collections,
     tf_name,
 )
@@ -500,6 +502,11 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
                   for _, fix in earlier.values() if fix.applicability != SAFE)
     applicability = UNSAFE if unsafe else SAFE
     why = f" (unsafe: {'; '.join(unsafe)})" if unsafe else ""
+    # A Saver with the default max_to_keep would delete what the Savers made per iteration kept.
+    keep_all = [(module.module.code_for_node(saver), module.module.code_for_node(with_keep_all(saver)))
+                for saver in savers_to_keep_all(module, loop, expr)]
+    if keep_all:
+        why = f", with max_to_keep=None to keep every checkpoint as before{why}"
 
     if moved is not None:
         name, first_row, last_row = moved
@@ -514,6 +521,8 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
                              for i, line in enumerate(re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", lines)))
         if not moved_text.endswith(("\n", "\r")):
             moved_text += newline
+        for before, after in keep_all:
+            moved_text = moved_text.replace(before, after, 1)
         end = (last_row + 1, 1) if last_row < len(starts) else _end_position(text, starts)
         only = len(module.parents[statement].body) == 1
         edits = [Edit(*insert_at, *insert_at, moved_text),
@@ -527,6 +536,8 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     if earlier:
         raise _NotFixable(f"it reads {', '.join(sorted(earlier))}, which moves in this pass; it follows in the next")
     fresh = _fresh(module, expr, reads)
+    for before, after in keep_all:
+        code = code.replace(before, after, 1)
     if ("\n" in code or "\r" in code) and source.compile_problem(f"_ = {code}", "<fix>") is not None:
         # ``loss *\n 2`` was continued by the call's brackets around it: on its own line it needs its own
         # (a new user's trial: the fix offered in JSON, SARIF and the editor did not compile)

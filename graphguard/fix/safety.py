@@ -64,9 +64,10 @@ def per_instance(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression) ->
     * a random op with an op-level ``seed=``, or in a file that sets the graph-level seed: each new op
       repeats the same draws (its seed is fixed by the seeds and the op's place in the graph), where one
       op advances through its sequence (``tf.random.set_seed``, TF API docs);
-    * a ``Saver`` whose ``save`` in the loop names checkpoints by step (``global_step=``): one Saver keeps
-      only its last ``max_to_keep`` (5 by default) and deletes older files, where each Saver made per
-      iteration kept its own (``tf.train.Saver``, TF API docs); ``max_to_keep=None`` or ``0`` keeps all."""
+    * a ``Saver`` whose ``save`` in the loop names checkpoints by step (``global_step=``) and that sets
+      ``max_to_keep``: one Saver keeps only its last ``max_to_keep`` and deletes older files, where each
+      Saver made per iteration kept its own (``tf.train.Saver``, TF API docs). A Saver that does not
+      set it is moved with ``max_to_keep=None`` added (:func:`savers_to_keep_all`): that is no reason."""
     why = []
     calls = [expr, *source.calls(expr)] if isinstance(expr, cst.Call) else list(source.calls(expr))
     names = [(call, tf_name(module, call) or "") for call in calls]
@@ -74,16 +75,53 @@ def per_instance(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression) ->
     if randoms and (any(arg.keyword is not None and arg.keyword.value == "seed" for call in randoms for arg in call.args)
                     or _GRAPH_SEED.search(module.text)):
         why.append("a seeded random op repeats the same draws when rebuilt; built once, it draws new values each run")
-    savers = [call for call, name in names if name == "tf.train.Saver"]
-    if savers and not all(keeps_all(call) for call in savers):
-        for call in source.calls(loop.body):
-            if (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save"
-                    and (len([a for a in call.args if a.keyword is None]) >= 3
-                         or any(a.keyword is not None and a.keyword.value == "global_step" for a in call.args))):
-                why.append("one Saver keeps only its last max_to_keep checkpoints (5 by default) and deletes the "
-                           "older ones that the Savers made per iteration kept; pass max_to_keep=None to keep them")
-                break
+    if any(not _can_keep_all(call) for call in _deleting_savers(module, loop, names)):
+        why.append("one Saver keeps only its last max_to_keep checkpoints and deletes the older ones that the "
+                   "Savers made per iteration kept; pass max_to_keep=None to keep them")
     return why
+
+
+def savers_to_keep_all(module: Region, loop: cst.CSTNode, expr: cst.BaseExpression) -> list[cst.Call]:
+    """The ``tf.train.Saver(...)`` calls in ``expr`` that a move before ``loop`` must give
+    ``max_to_keep=None``: the loop saves checkpoints named by step, and the call leaves ``max_to_keep``
+    at its default (5). Each Saver made per iteration saves one checkpoint and deletes none; one Saver
+    for all iterations would delete all but the last five. With ``max_to_keep=None`` the files and the
+    ``checkpoint`` state file come out as before (measured on TF 2.21's ``compat.v1``: eight saves,
+    eight checkpoints kept and the state file listing only the last, in both versions)."""
+    calls = [expr, *source.calls(expr)] if isinstance(expr, cst.Call) else list(source.calls(expr))
+    names = [(call, tf_name(module, call) or "") for call in calls]
+    return [call for call in _deleting_savers(module, loop, names) if _can_keep_all(call)]
+
+
+def with_keep_all(saver: cst.Call) -> cst.Call:
+    """``saver`` with ``max_to_keep=None`` as its last argument."""
+    args = list(saver.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(keyword=cst.Name("max_to_keep"), value=cst.Name("None"),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return saver.with_changes(args=args)
+
+
+def _deleting_savers(module: Region, loop: cst.CSTNode, names: list) -> list[cst.Call]:
+    """The Saver calls of ``names`` (``(call, TF name)`` pairs) that may delete checkpoints once built
+    before ``loop``: they do not keep all, and a ``save`` in the loop names checkpoints by step."""
+    savers = [call for call, name in names if name == "tf.train.Saver" and not keeps_all(call)]
+    if not savers:
+        return []
+    for call in source.calls(loop.body):
+        if (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save"
+                and (len([a for a in call.args if a.keyword is None]) >= 3
+                     or any(a.keyword is not None and a.keyword.value == "global_step" for a in call.args))):
+            return savers
+    return []
+
+
+def _can_keep_all(saver: cst.Call) -> bool:
+    """Whether ``max_to_keep=None`` can be added to ``saver``: it does not set ``max_to_keep`` (the
+    fourth parameter) and passes no ``*args`` or ``**kwargs``."""
+    return (len([a for a in saver.args if a.keyword is None and not a.star]) < 4
+            and not any(a.star or (a.keyword is not None and a.keyword.value == "max_to_keep") for a in saver.args))
 
 
 def keeps_all(saver: cst.Call) -> bool:

@@ -176,6 +176,12 @@ TensorFlow variable, layer or metric, an optimizer with slots, a helper of the f
 or a function of another module. This is read from the code, so a suppressed or unselected finding
 still counts; what can move is moved first, pass after pass, and otherwise there is no fix. A Saver in a helper
 called from the loop is not fixed automatically.
+
+When the loop saves checkpoints named by step (`global_step=`), the moved Saver gets
+`max_to_keep=None`: each Saver made per iteration saved one checkpoint and deleted none, where one
+Saver with the default `max_to_keep=5` would delete all but the last five. With it, the checkpoint
+files and the `checkpoint` state file are the same as before (measured: 100 saves, both versions).
+A Saver that sets `max_to_keep` itself is moved only as an unsafe fix.
 """
 
     #: What ``--fix --unsafe-fixes`` makes of INVALID[i] (Fixit's expected_replacement); the tests
@@ -184,7 +190,7 @@ called from the loop is not fixed automatically.
         0: """\
 import tensorflow as tf
 
-checkpoint_saver = tf.train.Saver()
+checkpoint_saver = tf.train.Saver(max_to_keep=None)
 with tf.Session() as sess:
     for step in range(100000):
         sess.run(train_op)
