@@ -19,7 +19,9 @@ It starts ``python -m graphguard server`` through pygls's client and measures:
    before, after typing and after closing.
 4. With ``--soak-seconds``: edits, saves, opens, closes and notebook edits for that long, the RSS
    printed every tenth of it (flat after warm-up is the goal). ``--soak-only`` skips 1-3;
-   ``--tracemalloc DIR`` runs that server under ``bench/traced_server.py`` (a snapshot per sample).
+   ``--tracemalloc DIR`` runs that server under ``bench/traced_server.py`` (a snapshot per sample;
+   ``--trace-from SECONDS`` starts tracing that far in, and the soak then waits for a ping every 500
+   operations, as a traced server is slower).
 
 Prints figures; asserts nothing.
 """
@@ -84,9 +86,10 @@ class Server:
             # the bench reads neither; without a handler pygls logs a line per notification
             self.client.feature(method)(lambda params: None)
 
-    async def start(self, workspace: Path, debounce: float, traced: str | None = None) -> None:
+    async def start(self, workspace: Path, debounce: float, traced: str | None = None, late: bool = False) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        command = ["-m", "graphguard", "server"] if traced is None else [str(ROOT / "bench" / "traced_server.py"), traced]
+        command = ["-m", "graphguard", "server"] if traced is None else [
+            str(ROOT / "bench" / "traced_server.py"), traced, *(["--late"] if late else [])]
         await self.client.start_io(sys.executable, *command, env=env)
         uri = from_fs_path(str(workspace))
         await self.client.initialize_async(T.InitializeParams(
@@ -216,9 +219,10 @@ async def typing_big(workspace: Path, megabytes: float, keystrokes: int) -> None
     await server.stop()
 
 
-async def soak(workspace: Path, seconds: float, traced: str | None = None) -> None:
+async def soak(workspace: Path, seconds: float, traced: str | None = None, trace_from: float = 0) -> None:
     server = Server()
-    await server.start(workspace, debounce=0.05, traced=traced)
+    await server.start(workspace, debounce=0.05, traced=traced, late=trace_from > 0)
+    tracing = traced is not None and not trace_from
     text = module(2000)
     uri = from_fs_path(str(workspace / "train.py"))
     notebook = from_fs_path(str(workspace / "nb.ipynb"))
@@ -255,8 +259,13 @@ async def soak(workspace: Path, seconds: float, traced: str | None = None) -> No
                                                                     text="#" if version % 100 else "")])]))))
         if version % 10 == 0:
             await asyncio.sleep(0.01)  # typing speed: about 10 operations per 10 ms
+        if traced is not None and not tracing and time.perf_counter() - start >= trace_from:
+            os.kill(server.pid, signal.SIGUSR2)  # tracing starts (bench/traced_server.py --late)
+            tracing = True
+        if tracing and version % 500 == 0:
+            await server.ping()  # a traced server is slower: wait for it, or the pipe backs up
         if time.perf_counter() >= next_sample:
-            if traced is not None:
+            if tracing:
                 os.kill(server.pid, signal.SIGUSR1)  # a tracemalloc snapshot (bench/traced_server.py)
             await server.ping()
             samples.append((time.perf_counter() - start, operations, rss_mib(server.pid), tree_rss_mib(server.pid)))
@@ -277,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak-only", action="store_true", help="skip measurements 1-3")
     parser.add_argument("--tracemalloc", metavar="DIR",
                         help="run the soak's server under tracemalloc, a snapshot in DIR per sample")
+    parser.add_argument("--trace-from", type=float, default=0, metavar="SECONDS",
+                        help="with --tracemalloc: start tracing this far into the soak (full speed before)")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as folder:
@@ -288,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             keystroke_in_process(args.big_mb)
             asyncio.run(typing_big(workspace, args.big_mb, args.keystrokes))
         if args.soak_seconds:
-            asyncio.run(soak(workspace, args.soak_seconds, args.tracemalloc))
+            asyncio.run(soak(workspace, args.soak_seconds, args.tracemalloc, args.trace_from))
     return 0
 
 

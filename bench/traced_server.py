@@ -2,10 +2,12 @@
 
 Usage (``bench/server_robustness.py --tracemalloc DIR`` starts it)::
 
-    python bench/traced_server.py DIR [FRAMES]
+    python bench/traced_server.py DIR [FRAMES] [--late]
 
-Starts ``tracemalloc`` with FRAMES frames per allocation (default 6), then runs the server on stdio.
-Each ``SIGUSR1`` writes ``DIR/snapshot-N.pickle`` (``tracemalloc.Snapshot.dump``), N counting from 0.
+Starts ``tracemalloc`` with FRAMES frames per allocation (default 6), then runs the server on stdio;
+with ``--late`` tracing starts at the first ``SIGUSR2`` instead (the server runs at full speed until
+then: tracing makes it about three times slower). Each ``SIGUSR1`` writes ``DIR/snapshot-N.pickle``
+(``tracemalloc.Snapshot.dump``), N counting from 0; before tracing starts it writes nothing.
 Compare two with ``python bench/traced_server.py --compare A B``: the 25 allocation sites that grew
 most, in KiB.
 """
@@ -32,15 +34,25 @@ def main() -> None:
     if sys.argv[1] == "--compare":
         compare(sys.argv[2], sys.argv[3])
         return
-    folder = Path(sys.argv[1])
+    args = [a for a in sys.argv[1:] if a != "--late"]
+    folder = Path(args[0])
     folder.mkdir(parents=True, exist_ok=True)
-    tracemalloc.start(int(sys.argv[2]) if len(sys.argv) > 2 else 6)
+    frames = int(args[1]) if len(args) > 1 else 6
     count = [0]
 
     def dump(signum, frame) -> None:  # noqa: ARG001
-        tracemalloc.take_snapshot().dump(str(folder / f"snapshot-{count[0]}.pickle"))
-        count[0] += 1
+        if tracemalloc.is_tracing():
+            tracemalloc.take_snapshot().dump(str(folder / f"snapshot-{count[0]}.pickle"))
+            count[0] += 1
 
+    def start(signum, frame) -> None:  # noqa: ARG001
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(frames)
+
+    if "--late" in sys.argv:
+        signal.signal(signal.SIGUSR2, start)
+    else:
+        tracemalloc.start(frames)
     signal.signal(signal.SIGUSR1, dump)
     sys.path.insert(0, str(ROOT))
     from graphguard.cli import main as cli
