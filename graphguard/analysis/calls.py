@@ -257,7 +257,7 @@ class CallReader:
         frame.facts.calls.append(new_tuple(ProjectCall, (
             ref, self._site(node), callee, tuple(l.index for l in frame.loops), exempt, bound,
             self._argument_values(node), (), self._reuse_depth > 0 or self._passes_reuse(node),
-            bool(frame.branches) and frame.branches[-1] >= len(frame.loops))))
+            bool(frame.branches) and frame.branches[-1] >= len(frame.loops), *_flag_arguments(node))))
         if bound and frame.facts.traced and node.__class__ is ast.Call:
             call = frame.facts.calls[-1]
             self._defer(lambda frame, call=call, node=node: built_in(frame.node, node) or _mark_unbuilt(frame, call))
@@ -283,6 +283,25 @@ class CallReader:
             if followed is not None:
                 values.append((where, followed))
         return tuple(values)
+
+
+def _flag_arguments(node) -> tuple[tuple, int]:
+    """:attr:`ProjectCall.flags` and :attr:`ProjectCall.nargs` of call ``node``."""
+    if not isinstance(node, ast.Call):
+        return (), -1
+    flags = [(position, bool(arg.value)) for position, arg in enumerate(node.args)
+             if arg.__class__ is ast.Constant and arg.value.__class__ in (bool, type(None))]
+    nargs = len(node.args)
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            nargs = -1  # ``**options``: any parameter may be given
+            continue
+        value = keyword.value
+        flags.append((keyword.arg, bool(value.value) if value.__class__ is ast.Constant
+                      and value.value.__class__ in (bool, type(None)) else None))
+    if any(arg.__class__ is ast.Starred for arg in node.args):
+        nargs = -1
+    return tuple(flags), nargs
 
 
 def _mark_unbuilt(frame, call: ProjectCall) -> None:

@@ -49,7 +49,7 @@ from graphguard.analysis.bindings import (
     TFObject,
 )
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import add
+from graphguard.analysis.facts import add, flag_marks
 from graphguard.analysis.samples import HELPER_DRAW, NO_NAMES, NUMBER_FUNCTIONS, SampleReader, maybe_number_or_sample_call
 from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, one_sample, short
 
@@ -380,7 +380,7 @@ class EagerReader(SampleReader):
                     else:
                         frame.facts.constructions.append(construction)
                 return
-            if frame.facts.traced and not frame.exempt:
+            if frame.facts.traced and not any(not flag_marks(marks) for marks in frame.exempt):
                 effect = catalog.effect_of(path)
                 kind = catalog.result_kind(path, effect)
                 if effect is Effect.MODEL or kind == "layer":

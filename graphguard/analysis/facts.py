@@ -22,6 +22,22 @@ EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect
 EVERY = "every"
 #: The loop index that stands for "the caller's loop" in exemptions made at function level.
 CALLER = -1
+#: The first item of an exemption mark ``(FLAG, parameter, truth)``: the construction or call stands in
+#: the branch of ``if parameter:`` (truth True) or its ``else`` (False), where ``parameter`` is one of
+#: the function's own. A call that passes the other truth for it (``run_epoch(is_training=True)``
+#: and a ``tf.no_op()`` in the ``else``) does not run what stands there.
+FLAG = "flag"
+
+
+def flag_marks(marks: frozenset) -> bool:
+    """Whether an exemption's ``marks`` are all :data:`FLAG` marks: a branch on a parameter, which
+    exempts nothing by itself (only a call passing the other truth does)."""
+    return all(mark.__class__ is tuple and mark[0] == FLAG for mark in marks)
+
+
+def flags_of(exempt: frozenset) -> frozenset:
+    """The :data:`FLAG` marks ``(FLAG, parameter, truth)`` among a construction's or call's exemptions."""
+    return frozenset(mark for mark in exempt if mark.__class__ is tuple and mark[0] == FLAG)
 #: Marks a construction of a project class in a ``tf.function`` whose object the body never builds
 #: (never calls it, nor ``build``s it): a Keras layer's sublayers made there have no variables yet.
 UNBUILT = -2
@@ -103,6 +119,13 @@ class ProjectCall(NamedTuple):
     #: the call stands under an ``if`` inside its innermost loop (at function level when it is in
     #: none): it may not run on every iteration (``if done: self.replay()``)
     branched: bool = False
+    #: (position or keyword, truth) of the arguments written as ``True``, ``False`` or ``None``, and
+    #: (keyword, None) of its other keyword arguments: a callee's branch on that parameter (``if
+    #: is_training:``) that the call never takes builds nothing for it (:data:`FLAG`)
+    flags: tuple = ()
+    #: how many positional arguments it passes (-1: ``*args`` or ``**kwargs``, not known): a parameter
+    #: past them that no keyword names takes its default
+    nargs: int = -1
 
 
 class DeferredUse(NamedTuple):
@@ -230,6 +253,11 @@ class FunctionFacts:
     #: than one): a loop that runs one per iteration is a trial loop, where one ``predict`` per iteration
     #: is the trial's evaluation (GG303 does not apply); at function level the function trains per call
     trainings: tuple | list = ()
+    #: parameters whose default is ``True``, ``False`` or ``None``, with its truth (:data:`FLAG`)
+    flag_defaults: tuple = ()
+    #: Effect -> the :data:`FLAG` marks that every construction of ``builds`` of that effect stands
+    #: under (``tf.no_op()`` in the ``else`` of ``if is_training:``); absent: some stands under none
+    build_flags: tuple | dict = ()
 
 
 @dataclass(eq=False)

@@ -222,6 +222,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
         if loop is None:
             continue
         for effect, origin in callee.builds.items():
+            if callee.guards and project.never_runs(module, call, callee, callee.guards.get(effect)):
+                continue  # ``run_epoch(is_training=True)``: the branch that builds it is not taken
             if (effect is Effect.VARIABLE and (call.reuses or module.reuse_from and call.site.row > module.reuse_from)
                     and origin.subject.startswith("`tf.get_variable")):
                 continue  # the root variable scope reuses: the helper's get_variable makes nothing

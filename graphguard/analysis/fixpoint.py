@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis.bindings import Param, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
-from graphguard.analysis.facts import CALLER, ModuleFacts, subject_of
+from graphguard.analysis.facts import CALLER, ModuleFacts, flags_of, subject_of
 from graphguard.analysis.values import SESSION_VALUE, StaleEdges, ValueFlow, source_order
 
 
@@ -58,6 +58,11 @@ class Summary:
     #: (parameter, effect) -> Origin of a Keras ``predict`` (effect PREDICT, GG303) or ``fit`` (FIT, GG306)
     #: on what is passed for the parameter, directly or through calls
     predict_params: dict = field(default_factory=dict)
+    #: Effect -> the FLAG marks every way it builds that effect stands under (``if is_training:``, on
+    #: its own parameters): a call that passes the other truth does not build it (:meth:`Project.never_runs`)
+    guards: dict = field(default_factory=dict)
+    #: parameter -> the truth of its default, for those defaulting to ``True``, ``False`` or ``None``
+    flag_defaults: dict = field(default_factory=dict)
 
 
 
@@ -65,6 +70,27 @@ class Summary:
 
 #: Methods that make a project class named like a model (``TwoLayerNet``) one (GG202).
 MODEL_METHODS = ("loss", "train", "fit", "predict", "forward", "call", "step", "train_step", "backward")
+
+
+def _add_build(summary: Summary, effect, origin: Origin, marks: frozenset) -> bool:
+    """Record that ``summary``'s function builds ``effect`` (first ``origin`` kept), in the branches
+    ``marks``: its guard becomes what every way of building it shares. Whether anything changed."""
+    if effect not in summary.builds:
+        summary.builds[effect] = origin
+        if marks:
+            summary.guards[effect] = marks
+        return True
+    guard = summary.guards.get(effect)
+    if guard is None:
+        return False
+    shared = guard & marks
+    if shared == guard:
+        return False
+    if shared:
+        summary.guards[effect] = shared
+    else:
+        del summary.guards[effect]
+    return True
 
 
 def _is_model(summary, kind: str) -> bool:
@@ -360,6 +386,35 @@ class Project:
             self._imported[key] = found
         return found
 
+    def never_runs(self, importer: ModuleFacts, call, callee: Summary, marks) -> bool:
+        """Whether ``call`` (read in ``importer``) of a function with summary ``callee`` never takes
+        the branches ``marks`` (FLAG marks, :data:`graphguard.analysis.facts.FLAG`) stand in: for one of
+        their parameters it passes ``True``, ``False`` or ``None`` of the other truth, or leaves it at
+        such a default (``run_epoch(sess, data, is_training=True)`` and ``tf.no_op()`` under ``else``)."""
+        if not marks:
+            return False
+        for _, param, truth in marks:
+            given = self._flag_given(importer, call, callee, param)
+            if given is not None and given is not truth:
+                return True
+        return False
+
+    def _flag_given(self, importer: ModuleFacts, call, callee: Summary, param: str) -> bool | None:
+        """The truth ``call`` gives parameter ``param`` of ``callee``, when the source says (a constant
+        argument, or no argument and a constant default); None otherwise."""
+        for where, given in call.flags:
+            if where == param:
+                return given
+        if call.nargs < 0:
+            return None  # ``*args`` or ``**kwargs``: any parameter may be given
+        if param in callee.params:
+            position = callee.params.index(param) - (1 if self.passes_receiver(importer, call) else 0)
+            if position < 0:
+                return None
+            if position < call.nargs:
+                return next((given for where, given in call.flags if where == position), None)
+        return callee.flag_defaults.get(param)
+
     def passes_receiver(self, importer: ModuleFacts, call) -> bool:
         """Whether ``call`` (a :class:`~graphguard.analysis.facts.ProjectCall` read in ``importer``)
         passes its receiver as the first argument: a method's call, or a class's (its ``__init__``),
@@ -509,14 +564,19 @@ class Project:
                     if not training.loops and CALLER not in training.exempt:
                         summary.trains = Origin(module.path, training.site.row, subject_of(training))
                         break
+                if facts.flag_defaults:
+                    summary.flag_defaults = dict(facts.flag_defaults)
                 if not facts.resets_graph:
                     for effect, (row, subject) in facts.builds.items():
                         summary.builds[effect] = Origin(module.path, row, subject)
+                    if facts.build_flags:
+                        summary.guards.update(facts.build_flags)
                     extra = self.flow.extra_constructions.get(key)
                     for construction in (*facts.constructions, *extra) if extra else facts.constructions:
                         if not construction.loops and CALLER not in construction.exempt:
-                            summary.builds.setdefault(construction.effect, Origin(module.path, construction.site.row,
-                                                                                  subject_of(construction)))
+                            _add_build(summary, construction.effect, Origin(module.path, construction.site.row,
+                                                                            subject_of(construction)),
+                                       flags_of(construction.exempt))
                             continue
                         if construction.effect is Effect.MODEL or construction.effect in EAGER_EFFECTS:
                             # Made in a loop: reported at that loop, not at callers; unless the function's
@@ -609,8 +669,9 @@ class Project:
                             continue  # made in a loop of this function: reported at that loop
                         if effect is Effect.VARIABLE and call.reuses and origin.subject.startswith("`tf.get_variable"):
                             continue  # ``get_variable`` under the caller's reusing scope makes nothing
-                        if effect not in summary.builds:
-                            summary.builds[effect] = origin
+                        if callee.guards and self.never_runs(module, call, callee, callee.guards.get(effect)):
+                            continue  # ``run_epoch(is_training=True)``: the branch that builds it is not taken
+                        if _add_build(summary, effect, origin, flags_of(call.exempt) if call.exempt else frozenset()):
                             changed = True
             for callee in returns:
                 if callee.returns_session and not summary.returns_session:

@@ -14,7 +14,7 @@ import ast
 
 from graphguard.analysis.bindings import GraphValue, Param, TFName
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import CALLER, EVERY, Loop, Retention
+from graphguard.analysis.facts import CALLER, EVERY, FLAG, Loop, Retention
 
 #: What a comprehension whose element is the construction itself makes one of per element, to keep
 #: (a new Keras optimizer, a ``tf.function``): a collection, not a rebuild.
@@ -384,6 +384,15 @@ class FlowReader:
             return ""
         return "orelse" if negated else "body"
 
+    def _flag_test(self, test: ast.expr) -> tuple[str, bool] | None:
+        """``(parameter, truth)`` when ``test`` reads the truth of one of the function's parameters,
+        still bound to what the caller passed (``if is_training:``, ``if not reuse:``)."""
+        flag = _flag_of(test)
+        if flag is None or self._frame.facts.name == "<module>" or flag[0] not in self._frame.params:
+            return None
+        value = self._frame.scope.get(flag[0])
+        return flag if isinstance(value, Param) and value.name == flag[0] else None
+
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         if self._never_true(node.test):
@@ -403,19 +412,33 @@ class FlowReader:
         tensor_branch = "" if once else self._tensor_branch(node.test)
         every = None if once or tensor_branch or self._frame.facts.traced else self._every(node.test)
         self._frame.branches.append(len(self._frame.loops))
+        flag = None if once else self._flag_test(node.test)
         for branch, statements in (("body", node.body), ("orelse", node.orelse)):
             guarded = branch == tensor_branch
             if guarded:
                 self._frame.exempt.append(frozenset({CALLER}))
             if every is not None and branch == "body":
                 self._frame.exempt.append(every)
+            if flag is not None:
+                self._frame.exempt.append(frozenset({(FLAG, flag[0], flag[1] == (branch == "body"))}))
             for statement in statements:
                 self.visit(statement)
+            if flag is not None:
+                self._frame.exempt.pop()
             if guarded or (every is not None and branch == "body"):
                 self._frame.exempt.pop()
             if branch == "body" and once:
                 self._frame.exempt.pop()
         self._frame.branches.pop()
+
+
+def _flag_of(test: ast.expr) -> tuple[str, bool] | None:
+    """``(name, truth)`` for a test that reads one name's truth: ``p`` (True), ``not p`` (False)."""
+    if test.__class__ is ast.Name:
+        return test.id, True
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not and test.operand.__class__ is ast.Name:
+        return test.operand.id, False
+    return None
 
 
 def _stepped_counters(body: list) -> list:

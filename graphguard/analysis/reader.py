@@ -65,6 +65,7 @@ from graphguard.analysis.facts import (
     ModuleFacts,
     Site,
     add,
+    flags_of,
     subject_of,
 )
 from graphguard.analysis.flow import FlowReader
@@ -554,6 +555,14 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         for param in all_params:
             frame.scope[param.arg] = Param(param.arg)
             frame.params.add(param.arg)
+        defaults = [*([None] * (len(params.posonlyargs) + len(params.args) - len(params.defaults))), *params.defaults,
+                    *params.kw_defaults]
+        flags = tuple((param.arg, bool(default.value)) for param, default in zip(
+            (*params.posonlyargs, *params.args, *params.kwonlyargs), defaults)
+            if default is not None and default.__class__ is ast.Constant and default.value in (True, False, None)
+            and default.value.__class__ is not int)
+        if flags:
+            facts.flag_defaults = flags
         if enclosing.is_class and params.args:
             frame.scope[params.args[0].arg] = Instance(Ref("", enclosing.facts.name))
         saved_depth, self._nested_depth = self._nested_depth, 0
@@ -788,6 +797,14 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
                 if construction.callee.__class__ is not str:  # an operator named by its node (_operator)
                     construction = construction._replace(callee=short(ast.unparse(construction.callee)))
                 facts.builds[construction.effect] = (construction.site.row, subject_of(construction))
+                marks = flags_of(construction.exempt) if construction.exempt else None
+                if marks:
+                    facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
+            elif CALLER not in construction.exempt and construction.effect in facts.build_flags:
+                marks = facts.build_flags[construction.effect] & flags_of(construction.exempt)
+                facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
+                if not marks:
+                    del facts.build_flags[construction.effect]
         facts.constructions = kept
     return reader.facts
 
