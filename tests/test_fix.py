@@ -690,7 +690,7 @@ def test_literals_handed_to_a_call_are_not_named_as_changeable(tmp_path):
 
 def test_positions_and_parents_match_libcsts_providers():
     """The one-pass positions and parents (fix/source.py) are what libcst's PositionProvider and
-    ParentNodeProvider give, on every fixture file, shifted by a region's offset (a regression guard for
+    ParentNodeProvider give, on every other fixture file, shifted by a region's offset (a regression guard for
     a libcst upgrade that changes its code generation)."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -698,7 +698,7 @@ def test_positions_and_parents_match_libcsts_providers():
     from graphguard.fix.source import positions_and_parents
 
     checked = 0
-    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+    for path in sorted((ROOT / "fixtures").rglob("*.py"))[::2]:  # every other file: ~170, 5 s less
         try:
             module = cst.parse_module(path.read_text(encoding="utf-8"))
         except Exception:  # Python 2 and broken files: nothing to compare
