@@ -257,6 +257,26 @@ def test_a_steady_rise_under_the_limit_is_judged_by_its_trend():
         cache.clear()
 
 
+@needs_psutil
+def test_a_steady_rise_is_one_warning_and_one_report_line():
+    # A new user's trial: a correct Keras grid whose RSS rose 12 MiB per trial (TensorFlow's caches) gave
+    # a warning paragraph per trial on the trend; it is one, and the report names the later trials once.
+    sweep = SweepGuard()
+    hoard = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(9):
+            with sweep.trial():
+                hoard.append(b"x" * 8_000_000)
+        report = sweep.report()
+    assert [record.leaked for record in report.trials] == [False] * 5 + [True] * 4
+    assert len([w for w in caught if issubclass(w.category, SweepLeakWarning)]) == 1
+    text = str(report)
+    assert text.count("LEAK? (RSS trend)") == 4 and text.count("RSS rising steadily") == 2, text
+    assert "(and 3 later trials on the same trend: 'trial 7', 'trial 8', 'trial 9')" in text, text
+    hoard.clear()
+
+
 # -- what runs without TensorFlow stays without TensorFlow -------------------------------------------------
 
 

@@ -414,7 +414,8 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
     print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
           file=sys.stderr)
     def on_leak(record: Any) -> None:
-        print(f"graphguard run --sweep: {sweep.leak_message(record)}", file=sys.stderr)  # the fix once per sweep
+        if not sweep.repeats_trend(record):  # a steady RSS rise once, not per trial on it
+            print(f"graphguard run --sweep: {sweep.leak_message(record)}", file=sys.stderr)  # the fix once per sweep
 
     sweep = SweepGuard(on_leak=on_leak)
     sweep._track_bound = True  # the values the loop's body binds (a model, a solver) are its trial's objects

@@ -557,6 +557,7 @@ class SweepGuard(_Judgement):
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
         self._fix_given = self._output_fix_given = False  # leak_message(): the fix paragraphs once per sweep
+        self._trend_warned = False  # a warning for the RSS trend alone is given once per sweep
         self._remote_slots: set[int] = set()  # records gathered from Ray Tune workers: other processes' RSS
 
     def trial(self, name: Optional[str] = None) -> Trial:
@@ -758,12 +759,24 @@ class SweepGuard(_Judgement):
         elif self.on_leak == "raise":
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
+            if self.repeats_trend(record):
+                return  # one warning for a steady rise; the table and the report mark every trial on it
             message = self.leak_message(record)
             level = _user_stacklevel(self._engine is not None)
             if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
                 warnings.warn_explicit(message, SweepLeakWarning, *self._engine_site)
             else:
                 warnings.warn(message, SweepLeakWarning, stacklevel=level or 2)
+
+    def repeats_trend(self, record: TrialRecord) -> bool:
+        """Whether ``record``'s one reason is the RSS trend (:attr:`TrialRecord.trend_only`) and a message
+        of this sweep has said it: a steady rise is one warning, not one per trial on it (a correct Keras
+        grid of 30 trials whose RSS rises 12 MiB per trial with TensorFlow's caches gave 29 paragraphs);
+        the table and the report still mark every such trial. The first time, it notes that it was said."""
+        if not record.trend_only:
+            return False
+        said, self._trend_warned = self._trend_warned, True
+        return said
 
     def leak_message(self, record: TrialRecord) -> str:
         """``record.message()`` with the fix paragraph the first time only: a sweep that leaks in every

@@ -258,6 +258,11 @@ class TrialRecord:
         lines.append((_FIX_RSS if only_rss else _FIX) if fix else "(The fix is in this sweep's first leak message.)")
         return "\n".join(lines)
 
+    @property
+    def trend_only(self) -> bool:
+        """Whether the RSS trend is its one reason: nothing of it alive, no graph op, under the limit."""
+        return self.rss_trend is not None and len(self.reasons) == 1 and not self.leaks and not self.graph_ops
+
     def has_output_root(self) -> bool:
         """Whether an object judged leaked is held by IPython's output history (``Out[N]``)."""
         return any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks)
@@ -364,9 +369,18 @@ class SweepReport:
                 lines.append("(no object was tracked in any trial, so only RSS and graph ops were judged: track what "
                              "a trial makes with trial.track(obj) or sweep.track(obj); Keras models, tf.Graphs and "
                              "sessions are found without it)")
-        for record in leaked:
+        trend_said = False
+        for position, record in enumerate(leaked):
+            if record.trend_only and trend_said:
+                continue  # the sweep's trend line above says it; the first such trial is named below
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
             lines.extend(f"  {obj}" for obj in record.leaks)
+            if record.trend_only:
+                trend_said = True
+                later = [r.name for r in leaked[position + 1:] if r.trend_only]
+                if later:
+                    lines.append(f"  (and {len(later)} later trial{'s' if len(later) != 1 else ''} on the same trend: "
+                                 f"{', '.join(repr(name) for name in later[:3])}{', ...' if len(later) > 3 else ''})")
         held = [(record, obj) for record in self.trials for obj in record.alive if obj.loop_variable is not None]
         if held:
             record, obj = held[-1]
