@@ -381,3 +381,28 @@ def test_a_root_scope_that_reuses_variables_makes_no_new_ones_in_helpers():
             images = sess.run(generator(z))
         """
     assert codes(source) == [("GG101", 12)]  # the ops again, but no new variable (GG107)
+
+
+FLAG_HELPER = """\
+import tensorflow as tf
+
+class Scorer:
+    def __init__(self, logits, smooth=False):
+        self.smooth = smooth
+        if self.smooth:
+            self.scores = tf.nn.softmax(logits / 2.0)
+        else:
+            self.scores = logits
+
+with tf.Session() as session:
+    for step in range(1000):
+        session.run(train_op)
+        session.run(Scorer(logits{smooth}).scores)
+"""
+
+
+@pytest.mark.parametrize("smooth, expected", [("", []), (", smooth=False", []), (", True", [("GG101", 14)])])
+def test_a_branch_on_an_attribute_set_from_a_flag_parameter(smooth, expected):
+    # ``self.smooth = smooth`` then ``if self.smooth:`` in ``__init__`` (keras-rl's dueling flag): a
+    # construction that leaves it False never builds the softmax (the mechanism of fixture lookalike/135).
+    assert codes(FLAG_HELPER.format(smooth=smooth)) == expected

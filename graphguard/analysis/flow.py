@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from graphguard.analysis.bindings import GraphValue, Param, TFName
+from graphguard.analysis.bindings import GraphValue, InitParam, Param, TFName
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import CALLER, EVERY, FLAG, Loop, Retention
 
@@ -386,12 +386,15 @@ class FlowReader:
 
     def _flag_test(self, test: ast.expr) -> tuple[str, bool] | None:
         """``(parameter, truth)`` when ``test`` reads the truth of one of the function's parameters,
-        still bound to what the caller passed (``if is_training:``, ``if not reuse:``)."""
+        still bound to what the caller passed (``if is_training:``, ``if not reuse:``), or of an
+        attribute the function set from one (``self.dueling = dueling`` then ``if self.dueling:``)."""
         flag = _flag_of(test)
-        if flag is None or self._frame.facts.name == "<module>" or flag[0] not in self._frame.params:
+        if flag is None or self._frame.facts.name == "<module>":
             return None
-        value = self._frame.scope.get(flag[0])
-        return flag if isinstance(value, Param) and value.name == flag[0] else None
+        value = self.resolve(flag[0])
+        if isinstance(value, InitParam) and self._frame.facts.name == f"{value.cls}.__init__":
+            value = Param(value.name)  # ``self.dueling = dueling`` above it in ``__init__``: the parameter
+        return (value.name, flag[1]) if isinstance(value, Param) and value.name in self._frame.params else None
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
@@ -432,12 +435,14 @@ class FlowReader:
         self._frame.branches.pop()
 
 
-def _flag_of(test: ast.expr) -> tuple[str, bool] | None:
-    """``(name, truth)`` for a test that reads one name's truth: ``p`` (True), ``not p`` (False)."""
-    if test.__class__ is ast.Name:
-        return test.id, True
-    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not and test.operand.__class__ is ast.Name:
-        return test.operand.id, False
+def _flag_of(test: ast.expr) -> tuple[ast.expr, bool] | None:
+    """``(operand, truth)`` for a test that reads one name's or attribute's truth: ``p`` (True), ``not
+    self.p`` (False)."""
+    truth = True
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+        test, truth = test.operand, False
+    if test.__class__ is ast.Name or (test.__class__ is ast.Attribute and test.value.__class__ is ast.Name):
+        return test, truth
     return None
 
 
