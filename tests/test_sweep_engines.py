@@ -409,6 +409,34 @@ while waiting():
     assert plan(b"for i in range(3):\n    print(i)\n", "s.py") is None
 
 
+def test_two_sweep_loops_in_one_script_name_their_trials_by_loop():
+    # Issue 39 (a new user's trial): two grids in one script read as one sweep of continued trials.
+    from graphguard.runtime.sweep import SweepGuard
+    from graphguard.runtime.sweep_script import GUARD_NAME, plan
+
+    source = b"""
+kept = []
+for width in (64, 128):
+    kept.append(Net(width).fit())
+for depth in (1, 2):
+    kept.append(Net(depth).fit())
+"""
+    planned = plan(source, "s.py")
+    assert planned is not None and planned.loops == (3, 5)
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+
+    class Net:
+        def __init__(self, n):
+            self.n = n
+
+        def fit(self):
+            return self
+
+    exec(planned.code, {GUARD_NAME: sweep, "Net": Net})
+    assert [t.name for t in sweep.report().trials] == ["line 3: width=64", "line 3: width=128",
+                                                       "line 5: depth=1", "line 5: depth=2"]
+
+
 # Issue 39 (fourth new-user trial): `--sweep` took no TF1 per-trial loop, and after `--fix` put
 # clear_session() in a grid it picked another loop. The trial loop is the loop that builds a model or a
 # graph per iteration, freed or not.

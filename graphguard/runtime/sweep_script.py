@@ -23,7 +23,8 @@ script see it too). Its trials track the values the loop's body binds (``model``
 rebound during the trial; not numbers, strings, functions, classes or modules), besides the Keras models,
 graphs and sessions every ``SweepGuard`` finds by itself. ``break``, ``continue`` and ``return`` leave the ``with`` as they leave the loop.
 A ``for`` loop's trials are named by its target (``lr=0.001``, ``fold=2``; each value's ``repr`` cut to
-24 characters, so ``tr=array([0, 1, 2, ...`` not the whole array); a ``while`` loop's are ``trial N``. The guard's report goes to stderr at the end, and a leak makes the exit status 1.
+24 characters, so ``tr=array([0, 1, 2, ...`` not the whole array), after its line when the script has
+several sweep loops (``line 12: lr=0.001``); a ``while`` loop's are ``trial N``. The guard's report goes to stderr at the end, and a leak makes the exit status 1.
 
 The linter runs in-process on the one script (no TensorFlow import: it never imports it).
 """
@@ -74,8 +75,8 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     chosen = _outermost(tree, [_enclosing(tree, node) for node in chosen])
     if not chosen:
         return None
-    for node in chosen:
-        node.body = [_wrapped(node)]
+    for node in chosen:  # two sweeps in one script: each trial says which loop it belongs to
+        node.body = [_wrapped(node, f"line {node.lineno}: " if len(chosen) > 1 else "")]
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec", dont_inherit=True)
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
@@ -180,13 +181,16 @@ def _names(target: ast.AST) -> list[str]:
     return []
 
 
-def _wrapped(loop: ast.AST) -> ast.With:
-    """``with __graphguard_sweep__.trial(NAME):`` around ``loop``'s body, at its first line."""
+def _wrapped(loop: ast.AST, prefix: str = "") -> ast.With:
+    """``with __graphguard_sweep__.trial(NAME):`` around ``loop``'s body, at its first line; ``prefix``
+    before a ``for`` loop's names (``"line 12: "`` when the script has several sweep loops)."""
     names = _names(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else []
     if names:  # __graphguard_sweep__._label((("lr", lr), ...)): short reprs, an array is not 2 KB of name
         pairs = [ast.Tuple([ast.Constant(name), ast.Name(name, ast.Load())], ast.Load()) for name in names]
         label: ast.expr = ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "_label", ast.Load()),
                                    [ast.Tuple(pairs, ast.Load())], [])
+        if prefix:
+            label = ast.BinOp(ast.Constant(prefix), ast.Add(), label)
     else:
         label = ast.Constant(None)
     call = ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "trial", ast.Load()), [label], [])
