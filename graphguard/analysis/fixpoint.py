@@ -354,10 +354,11 @@ class Project:
         if ref.module.startswith("\1"):  # a function passed to a parameter (values.param_ref)
             values = self.flow.params.get((importer.path, ref.module[1:]), {}).get(ref.name, ())
             for value in sorted(values, key=source_order):
-                if value[0] == "function":
+                if value[0] == "function" or (value[0] == "class" and not classes):
                     module = self._by_path.get(os.path.normpath(value[1]))
-                    if module is not None and value[2] in module.functions:
-                        return module, value[2]
+                    name = value[2] if value[0] == "function" else f"{value[2]}.__init__"  # ``agent_cls(4, 2)``
+                    if module is not None and name in module.functions:
+                        return module, name
             return None
         if ref.module.startswith("\0"):  # a value followed from its own module (values.absolute_ref)
             module = self._by_path.get(os.path.normpath(ref.module[1:]))

@@ -717,11 +717,11 @@ _ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mul
 
 def followable(value):
     """``value`` when phase 2 can follow it across calls (a session, a TensorFlow object, a project
-    instance or function, a parameter, a project call's result, one of several instances), else None."""
+    instance, function or class, a parameter, a project call's result, one of several instances), else None."""
     if value is SESSION or isinstance(value, (TFObject, Instance, Param, CallResult, MethodResult, InitParam)):
         return value
-    if isinstance(value, ProjectRef) and value.is_class is False:
-        return value
+    if isinstance(value, ProjectRef):
+        return value  # a function, or a class handed on to be made there (``run(DQNAgent)``)
     if isinstance(value, Choice) and all(isinstance(v, Instance) for v in value.values):
         return value
     if isinstance(value, Elements) and followable(value.element) is not None:

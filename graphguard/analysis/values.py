@@ -17,7 +17,8 @@ project code, or a construction. Those may pass values on in turn, so the two st
 nothing new appears (in practice two or three rounds).
 
 A resolved value is a small tuple: ``("session",)``, ``("tf", kind)`` (a TensorFlow object of that
-kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)``, ``("function", path,
+kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)``, ``("class", path, qualname)``
+(a class handed on, made where it arrives), ``("function", path,
 qualname)``, or ``("elements", value, setup)`` for a Python container of such values (a list of variables
 passed to ``sync(variables, values)``, whose loop then knows ``v`` is a variable). Where it stops: values kept in containers or attributes of other objects are followed
 only inside one module (phase 1); ``*args``/``**kwargs`` are not followed; a value reaching a parameter
@@ -188,8 +189,13 @@ class ValueFlow:
             target = self.project.resolve_class(module, value.cls)
             return set() if target is None else {("instance", target[0].path, target[1])}
         if isinstance(value, ProjectRef):
-            target = self.project.resolve(module, value.ref)
-            return set() if target is None else {("function", target[0].path, target[1])}
+            target = self.project.resolve(module, value.ref) if value.is_class is not True else None
+            if target is not None:
+                return {("function", target[0].path, target[1])}
+            if value.is_class is False:
+                return set()
+            target = self.project.resolve_class(module, value.ref)  # ``run(DQNAgent)``: made in ``run``
+            return set() if target is None else {("class", target[0].path, target[1])}
         if isinstance(value, Elements):
             # ``("elements", value, setup)``: setup marks one model's fixed collection (its variables).
             # One level only: a recursive ``def f(x): f([x])`` would nest lists without end.
@@ -387,6 +393,9 @@ class ValueFlow:
         elif kind == "function" and use.method is None:
             ref = absolute_ref(value[1], value[2])
             bound = False
+        elif kind == "class" and use.method is None:
+            ref = absolute_ref(value[1], f"{value[2]}.__init__")  # ``agent_cls(4, 2)`` after ``run(DQNAgent)``
+            bound = True
         else:
             return None
         call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, use.values)
