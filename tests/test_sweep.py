@@ -815,3 +815,25 @@ def test_track_takes_several_objects_and_checks_its_arguments_at_the_call():
 def test_sweepguard_rejects_an_argument_of_the_wrong_type_at_the_call(option, value):
     with pytest.raises(TypeError, match=f"SweepGuard\\(\\): {option} must be"):
         SweepGuard(**{option: value})
+
+
+def test_objects_held_by_one_list_are_one_line():
+    # A new user's trial: a grid of 6 Keras models per trial listed six near-identical chains per trial.
+    from graphguard.runtime.sweep_judgement import _measure_reasons
+    from graphguard.runtime.sweep_report import AliveObject, leak_lines
+
+    class Chain:
+        def __init__(self, text):
+            self.text = text
+
+        def __str__(self):
+            return self.text
+
+    leaks = tuple(AliveObject("Sequential", "Sequential", "found", Chain(f"module-level `grid.models` -> list[{i}] -> Sequential"))
+                  for i in range(43, 48))
+    model = AliveObject("model", "Sequential", "bound", Chain("module-level `grid.best` -> Sequential"))
+    assert leak_lines((model, *leaks)) == [
+        "  model (Sequential): module-level `grid.best` -> Sequential",
+        "  5 x Sequential: module-level `grid.models` -> list[43..47] -> Sequential"]
+    reasons = _measure_reasons(None, None, False, None, objects_judged=True, leaks=("model",) + ("Sequential",) * 5)
+    assert reasons == ["6 objects alive (model, 5 x Sequential)"]

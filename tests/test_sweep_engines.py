@@ -809,3 +809,34 @@ def test_a_trial_block_inside_an_engine_trial_says_what_to_do_and_no_tracking_is
     with plain.trial():
         pass
     assert "no object was tracked in any trial" in str(plain.report())
+
+
+def test_the_last_trial_of_a_sweep_in_a_function_is_judged_before_it_returns():
+    # Issue 39 (a new user's trial): a grid in main() keeping (loss, model) pairs in a local list was
+    # judged after main() returned, so its last trial read as keeping nothing (3 of 4 leaked).
+    from graphguard.runtime.sweep import SweepGuard
+    from graphguard.runtime.sweep_script import GUARD_NAME, plan
+
+    source = b"""
+def main():
+    results = []
+    for units in (64, 128, 256, 512):
+        model = Net(units)
+        results.append((model.fit(), model))
+    return len(results)
+main()
+"""
+    planned = plan(source, "s.py")
+    assert planned is not None and planned.loops == (4,)
+
+    class Net:
+        def __init__(self, n):
+            self.n = n
+
+        def fit(self):
+            return 0.0
+
+    sweep = SweepGuard(on_leak="ignore", max_retained_bytes=None)
+    sweep._track_bound = True  # as graphguard run --sweep sets it: the values the loop's body binds
+    exec(planned.code, {GUARD_NAME: sweep, "Net": Net})
+    assert [t.leaked for t in sweep.report().trials] == [True] * 4

@@ -194,8 +194,11 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
     # slows no later step, where in TF1 every later step runs in the grown graph: a loop of models
     # matters only over more trials.
     # TF 2's Keras in a module that does not turn eager execution off (compat.v1 names beside it, such
-    # as a Session made for its GPU options, leave Keras eager)
-    tf2 = eager or (module.keras_era == "new" and module.tf_mode in (None, "", "compat", "eager"))
+    # as a Session made for its GPU options, leave Keras eager): ``tf.keras``, ``from tensorflow import
+    # keras`` and ``import keras`` alike, unless the program shows standalone Keras before 2.4 (a new
+    # user's trial: the same 15-fold loop was silent through ``tf.keras.Sequential`` only)
+    tf2 = eager or (module.keras_era != "old" and module.tf_mode in (None, "", "compat", "eager")
+                    and not project.old_keras(module))
     model_bound = project.bound * EAGER_MODEL_FACTOR if tf2 else project.bound
     for trial in facts.trials:
         loop = _model_loop(module, trial, model_bound)

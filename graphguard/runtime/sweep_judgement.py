@@ -318,7 +318,11 @@ def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: 
     the memory may not be this trial's."""
     reasons = []
     if leaks:
-        reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive ({', '.join(leaks)})")
+        counts: dict[str, int] = {}
+        for name in leaks:
+            counts[name] = counts.get(name, 0) + 1
+        named = ", ".join(name if count == 1 else f"{count} x {name}" for name, count in counts.items())
+        reasons.append(f"{len(leaks)} object{'s' if len(leaks) != 1 else ''} alive ({named})")
     over = not warmup and retained is not None and limit is not None and retained > limit
     if over:
         text = f"+{bytes_text(retained)} RSS retained (over {bytes_text(limit)})"

@@ -14,6 +14,8 @@ This module imports nothing heavy (no TensorFlow, Keras, NumPy or psutil) and no
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
@@ -126,6 +128,29 @@ class AliveObject:
         if self.kept is not None:
             return f"{label}: {chain} ({self.kept}, kept after the search; not growth)"
         return f"{label}: {chain}"
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def leak_lines(leaks: tuple) -> list[str]:
+    """The lines (indented two spaces) that list a trial's leaked objects: objects whose lines differ
+    only in the index of the list that holds them are one line, ``5 x Sequential: module-level
+    `models` -> list[43..47] -> Sequential`` (a new user's trial: a grid of 6 models per trial printed
+    six near-identical chains per trial, twice)."""
+    groups: dict[str, list[tuple[str, int | None]]] = {}
+    for obj in leaks:
+        text = str(obj)
+        first = _INDEX.search(text)
+        groups.setdefault(_INDEX.sub("[#]", text, count=1), []).append((text, int(first[1]) if first else None))
+    lines = []
+    for key, members in groups.items():
+        if len(members) == 1:
+            lines.append(f"  {members[0][0]}")
+            continue
+        indices = [index for _, index in members if index is not None]
+        lines.append(f"  {len(members)} x " + key.replace("[#]", f"[{min(indices)}..{max(indices)}]", 1))
+    return lines
 
 
 @dataclass(frozen=True)
@@ -250,8 +275,7 @@ class TrialRecord:
                          f"next trial has replaced what holds one model at a time)")
         elif self.judged_at is not None:  # the why is in the sweep's first leak message, with the fix
             lines.append(f"  (judged at {self.judged_at})")
-        for obj in self.leaks:
-            lines.append(f"  {obj}")
+        lines.extend(leak_lines(self.leaks))
         if output_fix and self.has_output_root():
             lines.append(_FIX_OUTPUT)
         only_rss = not self.leaks and not self.graph_ops
@@ -374,7 +398,7 @@ class SweepReport:
             if record.trend_only and trend_said:
                 continue  # the sweep's trend line above says it; the first such trial is named below
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
-            lines.extend(f"  {obj}" for obj in record.leaks)
+            lines.extend(leak_lines(record.leaks))
             if record.trend_only:
                 trend_said = True
                 later = [r.name for r in leaked[position + 1:] if r.trend_only]

@@ -19,7 +19,8 @@ The script is compiled from its source with that loop's body wrapped, line numbe
                                                               model.fit(x, y)
 
 where ``__graphguard_sweep__`` is the launcher's guard, bound in the script's globals (functions of the
-script see it too). Its trials track the values the loop's body binds (``model``, ``solver``: the names
+script see it too), and ``__graphguard_sweep__.finish()`` follows the loop: its last trial is judged
+there, while what the loop's function holds still exists. Its trials track the values the loop's body binds (``model``, ``solver``: the names
 rebound during the trial; not numbers, strings, functions, classes or modules), besides the Keras models,
 graphs and sessions every ``SweepGuard`` finds by itself. ``break``, ``continue`` and ``return`` leave the ``with`` as they leave the loop.
 A ``for`` loop's trials are named by its target (``lr=0.001``, ``fold=2``; each value's ``repr`` cut to
@@ -77,6 +78,7 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
         return None
     for node in chosen:  # two sweeps in one script: each trial says which loop it belongs to
         node.body = [_wrapped(node, f"line {node.lineno}: " if len(chosen) > 1 else "")]
+        _finish_after(tree, node)
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec", dont_inherit=True)
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
@@ -171,6 +173,21 @@ def _enclosing(tree: ast.AST, loop: ast.AST) -> ast.AST:
             outermost = node
         node = parents.get(id(node))
     return outermost
+
+
+def _finish_after(tree: ast.AST, loop: ast.AST) -> None:
+    """``__graphguard_sweep__.finish()`` right after ``loop``, in the same body: the last trial is
+    judged while what the loop's function holds still exists (a new user's trial: a grid in ``main()``
+    keeping ``results.append((loss, model))`` was judged after ``main()`` returned, its list gone, and
+    the last trial read as keeping nothing)."""
+    call = ast.Expr(ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "finish", ast.Load()), [], []))
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(parent, field, None)
+            if isinstance(statements, list) and any(statement is loop for statement in statements):
+                position = next(i for i, statement in enumerate(statements) if statement is loop)
+                statements.insert(position + 1, ast.copy_location(call, loop))
+                return
 
 
 def _names(target: ast.AST) -> list[str]:
