@@ -51,6 +51,8 @@ def test_a_run_stopped_before_growth_was_confirmed_does_not_call_it_tolerated():
     assert "tolerated" not in text and "no growth confirmed before the run was stopped" in text
     assert "the run was stopped before min_growth_steps=2 steps could confirm growth" in text
     assert "fix for" in text and "(op, GG101)" in text
+    # ... and only if they repeat: an op built once on first use looks the same (issue 39's trial)
+    assert "  if these lines build ops on every step (not once, on first use), then:\n  fix for" in text
     assert "one-off (tolerated" in str(_report(None))  # a run that went on: the held event was a one-off
 
 

@@ -372,6 +372,9 @@ class GuardReport:
                 lines.append(f"ops added after warm-up (the run was stopped before min_growth_steps="
                              f"{self.min_growth_steps} steps could confirm growth): {event}")
                 lines.append(event.source_lines())
+                # (an op built once on first use, ``if self._best is None:``, looks the same here; a new
+                # user's trial "fixed" such correct code from an unconditional fix line)
+                lines.append("  if these lines build ops on every step (not once, on first use), then:")
                 lines.append(fix_lines(event.groups))
             else:
                 lines.append(f"one-off (tolerated: its lines added ops on fewer than min_growth_steps="
