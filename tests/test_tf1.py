@@ -221,3 +221,19 @@ def test_tf1_gives_compat_v1_to_user_code_only(tmp_path):
     assert shim._import("tensorflow.compat.v1", user) is tensorflow  # dotted: Python binds the real package
     with pytest.raises(ImportError, match=r"cannot import estimator from tensorflow: tf\.estimator was removed"):
         shim._import("tensorflow", user, None, ("estimator",))
+
+
+def test_the_tf_keras_pin_reads_tensorflow_cpu_too(monkeypatch):
+    # Issue 39 (a new user's trial): with tensorflow-cpu installed the hint said "the version of your
+    # TensorFlow" instead of the pin the docs show.
+    import importlib.metadata
+
+    from graphguard.runtime import tf1
+
+    def version(name):
+        if name == "tensorflow-cpu":
+            return "2.21.0"
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    assert tf1._tf_version() == "2.21.0"

@@ -179,11 +179,19 @@ def explain(error: BaseException) -> Optional[str]:
     return None
 
 
+#: The distributions TensorFlow is installed as (a new user's trial had ``tensorflow-cpu``).
+_TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
+                     "tf-nightly", "tf-nightly-cpu")
+
+
 def _tf_version() -> Optional[str]:
-    try:
-        return importlib.metadata.version("tensorflow")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    """The installed TensorFlow's version, from its distribution's metadata (no import), or None."""
+    for name in _TF_DISTRIBUTIONS:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def _from_user(globals: Any) -> bool:
