@@ -343,13 +343,19 @@ class _Guarding:
         quiet.sort(key=lambda item: not item[1].get("eager_off"))  # "not judged" is never left unlisted
         shown = quiet if self.verbose > 0 else quiet[:_LISTED]
         for nodeid, record in shown:
-            write(f"ok     {nodeid}: {_did(record)}")
+            write(f"{_quiet_label(record)} {nodeid}: {_did(record)}")
         if len(shown) < len(quiet):
             write(f"... and {len(quiet) - len(shown)} more tests that ran TensorFlow without growth or retracing (-v lists them)")
         if any(record.get("eager_off") for _, record in used):
             write("not judged: tf.functions called with eager execution off (tf.compat.v1.disable_eager_execution() in "
                   "any imported module turns it off for the whole process; run TF 2 tests in a pytest run of their own)",
                   yellow=True)
+
+
+def _quiet_label(record: dict[str, Any]) -> str:
+    """The summary's label of a test the guards found nothing in: ``ok``, or ``clean`` for a test that
+    failed of its own error (a new user's trial: "ok" beside a failed test read as a pass)."""
+    return "clean " if record.get("test_failed") else "ok    "
 
 
 def _did(record: dict[str, Any]) -> str:

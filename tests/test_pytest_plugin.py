@@ -313,3 +313,13 @@ def check_tests_without_tensorflow_cost_nothing_and_a_test_may_import_it(text: s
     # TensorFlow imported inside the test: the finder started the guards in time
     assert "graphguard.RetracingError: tf.function `test_imports_tensorflow_inside_and_retraces.<locals>.double`" in text
     assert "1 failed, 1 passed, 1 error" in text, text
+
+
+def test_a_test_that_failed_of_its_own_error_is_clean_not_ok():
+    # Issue 39 (a new user's trial): "ok" beside a test that failed (a dtype error in its tf.function).
+    from graphguard.pytest_plugin import _did, _quiet_label
+
+    record = {"sessions": 0, "steps": 0, "functions": 1, "traces": 1, "calls": 1, "test_failed": True}
+    assert (_quiet_label(record), _did(record)) == (
+        "clean ", "1 tf.function, 1 trace in 1 call (the test failed, not of growth or retracing)")
+    assert _quiet_label({**record, "test_failed": False}) == "ok    "
