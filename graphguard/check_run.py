@@ -190,7 +190,9 @@ def check(args) -> int:
             return [d for d in kept(again, config, selected, only=filename, cells=cells) if d.filename == filename]
 
         return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
-                         lambda found, out: write(args, output_format, found, out, sources))
+                         lambda found, out: write(args, output_format, found, out, sources),
+                         note=_hidden_note(hidden(report, config), config.max_bounded_iterations,
+                                           any(d.code == "GG201" for d in report.hidden)))
 
     if args.add_noqa:
         from graphguard.notebook import is_notebook

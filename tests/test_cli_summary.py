@@ -68,6 +68,9 @@ def test_findings_hidden_by_the_bound_are_counted_in_the_summary(bounded):
     assert (as_json.returncode, as_json.stdout) == (0, "[]\n")
     quiet = graphguard("check", "--no-cache", "-q", ".", cwd=bounded)
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    # --fix says it too (issue 39: a new user's trial saw the note in check and not in --fix)
+    fixing = graphguard("check", "--no-cache", "--fix", "saver.py", cwd=bounded)
+    assert fixing.stderr == one.stderr, fixing.stderr
 
 
 def test_the_setting_the_summary_names_shows_them(bounded):

@@ -23,10 +23,11 @@ from graphguard.lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 
 def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint: Callable[[str, bytes], list],
-              errors: list, output_format: str, write: Callable) -> int:
+              errors: list, output_format: str, write: Callable, note: str = "") -> int:
     """Fix, write or show, report; returns the exit status. ``relint(filename, bytes)`` lints one file's
     new bytes in the run's context and returns its reported findings; ``write(findings, out)`` prints
-    findings in the chosen output format."""
+    findings in the chosen output format; ``note`` ends the summary line (``"; 1 finding in a short
+    loop not shown (...)"``: a fix run must not drop what a check run says of hidden findings)."""
     from graphguard.fix.edits import FIXABLE_CODES
     from graphguard.fix.apply import decode, encode_like, encoding_of, file_bytes, fix_text
     import dataclasses
@@ -167,13 +168,14 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
 
     if not args.quiet:
         if args.fix_only:
-            print(f"Fixed {applied} finding{'s' if applied != 1 else ''}{_hidden(hidden)}.", file=sys.stderr)
+            print(f"Fixed {applied} finding{'s' if applied != 1 else ''}{_hidden(hidden)}{note}.", file=sys.stderr)
         elif applied or remaining:
             total = applied + len(remaining)
             print(f"Found {total} finding{'s' if total != 1 else ''} ({applied} fixed, {len(remaining)} remaining)"
-                  f"{_hidden(hidden)}.", file=sys.stderr)
+                  f"{_hidden(hidden)}{note}.", file=sys.stderr)
         else:
-            print(f"All checks passed ({len(files)} file{'s' if len(files) != 1 else ''} checked).", file=sys.stderr)
+            print(f"All checks passed ({len(files)} file{'s' if len(files) != 1 else ''} checked){note}.",
+                  file=sys.stderr)
     if failed:
         return EXIT_ERROR
     if remaining and not args.fix_only and not args.exit_zero:
