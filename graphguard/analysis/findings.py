@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from graphguard.analysis.bindings import ProjectRef, TFObject
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, UNBUILT, Construction, FunctionFacts, ModuleFacts, Site, subject_of
-from graphguard.analysis.fixpoint import Origin, Project, bounded
+from graphguard.analysis.fixpoint import Project
+from graphguard.analysis.summaries import Origin, bounded
 
 
 @dataclass(frozen=True)

@@ -16,122 +16,15 @@ third-party code and are ignored.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from graphguard.analysis.bindings import Param, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
 from graphguard.analysis.facts import CALLER, ModuleFacts, flags_of, subject_of
+from graphguard.analysis.summaries import MODEL_METHODS, Origin, Summary, add_build, bounded, is_model_summary
 from graphguard.analysis.values import SESSION_VALUE, StaleEdges, ValueFlow, source_order
 
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a helper builds something: ``path:row``, and what it builds there, as the message shows
-    it (```tf.reduce_mean(...)``` or ```scale * loss```)."""
-
-    path: str
-    row: int
-    subject: str
-
-
-@dataclass(eq=False)
-class Summary:
-    """What calling one function does, over everything it calls in the checked tree."""
-
-    builds: dict = field(default_factory=dict)  #: Effect -> Origin of the first such construction
-    runs_step: bool = False
-    returns_session: bool = False
-    resets_graph: bool = False
-    opens_session: bool = False
-    model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
-    trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
-    #: runs a whole training (a Keras ``fit`` of several epochs) on every call: a loop calling it is a
-    #: trial loop, where one ``predict`` per iteration is the trial's evaluation (GG303)
-    trains: Origin | None = None
-    #: returns a model-like value that it (or the callee it returns from) trained, evaluated, saved or
-    #: handed on (:attr:`graphguard.analysis.facts.FunctionFacts.uses_returned`)
-    uses_returned: bool = False
-    session_params: set = field(default_factory=set)  #: parameters some caller passes a session to
-    #: keeps the model it makes in a module-level container on every call (GG202 at calls in loops)
-    retains: Origin | None = None
-    params: tuple = ()  #: positional parameter names, in order (to place an argument of a call)
-    #: (parameter, effect) -> Origin of a Keras ``predict`` (effect PREDICT, GG303) or ``fit`` (FIT, GG306)
-    #: on what is passed for the parameter, directly or through calls
-    predict_params: dict = field(default_factory=dict)
-    #: Effect -> the FLAG marks every way it builds that effect stands under (``if is_training:``, on
-    #: its own parameters): a call that passes the other truth does not build it (:meth:`Project.never_runs`)
-    guards: dict = field(default_factory=dict)
-    #: parameter -> the truth of its default, for those defaulting to ``True``, ``False`` or ``None``
-    flag_defaults: dict = field(default_factory=dict)
-
-
-
-
-
-#: Methods that make a project class named like a model (``TwoLayerNet``) one (GG202).
-MODEL_METHODS = ("loss", "train", "fit", "predict", "forward", "call", "step", "train_step", "backward")
-
-
-def _add_build(summary: Summary, effect, origin: Origin, marks: frozenset) -> bool:
-    """Record that ``summary``'s function builds ``effect`` (first ``origin`` kept), in the branches
-    ``marks``: its guard becomes what every way of building it shares. Whether anything changed."""
-    if effect not in summary.builds:
-        summary.builds[effect] = origin
-        if marks:
-            summary.guards[effect] = marks
-        return True
-    guard = summary.guards.get(effect)
-    if guard is None:
-        return False
-    shared = guard & marks
-    if shared == guard:
-        return False
-    if shared:
-        summary.guards[effect] = shared
-    else:
-        del summary.guards[effect]
-    return True
-
-
-def _is_model(summary, kind: str) -> bool:
-    """Whether ``summary`` (a :class:`Summary`, or an answer already known for a class) gives a model
-    for ``kind``: ``"builds"`` a Keras model per call, ``"returns"`` one, ``"returns:N"`` one at
-    index ``N`` of a returned tuple, ``"class"`` an object of a model class; ``"trained_returns"``
-    (``"trained_returns:N"``) one that it also trains or evaluates on every call."""
-    if isinstance(summary, bool):
-        return summary
-    if kind.startswith("trained_"):  # "trained_returns": returns one that it trains or evaluates itself
-        return (summary.uses_returned or summary.trains_model is not None or summary.trains is not None) \
-            and _is_model(summary, kind[8:])
-    if kind == "builds":
-        return Effect.MODEL in summary.builds
-    if kind == "returns":
-        return bool(summary.model_positions)  # the model, or a tuple that holds one (``return model, loss``)
-    return int(kind.partition(":")[2]) in summary.model_positions  # "returns:1": an element of a returned tuple
-
-
-def bounded(module: ModuleFacts, loops: tuple, bound: int, exempt: frozenset = frozenset()) -> bool:
-    """Whether the nest of ``loops`` (indices into ``module.loops``) runs its body at most ``bound``
-    times in all: every loop's trip count is known and their product is at most ``bound``
-    (``for case in (a, b, c)``: 3; ``range(8)`` in ``range(4)`` in ``range(4)``: 128, not bounded).
-    A loop with an unknown count (an epoch, batch or episode loop, a ``while``) makes the nest unbounded.
-    ``exempt`` (the item's): an ``(EVERY, loop, k)`` in it says the item runs on every ``k``-th
-    iteration of that loop (``if epoch % 5 == 0:``), so that loop counts ``ceil(trips / k)``."""
-    if bound <= 0:
-        return False
-    product = 1
-    for index in loops:
-        trips = module.loops[index].trips if index >= 0 else None
-        if trips is None:
-            return False
-        if exempt:
-            for mark in exempt:
-                if mark.__class__ is tuple and mark[1] == index:
-                    trips = -(-trips // mark[2])
-        product *= trips
-        if product > bound:
-            return False
-    return True
+__all__ = ["Origin", "Project", "Summary", "bounded", "module_names"]
 
 
 def _common_prefix(a: tuple, b: tuple) -> int:
@@ -575,7 +468,7 @@ class Project:
                     extra = self.flow.extra_constructions.get(key)
                     for construction in (*facts.constructions, *extra) if extra else facts.constructions:
                         if not construction.loops and CALLER not in construction.exempt:
-                            _add_build(summary, construction.effect, Origin(module.path, construction.site.row,
+                            add_build(summary, construction.effect, Origin(module.path, construction.site.row,
                                                                             subject_of(construction)),
                                        flags_of(construction.exempt))
                             continue
@@ -672,7 +565,7 @@ class Project:
                             continue  # ``get_variable`` under the caller's reusing scope makes nothing
                         if callee.guards and self.never_runs(module, call, callee, callee.guards.get(effect)):
                             continue  # ``run_epoch(is_training=True)``: the branch that builds it is not taken
-                        if _add_build(summary, effect, origin, flags_of(call.exempt) if call.exempt else frozenset()):
+                        if add_build(summary, effect, origin, flags_of(call.exempt) if call.exempt else frozenset()):
                             changed = True
             for callee in returns:
                 if callee.returns_session and not summary.returns_session:
@@ -684,10 +577,10 @@ class Project:
                         changed = True
                         break
             for position, callee, kind in model_returns:
-                if position not in summary.model_positions and _is_model(callee, kind):
+                if position not in summary.model_positions and is_model_summary(callee, kind):
                     summary.model_positions = summary.model_positions | {position}
                     changed = True
-                if not summary.uses_returned and not isinstance(callee, bool) and _is_model(callee, kind) and (
+                if not summary.uses_returned and not isinstance(callee, bool) and is_model_summary(callee, kind) and (
                         callee.uses_returned or callee.trains_model is not None or callee.trains is not None):
                     summary.uses_returned = changed = True  # ``return train(cfg)``: what the callee trained
             if summary.resets_graph and (summary.builds or summary.trains_model):
@@ -817,9 +710,9 @@ class Project:
         return False
 
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
-        """Whether what project code ``ref`` gives is a model (see :func:`_is_model` for ``kind``)."""
+        """Whether what project code ``ref`` gives is a model (see :func:`~graphguard.analysis.summaries.is_model_summary` for ``kind``)."""
         summary = self._model_source(importer, ref, kind)
-        return summary is not None and _is_model(summary, kind)
+        return summary is not None and is_model_summary(summary, kind)
 
     def _model_source(self, importer: ModuleFacts, ref: Ref, kind: str):
         """The summary that answers :meth:`is_model`, or for ``"class"`` the answer itself: a project

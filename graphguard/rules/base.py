@@ -16,7 +16,7 @@ import re
 from typing import ClassVar
 
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.fixpoint import Origin
+from graphguard.analysis.summaries import Origin
 
 #: How a message names what repeats a construction when no loop statement does (``Loop.kind``).
 _REPEATERS = {"search": ("trial of", "the search"), "request handler": ("request to", "the handler")}
