@@ -7,11 +7,13 @@ freed as soon as it is read, facts travel from worker processes and live in the 
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from graphguard.analysis.bindings import Ref
 from graphguard.analysis.catalog import Effect
+from graphguard.analysis.syntax import short
 
 #: Effects whose construction's ``callee`` is already the whole subject (```step` in `train_step(...)```)
 EAGER_SUBJECTS = frozenset({Effect.RETRACE_ARGUMENT, Effect.NEW_FUNCTION, Effect.PREDICT, Effect.RECOMPILE,
@@ -319,3 +321,29 @@ def subject_of(construction: Construction) -> str:
     if construction.effect is Effect.OPERATOR or construction.effect in EAGER_SUBJECTS:
         return f"`{construction.callee}`"
     return f"`{construction.callee}(...)`"
+
+
+def aggregate_builds(facts: FunctionFacts, skip: frozenset = frozenset()) -> None:
+    """At the end of reading a function: its constructions outside loops that run on every call become
+    :attr:`FunctionFacts.builds` (the first of each effect) and :attr:`FunctionFacts.build_flags` (the
+    FLAG marks every one of an effect shares); only those in loops stay in ``constructions``. Effects
+    in ``skip`` are dropped (a module that turns TF 2 behaviour off repeats no TF 2 work)."""
+    kept = []
+    for construction in facts.constructions:
+        if construction.effect in skip:
+            continue
+        if construction.loops:
+            kept.append(construction)
+        elif CALLER not in construction.exempt and construction.effect not in facts.builds:
+            if construction.callee.__class__ is not str:  # an operator named by its node (_operator)
+                construction = construction._replace(callee=short(ast.unparse(construction.callee)))
+            facts.builds[construction.effect] = (construction.site.row, subject_of(construction))
+            marks = flags_of(construction.exempt) if construction.exempt else None
+            if marks:
+                facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
+        elif CALLER not in construction.exempt and construction.effect in facts.build_flags:
+            marks = facts.build_flags[construction.effect] & flags_of(construction.exempt)
+            facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
+            if not marks:
+                del facts.build_flags[construction.effect]
+    facts.constructions = kept

@@ -435,6 +435,15 @@ class FlowReader:
         self._frame.branches.pop()
 
 
+def flag_defaults(params: ast.arguments) -> tuple:
+    """``(parameter, truth)`` of the parameters whose default is ``True``, ``False`` or ``None``
+    (:attr:`graphguard.analysis.facts.FunctionFacts.flag_defaults`)."""
+    positional = (*params.posonlyargs, *params.args)
+    defaults = [*([None] * (len(positional) - len(params.defaults))), *params.defaults, *params.kw_defaults]
+    return tuple((param.arg, bool(default.value)) for param, default in zip((*positional, *params.kwonlyargs), defaults)
+                 if default.__class__ is ast.Constant and default.value.__class__ in (bool, type(None)))
+
+
 def _flag_of(test: ast.expr) -> tuple[ast.expr, bool] | None:
     """``(operand, truth)`` for a test that reads one name's or attribute's truth: ``p`` (True), ``not
     self.p`` (False)."""

@@ -65,10 +65,9 @@ from graphguard.analysis.facts import (
     ModuleFacts,
     Site,
     add,
-    flags_of,
-    subject_of,
+    aggregate_builds,
 )
-from graphguard.analysis.flow import FlowReader
+from graphguard.analysis.flow import FlowReader, flag_defaults
 from graphguard.analysis.frame import Frame
 from graphguard.analysis.operators import OperatorReader
 from graphguard.analysis.resolution import BUILTINS, Resolver, followable
@@ -555,12 +554,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         for param in all_params:
             frame.scope[param.arg] = Param(param.arg)
             frame.params.add(param.arg)
-        defaults = [*([None] * (len(params.posonlyargs) + len(params.args) - len(params.defaults))), *params.defaults,
-                    *params.kw_defaults]
-        flags = tuple((param.arg, bool(default.value)) for param, default in zip(
-            (*params.posonlyargs, *params.args, *params.kwonlyargs), defaults)
-            if default is not None and default.__class__ is ast.Constant and default.value in (True, False, None)
-            and default.value.__class__ is not int)
+        flags = flag_defaults(params)
         if flags:
             facts.flag_defaults = flags
         if enclosing.is_class and params.args:
@@ -784,28 +778,10 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
                 loop.runs_step = True
     eager_off = reader.facts.eager_off
     for facts in reader.facts.functions.values():
-        kept = []
         if eager_off:  # nothing of this module repeats TF 2 work, through its callers neither
             facts.predicts = ()
             facts.eager_checks = ()
-        for construction in facts.constructions:
-            if eager_off and construction.effect in EAGER_EFFECTS:
-                continue
-            if construction.loops:
-                kept.append(construction)
-            elif CALLER not in construction.exempt and construction.effect not in facts.builds:
-                if construction.callee.__class__ is not str:  # an operator named by its node (_operator)
-                    construction = construction._replace(callee=short(ast.unparse(construction.callee)))
-                facts.builds[construction.effect] = (construction.site.row, subject_of(construction))
-                marks = flags_of(construction.exempt) if construction.exempt else None
-                if marks:
-                    facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
-            elif CALLER not in construction.exempt and construction.effect in facts.build_flags:
-                marks = facts.build_flags[construction.effect] & flags_of(construction.exempt)
-                facts.build_flags = {**(facts.build_flags or {}), construction.effect: marks}
-                if not marks:
-                    del facts.build_flags[construction.effect]
-        facts.constructions = kept
+        aggregate_builds(facts, skip=EAGER_EFFECTS if eager_off else frozenset())
     return reader.facts
 
 
