@@ -105,14 +105,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from graphguard.runtime.sweep_measure import (
+    _NOT_TRACKED,
     FREEZE,
     _auto_classes,
     _clear_sessions,
     _default_graph,
     _instances,
+    _is_data,
     _rss,
     _settle,
     _sync_frame_locals,
+    _weakrefable,
 )
 from graphguard.runtime.sweep_references import (
     CHAIN_DEPTH,
@@ -422,25 +425,6 @@ def _frame_key(frame: Optional[types.FrameType]) -> Optional[tuple[Any, ...]]:
 
 
 #: What ``--sweep`` does not track among the values a loop body binds: code, classes, modules.
-_NOT_TRACKED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
-
-
-def _is_data(obj: Any) -> bool:
-    """A NumPy array or a pandas object: a trial's data (``val = folds[k]``, a slice of arrays made before
-    the loop), not what it builds; ``--sweep`` does not track it (a new user's trial: every fold of a
-    k-fold was a LEAK held by ``folds``, the list of the data)."""
-    module = type(obj).__module__ or ""
-    return module.startswith(("numpy", "pandas"))
-
-
-def _weakrefable(obj: Any) -> bool:
-    try:
-        weakref.ref(obj)
-        return True
-    except TypeError:
-        return False
-
-
 OnLeak = Union[str, Callable[[TrialRecord], Any]]
 
 

@@ -299,3 +299,23 @@ def _clear_sessions() -> list[str]:
         except AssertionError:  # a graph is entered with as_default(): TF refuses, and so do we
             pass
     return called
+
+
+#: What a trial does not track among the names it binds: functions, classes, modules (not what it builds).
+_NOT_TRACKED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType)
+
+
+def _is_data(obj: Any) -> bool:
+    """A NumPy array or a pandas object: a trial's data (``val = folds[k]``, a slice of arrays made before
+    the loop), not what it builds; ``--sweep`` does not track it (a new user's trial: every fold of a
+    k-fold was a LEAK held by ``folds``, the list of the data)."""
+    module = type(obj).__module__ or ""
+    return module.startswith(("numpy", "pandas"))
+
+
+def _weakrefable(obj: Any) -> bool:
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
