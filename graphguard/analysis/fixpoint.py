@@ -698,12 +698,16 @@ class Project:
 
     def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
         """Whether some call passes a Keras model for parameter ``param`` of ``function`` (of
-        ``importer``): a TensorFlow model, or an instance of a project class that makes one."""
+        ``importer``): a TensorFlow model, or an instance of a project class that makes one and does
+        not define ``predict`` itself (``SelfPlayModel(path)`` that loads a model and whose own
+        ``predict`` calls it through a ``tf.function``: a wrapper, not Keras' predict; set X)."""
         for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
             if value == ("tf", "model"):
                 return True
             if value[0] == "instance":
                 module = self._by_path.get(os.path.normpath(value[1]))
+                if module is not None and f"{value[2]}.predict" in module.functions:
+                    continue
                 summary = None if module is None else self.summary(module, Ref("", f"{value[2]}.__init__"))
                 if summary is not None and Effect.MODEL in summary.builds:
                     return True
