@@ -837,3 +837,23 @@ def test_objects_held_by_one_list_are_one_line():
         "  5 x Sequential: module-level `grid.models` -> list[43..47] -> Sequential"]
     reasons = _measure_reasons(None, None, False, None, objects_judged=True, leaks=("model",) + ("Sequential",) * 5)
     assert reasons == ["6 objects alive (model, 5 x Sequential)"]
+
+
+@needs_psutil
+def test_each_sweep_loop_of_a_script_fits_its_own_trend():
+    # Issue 39 (a second new user's trial): a correct 3-trial loop after a leaking one was flagged by
+    # the RSS trend fitted across both loops.
+    sweep = quiet()
+    hoard = []
+    for _ in range(7):
+        with sweep.trial():
+            hoard.append(b"x" * 8_000_000)
+    assert sweep.report().rss_trend is not None
+    sweep._phase()  # graphguard run --sweep calls it before each loop of a script with several
+    for _ in range(4):
+        with sweep.trial():
+            scratch = b"y" * 1000
+            del scratch
+    report = sweep.report()
+    assert report.rss_trend is None and not any(record.leaked for record in report.trials[7:]), str(report)
+    hoard.clear()

@@ -740,8 +740,8 @@ for lr in (1, 2, 3):
     result = run_sweep(tmp_path, source)
     assert "LEAK? (RSS)" in result.stderr, result.stderr
     assert result.returncode == 0, result.stderr
-    assert result.stderr.rstrip().splitlines()[-1] == ("graphguard run: the sweep kept no object alive; RSS or graph "
-                                                       "ops flagged in 2 of 3 trials (reported, not failed)")
+    assert result.stderr.rstrip().splitlines()[-1] == ("graphguard run: the sweep kept no object alive; RSS over the "
+                                                       "limit flagged in 2 of 3 trials (reported, not failed)")
 
 
 # -- regressions from the second trial (issue 17) --------------------------------------------------------

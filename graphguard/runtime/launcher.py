@@ -587,7 +587,13 @@ def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
     else:
         text = "the sweep kept no object alive"
     if flagged:
-        text += f"; RSS or graph ops flagged in {len(flagged)}{of}" + ("" if failed_anyway else " (reported, not failed)")
+        # which of them: a new user's trial found "RSS or graph ops" vague where the guard knew
+        kinds = [kind for kind, test in (
+            ("the RSS trend", lambda r: r.rss_trend is not None),
+            ("RSS over the limit", lambda r: any("RSS retained (over" in reason for reason in r.reasons)),
+            ("default-graph ops", lambda r: bool(r.graph_ops))) if any(test(record) for record in flagged)]
+        text += (f"; {' and '.join(kinds) or 'RSS or graph ops'} flagged in {len(flagged)}{of}"
+                 + ("" if failed_anyway else " (reported, not failed)"))
     return text
 
 

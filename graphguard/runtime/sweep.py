@@ -542,6 +542,7 @@ class SweepGuard(_Judgement):
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
         self._fix_given = self._output_fix_given = False  # leak_message(): the fix paragraphs once per sweep
         self._trend_warned = False  # a warning for the RSS trend alone is given once per sweep
+        self._trend_from = 0  # the first record the RSS trend fits (_phase: a script's next sweep loop)
         self._remote_slots: set[int] = set()  # records gathered from Ray Tune workers: other processes' RSS
 
     def trial(self, name: Optional[str] = None) -> Trial:
@@ -751,6 +752,14 @@ class SweepGuard(_Judgement):
                 warnings.warn_explicit(message, SweepLeakWarning, *self._engine_site)
             else:
                 warnings.warn(message, SweepLeakWarning, stacklevel=level or 2)
+
+    def _phase(self) -> None:
+        """A new sweep loop of the same script starts (``graphguard run --sweep`` calls it before each
+        loop of a script with several): the RSS trend fits this loop's trials only, its first one left
+        out as its warm-up (a new user's trial: a correct 3-trial loop after a leaking one was flagged
+        by the trend of both)."""
+        self._trend_from = len(self._records) + 1
+        self._trend_warned = False
 
     def repeats_trend(self, record: TrialRecord) -> bool:
         """Whether ``record``'s one reason is the RSS trend (:attr:`TrialRecord.trend_only`) and a message

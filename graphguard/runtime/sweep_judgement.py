@@ -89,8 +89,9 @@ class _Judgement:
         """:func:`rss_trend` of this guard's judged trials (records ``[:upto]``): after warm-up, RSS
         measured, in this process (not a Ray worker's), not overlapping other trials."""
         records = self._records if upto is None else self._records[:upto]
-        return rss_trend([record for slot, record in enumerate(records)
-                          if slot not in self._remote_slots and record.index not in self._rss_unjudged])
+        start = getattr(self, "_trend_from", 0)  # a script's later sweep loop fits its own line
+        return rss_trend([record for slot, record in enumerate(records) if slot >= start
+                          and slot not in self._remote_slots and record.index not in self._rss_unjudged])
 
     def _limit(self, index: int) -> Optional[int]:
         """``max_retained_bytes`` for trial ``index``; None when it overlapped other trials (the process's
@@ -329,7 +330,9 @@ def _measure_reasons(retained: Optional[int], graph_ops: Optional[int], warmup: 
         if objects_judged and not leaks:
             text += ", no object of this trial alive: the memory may belong to an earlier trial or to a cache"
         reasons.append(text)
-    if trend is not None and not warmup and not over and limit is not None:
+    if trend is not None and not warmup and not over and limit is not None and not leaks:
+        # (a trial whose objects are alive leaks by them: the trend would repeat in every such trial's
+        # paragraph, a new user's trial: 15 folds, 118 lines; the sweep's own trend line says it once)
         text = str(trend)
         if objects_judged and not leaks:
             text += (", no object of this trial alive: kept outside its objects (a cache; with Keras, "

@@ -78,7 +78,7 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
         return None
     for node in chosen:  # two sweeps in one script: each trial says which loop it belongs to
         node.body = [_wrapped(node, f"line {node.lineno}: " if len(chosen) > 1 else "")]
-        _finish_after(tree, node)
+        _finish_after(tree, node, phase=len(chosen) > 1)
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec", dont_inherit=True)
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
@@ -175,18 +175,21 @@ def _enclosing(tree: ast.AST, loop: ast.AST) -> ast.AST:
     return outermost
 
 
-def _finish_after(tree: ast.AST, loop: ast.AST) -> None:
+def _finish_after(tree: ast.AST, loop: ast.AST, phase: bool = False) -> None:
     """``__graphguard_sweep__.finish()`` right after ``loop``, in the same body: the last trial is
     judged while what the loop's function holds still exists (a new user's trial: a grid in ``main()``
     keeping ``results.append((loss, model))`` was judged after ``main()`` returned, its list gone, and
     the last trial read as keeping nothing)."""
     call = ast.Expr(ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "finish", ast.Load()), [], []))
+    start = ast.Expr(ast.Call(ast.Attribute(ast.Name(GUARD_NAME, ast.Load()), "_phase", ast.Load()), [], []))
     for parent in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(parent, field, None)
             if isinstance(statements, list) and any(statement is loop for statement in statements):
                 position = next(i for i, statement in enumerate(statements) if statement is loop)
                 statements.insert(position + 1, ast.copy_location(call, loop))
+                if phase:  # several sweep loops: each fits its own RSS trend (SweepGuard._phase)
+                    statements.insert(position, ast.copy_location(start, loop))
                 return
 
 
