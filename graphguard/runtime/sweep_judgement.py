@@ -89,7 +89,7 @@ class _Judgement:
         """:func:`rss_trend` of this guard's judged trials (records ``[:upto]``): after warm-up, RSS
         measured, in this process (not a Ray worker's), not overlapping other trials."""
         records = self._records if upto is None else self._records[:upto]
-        start = getattr(self, "_trend_from", 0)  # a script's later sweep loop fits its own line
+        start = self._trend_from  # a script's later sweep loop fits its own line (SweepGuard._phase)
         return rss_trend([record for slot, record in enumerate(records) if slot >= start
                           and slot not in self._remote_slots and record.index not in self._rss_unjudged])
 
