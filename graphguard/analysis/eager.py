@@ -487,16 +487,25 @@ class EagerReader(SampleReader):
         for position, index in enumerate(loops):
             nested = set()
             for inner in loops[position + 1:]:
-                nested |= self._loop_targets.get(inner, set())
+                nested |= self._names_in(inner, "target")
             changed = names & self._loop_binds.get(index, set())
             if changed - nested:
                 kept.append(index)
             elif changed:
                 # a nested target whose iterable reads a name this loop binds (``range(epoch)``)
                 binds = self._loop_binds.get(index, set())
-                if any(binds & self._iterable_names.get(inner, frozenset()) for inner in loops[position + 1:]):
+                if any(binds & self._names_in(inner, "iter") for inner in loops[position + 1:]):
                     kept.append(index)
         return tuple(kept) or loops[-1:]
+
+    def _names_in(self, index: int, part: str) -> set:
+        """The dotted names in the ``target`` or ``iter`` of the ``for`` loop ``index`` (empty for
+        another kind of loop)."""
+        node = self._for_nodes.get(index)
+        if node is None:
+            return set()
+        return {dotted_name(n) for n in ast.walk(getattr(node, part))
+                if n.__class__ is ast.Name or n.__class__ is ast.Attribute} - {None}
 
     def _traced_ref(self, ref):
         """``True``/``False`` for a function of this module, the ref itself when phase 3 must decide."""

@@ -120,9 +120,7 @@ class FlowReader:
         loop = self._new_loop(node)
         self._frame.loops.append(loop)
         self._note_loop_bind(node.target)  # the target changes per iteration
-        self._loop_targets[loop.index] = {dotted_name(n) for n in ast.walk(node.target)} - {None}
-        self._iterable_names[loop.index] = frozenset(
-            dotted_name(n) for n in ast.walk(node.iter) if n.__class__ is ast.Name or n.__class__ is ast.Attribute) - {None}
+        self._for_nodes[loop.index] = node
         self._frame.loops.pop()
         if self._frame.samples or (node.iter.__class__ is ast.Call and self.keras):
             self._note_sample_loop(loop, node.iter, node.target)

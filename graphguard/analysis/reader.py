@@ -161,8 +161,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.lookups = False  # the module looks up tensors or layers by name (Runtime.lookups)
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
-        self._loop_targets: dict[int, set] = {}  # ``for`` loop index -> dotted names of its target (GG301)
-        self._iterable_names: dict[int, frozenset] = {}  # ``for`` loop index -> names its iterable reads (GG301)
+        self._for_nodes: dict[int, ast.For] = {}  # ``for`` loop index -> its statement (GG301's value loops)
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
@@ -764,7 +763,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         if value.__class__ is ProjectRef and (value.ref.module or value.ref.name != name):
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
-    reader._loop_binds = reader._loop_targets = reader._iterable_names = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
+    reader._loop_binds = reader._for_nodes = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []
     reader._grids = reader._search_fits = {}
