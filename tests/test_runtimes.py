@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from graphguard.analysis.runtimes import cheap_predict, spells_compat_v1
+from graphguard.analysis.runtimes import cheap_predict, spells_compat_v1, spells_tf1
 from graphguard.checker import Checker
 
 CHECKER = Checker()
@@ -309,6 +309,27 @@ def test_a_program_on_keras_before_2_4_is_one_runtime(tmp_path):
 def test_a_program_that_also_shows_tf2_keras_keeps_gg303(tmp_path):
     tf2 = "import tensorflow as tf\nloss_fn = tf.keras.losses.MeanSquaredError()\n"
     assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "losses.py": tf2}) == [("main.py", "GG303", 5)]
+
+
+@pytest.mark.parametrize("graph, expected", [
+    # TF 1.x's own names, as TF 1.x spells them: the program runs TF 1.x, so Keras before 2.4 (set X)
+    ("import tensorflow as tf\nx = tf.placeholder(tf.float32)\nsess = tf.Session()\n", []),
+    ("import tensorflow as tf\nopt = tf.train.AdamOptimizer(0.1)\n", []),
+    # the same names through compat.v1: code for TF 2, whose Keras builds a pipeline per predict
+    ("import tensorflow.compat.v1 as tf\nx = tf.placeholder(tf.float32)\nsess = tf.Session()\n",
+     [("main.py", "GG303", 5)]),
+    ("import tensorflow as tf\nsess = tf.compat.v1.Session()\n", [("main.py", "GG303", 5)]),
+])
+def test_a_program_that_runs_tf1_runs_keras_before_2_4(tmp_path, graph, expected):
+    assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "graph.py": graph}) == expected
+
+
+def test_spells_tf1_reads_tf1_names_not_their_compat_spelling():
+    assert spells_tf1(b"import tensorflow as tf\nwith tf.Session() as s: pass\n")
+    assert spells_tf1(b"import tensorflow as tf\nnet = tf.contrib.layers.flatten(x)\n")
+    assert not spells_tf1(b"import tensorflow as tf\nwith tf.compat.v1.Session() as s: pass\n")
+    assert not spells_tf1(b"import tensorflow as tf\nsessions = tf.SessionRunHook\n")
+    assert not spells_tf1(b"import tensorflow as tf\nm = tf.keras.Sequential()\n")
 
 
 def test_each_program_of_a_folder_of_projects_has_its_own_keras(tmp_path):

@@ -293,6 +293,9 @@ class ModuleFacts:
     tf_mode: str = ""
     #: the Keras era its source shows (:attr:`graphguard.analysis.runtimes.Runtime.keras_era`)
     keras_era: str = ""
+    #: it runs only on TensorFlow before 2.0 (:func:`graphguard.analysis.runtimes.spells_tf1`): for
+    #: its program's Keras era it counts as ``"old"`` (Keras 2.4 and later need TF 2.2)
+    tf1: bool = False
     #: its Keras' ``predict`` is cheap (:attr:`graphguard.analysis.runtimes.Runtime.cheap_predict`):
     #: no GG303 here, even where eager TensorFlow code beside it keeps the other TF 2 rules on
     cheap_predict: bool = False

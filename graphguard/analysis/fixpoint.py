@@ -54,17 +54,26 @@ def module_names(path: str) -> list[str]:
 _UNKNOWN = object()  # a cache miss, where None is a cached answer
 
 
+def _era(module) -> str:
+    """The Keras era ``module`` shows its program: its own (:attr:`ModuleFacts.keras_era`), or
+    ``"old"`` when it runs only on TensorFlow before 2.0 (``tf.Session``, ``tf.placeholder`` spelled as
+    TF 1.x spells them: its ``tf.keras`` is TF 1.x's, and the program's standalone Keras is before 2.4,
+    which needs TF 2.2 or later; a judge of set X: standalone-Keras agents beside a ``tf.Session`` script)."""
+    return "old" if module.tf1 else module.keras_era
+
+
 def _old_keras_folders(modules: list) -> dict:
     """For a run whose modules show both Keras eras: each folder that holds (at any depth) a module that
     shows an era, as an absolute path, mapped to whether its modules make a program on Keras before 2.4
     (some module says ``"old"``, none ``"new"``)."""
     eras: dict[str, set] = {}
     for module in modules:
-        if not module.keras_era:
+        era = _era(module)
+        if not era:
             continue
         folder = os.path.dirname(os.path.abspath(module.path))
         while True:
-            eras.setdefault(folder, set()).add(module.keras_era)
+            eras.setdefault(folder, set()).add(era)
             parent = os.path.dirname(folder)
             if parent == folder:
                 break
@@ -103,7 +112,7 @@ class Project:
         self.eager_program = "compat" in modes and not modes & {"off", "v1"} and not any(m.graph_only for m in modules)
         #: A program on standalone Keras before 2.4: some module says so (``lr=``, ``keras.layers.core``)
         #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
-        eras = {m.keras_era for m in modules}
+        eras = {_era(m) for m in modules}
         self.old_keras_program = "old" in eras and "new" not in eras
         #: the same question per folder (:meth:`old_keras`), when the run mixes eras
         self._old_keras_folders = _old_keras_folders(modules) if {"old", "new"} <= eras else {}

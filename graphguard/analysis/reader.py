@@ -749,6 +749,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     # placeholders) or on a Keras whose predict is cheap, and shows no eager signal of its own.
     reader.facts.eager_off = reader.eager_off or ((reader.graph_mode or runtime.cheap_predict) and not reader.eager)
     reader.facts.keras_era = runtime.keras_era
+    reader.facts.tf1 = runtime.tf1
     reader.facts.graph_only = reader.graph_only
     reader.facts.cheap_predict = runtime.cheap_predict
     if reader.eager_off:

@@ -20,6 +20,10 @@ new Python value. Two other runtimes read the same source and behave otherwise:
   2.4 and later dropped or renamed: ``lr=`` for an optimizer's learning rate, ``fit_generator`` and
   ``predict_generator``, ``nb_epoch=``, ``Model(input=, output=)``, ``keras.layers.core`` and the other
   layer submodules, ``keras.utils.np_utils`` (imported either way), ``keras.engine``, ``K.get_session()``.
+  A program whose other modules spell TF 1.x's own API as TF 1.x does (``tf.Session``,
+  ``tf.placeholder``, ``tf.train.AdamOptimizer``, ``tf.contrib``; not through ``compat.v1``) runs
+  TensorFlow before 2.0, and so Keras before 2.4, which needs TF 2.2 or later
+  (:func:`spells_tf1`): its standalone ``keras`` modules that show no era of their own run that Keras.
 * **Keras 3 on another backend** (``KERAS_BACKEND`` set to ``jax`` or ``torch``): ``predict`` reuses
   its compiled (jitted) predict function; ``tf.function`` plays no part. Measured by a first-contact
   judge on Keras 3.15 with JAX: about 1.9 ms per call, and calling the model directly was slower.
@@ -46,6 +50,10 @@ _BEFORE_2_4 = re.compile(
 _KERAS_2_6 = re.compile(rb"\b(?:adam|rmsprop|gradient_descent|nadam|adagrad|adadelta|adamax|ftrl)_v2\b|\bcreate_file_writer\b")
 #: ``import tensorflow.compat.v1 as tf``, ``from tensorflow.compat import v1``, ``tf.compat.v1.Session()``.
 _COMPAT_V1 = re.compile(rb"compat\.v1\b|compat[ \t]+import[ \t]+v1\b")
+#: TF 1.x's own names that TF 2 dropped from ``tf.`` (they live on only in ``tf.compat.v1``).
+_TF1_ONLY = re.compile(rb"\btf\.(?:Session|InteractiveSession|placeholder|contrib|ConfigProto|global_variables_initializer"
+                       rb"|initialize_all_variables|reset_default_graph|get_variable|variable_scope)\b"
+                       rb"|\btf\.train\.\w*Optimizer\b")
 #: ``os.environ["KERAS_BACKEND"] = "jax"``, ``os.environ.setdefault("KERAS_BACKEND", "torch")``.
 _OTHER_BACKEND = re.compile(rb"KERAS_BACKEND['\"]?[ \t]*\]?[ \t]*[=,:][ \t]*['\"](?:jax|torch|numpy|theano|cntk)['\"]")
 
@@ -66,6 +74,13 @@ def spells_compat_v1(source: bytes) -> bool:
     return b"compat" in source and _COMPAT_V1.search(source) is not None
 
 
+def spells_tf1(source: bytes) -> bool:
+    """Whether the module calls TF 1.x's own API as TF 1.x spells it (``tf.Session``,
+    ``tf.placeholder``, ``tf.train.AdamOptimizer``, ``tf.contrib``) and never ``compat.v1``: code that
+    runs only on TensorFlow before 2.0, where those names left ``tf.`` (TF 2.0 release notes)."""
+    return b"tf." in source and _TF1_ONLY.search(source) is not None and not spells_compat_v1(source)
+
+
 class Runtime(NamedTuple):
     """What a module's source says of the runtime that executes it (see the module docstring)."""
 
@@ -82,6 +97,9 @@ class Runtime(NamedTuple):
     #: which Keras era its source shows: ``"old"`` standalone Keras before 2.4, ``"new"`` TF 2's Keras
     #: or Keras 3 (``tf.keras``, ``tensorflow.keras``, ``keras.ops``, ``tf.function``, ...), ``""`` neither
     keras_era: str = ""
+    #: it runs only on TensorFlow before 2.0 (:func:`spells_tf1`): so does its program, and Keras
+    #: before 2.4 with it
+    tf1: bool = False
 
 
 def read_runtime(source: bytes) -> Runtime:
@@ -96,7 +114,8 @@ def read_runtime(source: bytes) -> Runtime:
     elif b"tensorflow" in source and _NEW_KERAS.search(source):
         era = "new"
     return Runtime(cheap_predict(source) if keras or b"KERAS" in source else False, spells_compat_v1(source),
-                   keras or b"tensorflow" in source, _LOOKUPS.search(source) is not None, era)
+                   keras or b"tensorflow" in source, _LOOKUPS.search(source) is not None, era,
+                   b"tensorflow" in source and spells_tf1(source))
 
 
 #: What only TF 2's Keras or Keras 3 code says: a program that says it is not on Keras before 2.4.
