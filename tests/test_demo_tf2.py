@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
 import pytest
 
 from graphguard import demo, demo_tf2
@@ -256,8 +257,7 @@ def test_the_guard_lets_the_correct_script_run():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     steps = demo_tf2.MAX_TRACES + 4  # more calls than the guard allows traces
-    result = subprocess.run([sys.executable, str(CORRECT), "--guard", "--steps", str(steps)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = forked.run([str(CORRECT), "--guard", "--steps", str(steps)], cwd=ROOT, env=env, timeout=120)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     records = parse_trace_steps(result.stdout)
     assert sorted(records) == list(range(1, steps + 1))

@@ -15,6 +15,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import forked
 import pytest
 
 tf = pytest.importorskip("tensorflow.compat.v1")
@@ -44,8 +45,7 @@ def _graphguard_run(*args):
     """``graphguard run ARGS`` as a user runs it: (exit status, stdout, stderr)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    result = subprocess.run([sys.executable, "-m", "graphguard", "run", *args], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = forked.run(["-m", "graphguard", "run", *args], cwd=ROOT, env=env, timeout=300)
     return result.returncode, result.stdout, result.stderr
 
 

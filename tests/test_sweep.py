@@ -16,6 +16,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import forked
 import pytest
 
 from graphguard import SweepGuard, SweepLeakError, SweepLeakWarning
@@ -368,8 +369,7 @@ def run_fixture(name: str, tmp_path: Path) -> dict:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = tmp_path / f"{name}.json"
-    result = subprocess.run([sys.executable, str(SWEEP / name), "--json", str(out)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = forked.run([str(SWEEP / name), "--json", str(out)], cwd=ROOT, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(out.read_text())
     report["stderr"] = result.stderr

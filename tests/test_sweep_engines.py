@@ -17,6 +17,7 @@ import threading
 import warnings
 from pathlib import Path
 
+import forked
 import pytest
 
 from graphguard import SweepGuard, SweepLeakWarning
@@ -36,8 +37,8 @@ def run_example(name: str, tmp_path: Path, leak: bool, timeout: float = 300) -> 
     report = tmp_path / f"{name}-{leak}.json"
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "RAY_RESULTS": str(tmp_path / "ray_results"),
            "PYTHONWARNINGS": "ignore::DeprecationWarning"}
-    args = [sys.executable, str(ENGINES / name), "--json", str(report), *(["--leak"] if leak else [])]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
+    args = [str(ENGINES / name), "--json", str(report), *(["--leak"] if leak else [])]
+    result = forked.run(args, timeout=timeout, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(report.read_text())
 
