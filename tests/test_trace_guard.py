@@ -14,6 +14,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import forked
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,6 +204,25 @@ def test_every_cause_is_listed_with_its_line_not_only_the_last():
     assert [(c.kind, c.argument, c.traces) for c in info.value.function.changes] == [("shape", "x", 2), ("value", "lr", 3)]
     table = guard.report().format()
     assert "changed: argument `x`: shape" in table and "changed: argument `lr`: Python float" in table
+
+
+def test_each_line_is_compared_with_its_own_last_trace_when_two_lines_share_a_function():
+    # A third new user's trial: a train line changing a float and an evaluation line changing a shape,
+    # interleaved in one loop; each trace was compared with the other line's, so each line was blamed
+    # for the other's argument.
+    @tf.function
+    def step(x, lr):
+        return tf.reduce_sum(x) * lr
+
+    with TraceGuard(max_traces=100) as guard:
+        for i in range(6):
+            step(tf.ones([3]), 0.1 * (i + 1))  # float line
+            step(tf.ones([i + 1]), 1.0)  # shape line
+    (function,) = guard.report().functions
+    by_line = {(c.kind, c.argument): c.at for c in function.changes}
+    assert by_line.get(("value", "lr")) == at("float line"), function.changes
+    assert by_line.get(("shape", "x")) == at("shape line"), function.changes
+    assert set(by_line) <= {("value", "lr"), ("shape", "x"), ("value", "x"), ("shape", "lr")}
 
 
 def test_reduce_retracing_does_not_help_python_ints():
@@ -432,8 +452,7 @@ def test_an_error_in_the_function_leaves_the_guard_usable():
 def graphguard_run(*args, cwd):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "graphguard", "run", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return forked.run(["-m", "graphguard", "run", *args], cwd=cwd, env=env, timeout=120)
 
 
 SCRIPT = textwrap.dedent("""\

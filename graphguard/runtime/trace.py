@@ -257,12 +257,16 @@ class _Object:
     """Counts for one ``tf.function`` object (weakly referenced: a dead one's record is dropped)."""
 
     # calls: the hot path's one increment; seen: experimental_get_tracing_count() after the last call
-    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials")
+    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials", "last_at")
 
     def __init__(self, ref: weakref.ref, code: _Code) -> None:
         self.ref, self.code, self.calls, self.traces, self.seen = ref, code, 0, 0, 0
         self.trials = 0  # traces made because a new model, layer, optimizer or tf.Module was passed
         self.last: Optional[dict[str, Leaf]] = None
+        #: the arguments of the last trace from each calling line: a train step and an evaluation step
+        #: sharing one function each change their own argument (a trial's report: a shape on one line
+        #: was blamed on a float the other line changes)
+        self.last_at: dict[tuple, dict[str, Leaf]] = {}
 
 
 class _SameCode:
@@ -584,7 +588,7 @@ class TraceGuard:
                 made = where(created[1], created[2]) if created is not None and created[0]() is fn else ""
                 changes = [ArgChange("new_function", "", "", made)]
             elif record.last is not None:
-                changes = _diff(record.last, summary) or [ArgChange("unknown", "")]
+                changes = _diff(record.last_at.get((filename, lineno), record.last), summary) or [ArgChange("unknown", "")]
             else:
                 changes = []
             record.traces += traced
@@ -606,6 +610,8 @@ class TraceGuard:
             if changes:
                 code.note_causes(changes, where(filename, lineno) if filename else "", traced)
             record.last = code.last = summary
+            if (filename, lineno) in record.last_at or len(record.last_at) < _MAX_SITES:
+                record.last_at[(filename, lineno)] = summary
             if failed or not _executing_eagerly():  # the call raised, or it traced inside another function's
                 return None  # trace (counted; the outer function is judged): never acted on
             if record.traces - record.trials > self.max_traces:
