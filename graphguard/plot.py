@@ -35,6 +35,9 @@ INSTALL = "drawing a plot needs matplotlib: pip install -e '.[plot]' in a clone 
 #: The colours of the two sides of every picture (matplotlib's default blue and red).
 INCORRECT_COLOR = "#d62728"
 CORRECT_COLOR = "#1f77b4"
+#: a sweep's trial flagged only by its RSS (over the limit, or the sweep's steady rise): no object or
+#: graph op was found kept, so it is a question, not a verdict (the table's ``LEAK?``)
+FLAGGED_COLOR = "#ff7f0e"
 #: Pixels per inch of the PNG files (a 11 x 4.4 inch figure is 1100 x 440 pixels).
 DPI = 100
 
@@ -220,6 +223,13 @@ def plot_demo(runs: Mapping[str, Mapping[int, Any]], path: str, *, incorrect: st
         figure.suptitle("graphguard demo: the same model trained twice; only where the ops are built differs")
         figure.legend(loc="outside lower center", ncols=2, frameon=False)
         return _save(figure, path)
+
+
+def _kept_something(trial: dict) -> bool:
+    """Whether a trial of ``SweepReport.as_dict()`` kept an object judged a leak or default-graph ops,
+    or was not judged (the table's ``LEAK``), rather than being flagged by its RSS alone (``LEAK?``)."""
+    return (any(judged_leak(obj) for obj in trial.get("alive", ())) or bool(trial.get("graph_ops"))
+            or not trial.get("judged", True))
 
 
 def judged_leak(obj: dict) -> bool:
@@ -411,8 +421,9 @@ def plot_guard_report(report, path: str) -> str:
 
 def plot_sweep_report(report, path: str) -> str:
     """One sweep as a picture: seconds and RSS retained (MiB) per trial, from ``report.as_dict()`` (a
-    :class:`~graphguard.runtime.sweep_report.SweepReport`): trials judged to leak in red (``LEAK``
-    written in the bar when it is tall enough, else a cross above it), the others blue, warm-up trials
+    :class:`~graphguard.runtime.sweep_report.SweepReport`): trials that kept objects or graph ops in red
+    (``LEAK`` written in the bar when it is tall enough, else a cross above it), trials flagged by their
+    RSS alone in orange (``LEAK?``, a dot), the others blue, warm-up trials
     hatched (their RSS is not judged), the ``max_retained_bytes`` limit dashed, the sweep's RSS trend
     (``rss_trend``: RSS rising steadily across the trials) in the title. Past 20 trials only every n-th
     name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
@@ -430,7 +441,9 @@ def plot_sweep_report(report, path: str) -> str:
         figure = _figure(10, 6.4)
         seconds, memory = figure.subplots(2, 1, sharex=True)
         numbers = list(range(1, len(trials) + 1))
-        colors = [INCORRECT_COLOR if trial["leaked"] else CORRECT_COLOR for trial in trials]
+        confirmed = [trial["leaked"] and _kept_something(trial) for trial in trials]
+        colors = [INCORRECT_COLOR if sure else FLAGGED_COLOR if trial["leaked"] else CORRECT_COLOR
+                  for sure, trial in zip(confirmed, trials)]
         hatches = ["//" if trial.get("warmup") else None for trial in trials]
         retained = [_mib(trial.get("retained_bytes")) or 0.0 for trial in trials]
         for axes, values in ((seconds, [trial["seconds"] for trial in trials]), (memory, retained)):
@@ -439,8 +452,10 @@ def plot_sweep_report(report, path: str) -> str:
                 bar.set_hatch(hatch)
         seconds.set(ylabel="trial time (s)")
         memory.axhline(0, color="black", linewidth=0.8)
-        handles = [Patch(color=INCORRECT_COLOR, label="judged to leak"),
-                   Patch(color=CORRECT_COLOR, label="not judged to leak"),
+        handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")]
+        if any(trial["leaked"] and not sure for sure, trial in zip(confirmed, trials)):
+            handles.append(Patch(color=FLAGGED_COLOR, label="flagged by RSS only (LEAK?)"))
+        handles += [Patch(color=CORRECT_COLOR, label="nothing kept"),
                    Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
         limit = data.get("max_retained_bytes")
         top = max([*retained, 0.0])
@@ -452,14 +467,15 @@ def plot_sweep_report(report, path: str) -> str:
         memory.set_ylim(top=(top or 1.0) * 1.15)
         memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
         tall = memory.get_ylim()[1] * 0.12
-        for number, trial, value in zip(numbers, trials, retained):
+        for number, trial, value, sure in zip(numbers, trials, retained, confirmed):
             if not trial["leaked"]:
                 continue
             if value >= tall and len(trials) <= 30:  # inside the bar, where no threshold line can cover it
-                memory.text(number, value / 2, "LEAK", ha="center", va="center", fontsize=9, color="white",
-                            fontweight="bold")
+                memory.text(number, value / 2, "LEAK" if sure else "LEAK?", ha="center", va="center", fontsize=9,
+                            color="white", fontweight="bold")
             else:
-                memory.plot([number], [max(value, 0.0) + tall / 3], marker="x", color=INCORRECT_COLOR, markersize=7)
+                memory.plot([number], [max(value, 0.0) + tall / 3], marker="x" if sure else "o",
+                            color=INCORRECT_COLOR if sure else FLAGGED_COLOR, markersize=7)
         every = max(1, -(-len(trials) // 20))
         names = [_label(trial["name"], number) if (number - 1) % every == 0 else ""
                  for number, trial in zip(numbers, trials)]
@@ -467,8 +483,10 @@ def plot_sweep_report(report, path: str) -> str:
         memory.set_xticks(numbers, names, rotation=30 if slanted else 0, ha="right" if slanted else "center")
         for axes in (seconds, memory):
             axes.grid(True, axis="y", alpha=0.3)
-        leaked = sum(1 for trial in trials if trial["leaked"])
-        title = f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {leaked} judged to leak"
+        kept, flagged = sum(confirmed), sum(1 for trial in trials if trial["leaked"]) - sum(confirmed)
+        title = f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {kept} kept objects or graph ops"
+        if flagged:
+            title += f", {flagged} flagged by RSS only"
         trend = data.get("rss_trend")
         if trend:  # a steady rise under the limit: equal bars below the dashed line, judged across them
             title += (f"; RSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "

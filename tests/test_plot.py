@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
 import pytest
 
 from graphguard.demo import CORRECT, INCORRECT, StepRecord
@@ -195,8 +196,8 @@ def test_a_guard_records_its_series_and_graphguard_run_draws_it(tmp_path):
     assert all(sum(r == r for r in _red_rows(top, range(80, 990), color)) > 100 for color in ((0xD6, 0x27, 0x28), BLUE))
 
     (tmp_path / "leak.py").write_text(LEAKING_SCRIPT)
-    result = subprocess.run([sys.executable, "-m", "graphguard", "run", "--on-growth", "warn", "--plot", "run.png",
-                             "leak.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    result = forked.run(["-m", "graphguard", "run", "--on-growth", "warn", "--plot", "run.png", "leak.py"],
+                        cwd=tmp_path, timeout=300)
     assert result.returncode == 1, result.stderr  # growth found: the exit status is the run's
     assert "graphguard run: picture of session 1: run.png" in result.stderr
     assert _png_size(tmp_path / "run.png") == (1000, 780)
@@ -213,6 +214,33 @@ def test_graphguard_run_sweep_draws_the_sweep(tmp_path):
     assert result.returncode == 1, result.stderr  # every net kept: objects alive
     assert "graphguard run: picture of the sweep: trials.png" in result.stderr
     assert _png_size(tmp_path / "trials.png") == (1000, 640)
+
+
+def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, monkeypatch):
+    # A third new user's trial: a correct k-fold whose RSS rose was drawn red, "11 judged to leak", as
+    # the real leak is; the table says LEAK? for it, and so does the picture now.
+    class Report:
+        def as_dict(self):
+            kept = {"leaked": True, "chain_text": "module-level `m.KEPT` -> list[0] -> Sequential"}
+            return {"max_retained_bytes": 32 * 2**20, "rss_trend": None, "trials": [
+                {"name": "fold=1", "seconds": 1.0, "leaked": False, "warmup": True, "retained_bytes": 0, "alive": []},
+                {"name": "fold=2", "seconds": 1.0, "leaked": True, "warmup": False, "retained_bytes": 40 * 2**20,
+                 "alive": []},
+                {"name": "fold=3", "seconds": 1.0, "leaked": True, "warmup": False, "retained_bytes": 2**20,
+                 "alive": [kept]},
+                {"name": "fold=4", "seconds": 1.0, "leaked": False, "warmup": False, "retained_bytes": 0, "alive": []}]}
+
+    drawn = {}
+    monkeypatch.setattr(plot, "_save", lambda figure, path: drawn.setdefault("figure", figure) and path)
+    plot.plot_sweep_report(Report(), str(tmp_path / "t.png"))
+    figure = drawn["figure"]
+    assert figure._suptitle.get_text() == "graphguard: 4 trials, 1 kept objects or graph ops, 1 flagged by RSS only"
+    labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+    assert labels[:3] == ["kept objects or graph ops (LEAK)", "flagged by RSS only (LEAK?)", "nothing kept"]
+    memory = figure.axes[1]
+    assert [text.get_text() for text in memory.texts] == ["LEAK?"]  # fold 3's bar is too short for a word
+    colors = [bar.get_facecolor()[:3] for bar in memory.patches]
+    assert colors[1] != colors[2] and colors[1] != colors[3]
 
 
 def test_awkward_reports_still_draw(tmp_path):
