@@ -203,6 +203,31 @@ def test_tf1_hint_names_tf_keras_when_the_script_uses_tf_layers_and_it_is_missin
     assert tf1.Tf1Shim(str(script)).hint() is None
 
 
+def test_tf1_on_tf2_code_says_to_run_without_tf1_not_to_install_keras_2(tmp_path, monkeypatch):
+    # A third new user's trial: a GradientTape loop under --tf1 was told to pip install tf_keras, then
+    # failed on a SymbolicTensor: --tf1 had turned off the eager execution it needs.
+    from graphguard.runtime import tf1
+
+    monkeypatch.setattr(tf1, "tf_keras_available", lambda: False)
+    monkeypatch.setattr(tf1, "_keras_major", lambda: 3)
+    script = _write(tmp_path / "s.py", """\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(x))
+            return loss
+        """)
+    assert tf1.Tf1Shim(str(script)).hint() == ("graphguard run --tf1: this script is TF 2 code (`tf.function` at "
+                                               "line 4), which needs the eager execution --tf1 turns off: run it "
+                                               "without --tf1")
+    for error in (TypeError("float() argument must be a string or a real number, not 'SymbolicTensor'"),
+                  RuntimeError("`tf.data.Dataset` only supports Python-style iteration in eager mode or within tf.function.")):
+        assert tf1.explain(error).endswith("which --tf1 turns off: run it without --tf1")
+
+
 def test_tf1_gives_compat_v1_to_user_code_only(tmp_path):
     import tensorflow
 

@@ -318,8 +318,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             shim.hide_frames(error)
         _print_script_error(error, script)
         hint = _tf1_explain(error) if shim else _tf1_suggestion(error)
-        if hint and not (shim is not None and shim.said and "tf_keras" in hint and "tf_keras" in shim.said):
-            print(hint, file=sys.stderr)  # (the Keras 2 hint once: --tf1 said it before the script ran)
+        said = shim.said if shim is not None else None
+        if hint and not (said and any(key in hint and key in said for key in ("tf_keras", "without --tf1"))):
+            print(hint, file=sys.stderr)  # (each hint once: --tf1 may have said it before the script ran)
         status = 1
         if not stopped_by_guard:
             failed = f"it raised {type(error).__name__}"

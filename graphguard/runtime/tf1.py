@@ -50,6 +50,12 @@ GONE = {
                  "the script needs an edit or an older TensorFlow",
 }
 _USES_KERAS = re.compile(r"\.(layers|keras)\.")
+#: What only TF 2 code says: it needs eager execution, which ``--tf1`` turns off.
+_TF2_ONLY = re.compile(r"\bGradientTape\b|@tf\.function\b|\btf\.function\(|\.numpy\(\)|\bexecuting_eagerly\(")
+#: Errors of TF 2 code run with eager execution off (measured on TF 2.21 with Keras 3: a ``tf.function``
+#: returning a SymbolicTensor to ``float()``, Keras 3's ``fit`` iterating a ``tf.data`` dataset).
+_EAGER_ONLY_ERRORS = re.compile(r"SymbolicTensor|only supports Python-style iteration in eager mode"
+                                r"|only available when eager execution is enabled|Graph execution")
 
 
 def tf_keras_available() -> bool:
@@ -78,15 +84,22 @@ class Tf1Shim:
     # -- set-up -----------------------------------------------------------------------------------
 
     def hint(self) -> Optional[str]:
-        """One line when the script uses ``tf.layers``/``tf.keras`` and Keras 2 is not installed."""
-        if tf_keras_available() or (_keras_major() or 3) < 3:
-            return None
+        """One line when the script is TF 2 code (``tf.GradientTape``, ``tf.function``, ``.numpy()``: it
+        needs the eager execution ``--tf1`` turns off), or uses ``tf.layers``/``tf.keras`` and Keras 2 is
+        not installed."""
         try:
             with open(self.script, encoding="utf-8", errors="replace") as handle:
-                uses = bool(_USES_KERAS.search(handle.read()))
+                text = handle.read()
         except OSError:
             return None
-        if not uses:
+        tf2 = _TF2_ONLY.search(text)
+        if tf2 is not None:
+            row = text.count("\n", 0, tf2.start()) + 1
+            return (f"graphguard run --tf1: this script is TF 2 code (`{tf2.group(0).strip('(@')}` at line {row}), which "
+                    f"needs the eager execution --tf1 turns off: run it without --tf1")
+        if tf_keras_available() or (_keras_major() or 3) < 3:
+            return None
+        if not _USES_KERAS.search(text):
             return None
         version = _tf_version()
         pin = f"tf_keras=={version}" if version else "tf_keras (the version of your TensorFlow)"
@@ -172,6 +185,9 @@ def explain(error: BaseException) -> Optional[str]:
         match = re.search(r"module 'tensorflow[\w.]*' has no attribute '(\w+)'", text)
         if match and match.group(1) in GONE:
             return f"graphguard run --tf1: {GONE[match.group(1)]}"
+    if _EAGER_ONLY_ERRORS.search(text):
+        return ("graphguard run --tf1: the script failed on a part of TF 2 that needs eager execution, which "
+                "--tf1 turns off: run it without --tf1")
     if "not available with Keras 3" in text and not tf_keras_available():
         version = _tf_version()
         return ("graphguard run --tf1: tf.layers needs Keras 2 on this TensorFlow: "
