@@ -253,8 +253,9 @@ def check(args) -> int:
         elif report.errors:
             print(f"No findings, but {_count(len(report.errors), 'file')} could not be checked "
                   f"({_count(len(files), 'file')} in all){unparsed}{hid}.", file=sys.stderr)
-        elif unparsed:  # not "All checks passed": some code was not read (a new user's trial)
-            print(f"No findings ({_count(len(files), 'file')} checked){unparsed}{hid}.", file=sys.stderr)
+        elif unparsed or hid:  # not "All checks passed": some code was not read, or some finding not
+            # shown (new users' trials: a summary that read as a pass over a hidden decay op per 100 steps)
+            print(f"No findings shown ({_count(len(files), 'file')} checked){unparsed}{hid}.", file=sys.stderr)
         else:
             print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
@@ -453,7 +454,7 @@ def _hidden_note(count: int, bound: int, models: bool = False) -> str:
     where = "1 finding in a short loop" if count == 1 else f"{count} findings in short loops"
     eager = f", {bound * EAGER_MODEL_FACTOR} for TF 2 Keras models" if models else ""
     return (f"; {where} not shown (max-bounded-iterations = {bound}{eager}; --config 'max-bounded-iterations = 0' "
-            "shows them)")
+            f"shows {'it' if count == 1 else 'them'})")
 
 
 def _unparsed(report, diagnostics: list) -> str:

@@ -909,7 +909,7 @@ def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_pa
     result = graphguard("check", "--no-cache", "lesson.ipynb", cwd=tmp_path)
     assert result.returncode == 0 and "All checks passed" not in result.stderr
     # One line without nested parentheses (issue 39: "(1 file checked; ... (--extend-select GG001 lists them))").
-    assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
+    assert result.stderr == ("No findings shown (1 file checked); 1 file could not be parsed in whole or part: "
                              "--extend-select GG001 lists it.\n")
     # ...a notebook that is not JSON is GG001 (a second new user's trial: a truncated notebook passed)...
     text = json.dumps(notebook)

@@ -44,7 +44,7 @@ FIVE_FOLDS = textwrap.dedent(
         model.fit(x[fold], y[fold], epochs=1)
     """
 )
-HIDDEN_TWO = ("All checks passed (2 files checked); 2 findings in short loops not shown "
+HIDDEN_TWO = ("No findings shown (2 files checked); 2 findings in short loops not shown "
               "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n")
 
 
@@ -61,8 +61,8 @@ def test_findings_hidden_by_the_bound_are_counted_in_the_summary(bounded):
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", HIDDEN_TWO)
     one = graphguard("check", "--no-cache", "saver.py", cwd=bounded)
-    assert one.stderr == ("All checks passed (1 file checked); 1 finding in a short loop not shown "
-                          "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows them).\n")
+    assert one.stderr == ("No findings shown (1 file checked); 1 finding in a short loop not shown "
+                          "(max-bounded-iterations = 10; --config 'max-bounded-iterations = 0' shows it).\n")
     # The other outputs are unchanged: no finding in them.
     as_json = graphguard("check", "--no-cache", "--output-format", "json", ".", cwd=bounded)
     assert (as_json.returncode, as_json.stdout) == (0, "[]\n")
@@ -101,8 +101,8 @@ def test_suppressed_and_ignored_findings_are_not_counted(bounded):
     saver = bounded / "saver.py"
     saver.write_text(saver.read_text().replace("tf.train.Saver()", "tf.train.Saver()  # noqa: GG102"))
     result = graphguard("check", "--no-cache", ".", cwd=bounded)
-    assert result.stderr == ("All checks passed (2 files checked); 1 finding in a short loop not shown "
-                             "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n")
+    assert result.stderr == ("No findings shown (2 files checked); 1 finding in a short loop not shown "
+                             "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows it).\n")
     ignored = graphguard("check", "--no-cache", "--ignore", "GG201", ".", cwd=bounded)
     assert ignored.stderr == "All checks passed (2 files checked).\n"
 
@@ -142,7 +142,7 @@ def test_a_binary_py_file_is_gg001_when_it_mentions_tensorflow_else_skipped(tmp_
     result = graphguard("check", "--no-cache", "--ignore", "GG001", "blob.py", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "")
     if mentions_tf:
-        assert result.stderr == ("No findings (1 file checked); 1 file could not be parsed in whole or part: "
+        assert result.stderr == ("No findings shown (1 file checked); 1 file could not be parsed in whole or part: "
                                  "--extend-select GG001 lists it.\n")
         listed = graphguard("check", "--no-cache", "blob.py", cwd=tmp_path)
         assert listed.returncode == 1 and listed.stdout.startswith("blob.py:")

@@ -173,9 +173,9 @@ def run_fixes(args, files: list, sources: dict | None, diagnostics: list, relint
             total = applied + len(remaining)
             print(f"Found {total} finding{'s' if total != 1 else ''} ({applied} fixed, {len(remaining)} remaining)"
                   f"{_hidden(hidden)}{note}.", file=sys.stderr)
-        else:
-            print(f"All checks passed ({len(files)} file{'s' if len(files) != 1 else ''} checked){note}.",
-                  file=sys.stderr)
+        else:  # as check says it: findings left out by the bound are no clean pass
+            opening = "No findings shown" if note else "All checks passed"
+            print(f"{opening} ({len(files)} file{'s' if len(files) != 1 else ''} checked){note}.", file=sys.stderr)
     if failed:
         return EXIT_ERROR
     if remaining and not args.fix_only and not args.exit_zero:

@@ -91,16 +91,45 @@ def _loop_counts(filename: str, lineno: int, cases: bool = True) -> list[Optiona
     tree, parents = parsed
     line = node = _innermost(tree, lineno)
     counts: list[Optional[int]] = []
+    every: dict[str, int] = {}  # ``if step % 100 == 99:`` around the line: step -> 100
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
         parent = parents.get(id(node))
+        if isinstance(parent, ast.If) and node in parent.body:
+            period = _every(parent.test)
+            if period is not None:
+                every.setdefault(*period)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and node is not parent.iter and node is not parent.target \
                 and node not in parent.orelse:
             reads = not cases or _reads_case(parent, line)
-            counts.append(_count(parent.iter, tree, _scope(parent, parents)) if reads else None)
+            count = _count(parent.iter, tree, _scope(parent, parents)) if reads else None
+            if count is not None and isinstance(parent.target, ast.Name) and parent.target.id in every:
+                count = -(-count // every[parent.target.id])  # the body's line runs on every k-th step
+            counts.append(count)
         elif isinstance(parent, ast.While) and node not in parent.orelse and node is not parent.test:
             counts.append(None)
         node = parent
     return counts
+
+
+def _every(test: ast.AST) -> Optional[tuple[str, int]]:
+    """``if step % k == c:`` (also ``not step % k``, ``(step + 1) % k == 0``) with ``k`` an int literal of
+    at least 2: (``step``, ``k``), the body runs on every ``k``-th value of ``step``; the linter reads the
+    same guard (:meth:`graphguard.analysis.flow.ValueFlow._every`, there with more spellings of ``k``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        modulo = test.operand
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+          and isinstance(test.comparators[0], ast.Constant)):
+        modulo = test.left
+    else:
+        return None
+    if not (isinstance(modulo, ast.BinOp) and isinstance(modulo.op, ast.Mod)):
+        return None
+    counted, k = modulo.left, constant_int(modulo.right)
+    if isinstance(counted, ast.BinOp) and isinstance(counted.op, (ast.Add, ast.Sub)) and isinstance(counted.right, ast.Constant):
+        counted = counted.left
+    if not isinstance(counted, ast.Name) or k is None or k < 2:
+        return None
+    return counted.id, k
 
 
 def _reads_case(loop: ast.AST, line: ast.AST) -> bool:
