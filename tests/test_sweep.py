@@ -839,6 +839,21 @@ def test_objects_held_by_one_list_are_one_line():
     assert reasons == ["6 objects alive (model, 5 x Sequential)"]
 
 
+def test_objects_held_directly_by_one_holder_are_one_line():
+    # A third new user's trial: a TF1 sweep listed six chains per trial ("h (SymbolicTensor): TensorFlow's
+    # default graph (...) -> SymbolicTensor", then logits, loss, ...), twice over.
+    from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, leak_lines
+
+    graph = "TensorFlow's default graph (until tf.compat.v1.reset_default_graph())"
+    leaks = tuple(AliveObject(name, kind, "bound", ReferenceChain("graph", graph, (), kind))
+                  for name, kind in (("h", "SymbolicTensor"), ("loss", "SymbolicTensor"), ("train", "Operation")))
+    kept = AliveObject("model", "Sequential", "bound", ReferenceChain("global", "module-level `m.best`", (), "Sequential"))
+    assert leak_lines((*leaks, kept)) == [
+        f"  3 objects (2 SymbolicTensor, 1 Operation) held by {graph}: h, loss, train",
+        "  model (Sequential): module-level `m.best` -> Sequential"]
+    assert leak_lines(leaks[:1]) == [f"  h (SymbolicTensor): {graph} -> SymbolicTensor"]
+
+
 @needs_psutil
 def test_each_sweep_loop_of_a_script_fits_its_own_trend():
     # Issue 39 (a second new user's trial): a correct 3-trial loop after a leaking one was flagged by

@@ -137,20 +137,49 @@ def leak_lines(leaks: tuple) -> list[str]:
     """The lines (indented two spaces) that list a trial's leaked objects: objects whose lines differ
     only in the index of the list that holds them are one line, ``5 x Sequential: module-level
     `models` -> list[43..47] -> Sequential`` (a new user's trial: a grid of 6 models per trial printed
-    six near-identical chains per trial, twice)."""
-    groups: dict[str, list[tuple[str, int | None]]] = {}
+    six near-identical chains per trial, twice); objects of several names held directly by one holder
+    are one line too, ``6 objects (5 SymbolicTensor, 1 Operation) held by TensorFlow's default graph
+    (...): h, logits, loss, train, x, y`` (a third trial: six such chains per trial of a TF1 sweep)."""
+    groups: dict[str, list[tuple[object, str, int | None]]] = {}
     for obj in leaks:
         text = str(obj)
         first = _INDEX.search(text)
-        groups.setdefault(_INDEX.sub("[#]", text, count=1), []).append((text, int(first[1]) if first else None))
-    lines = []
+        groups.setdefault(_INDEX.sub("[#]", text, count=1), []).append((obj, text, int(first[1]) if first else None))
+    held: dict[str, list] = {}
+    for members in groups.values():
+        holder = _holder(members[0][0]) if len(members) == 1 else None
+        if holder is not None:
+            held.setdefault(holder, []).append(members[0][0])
+    lines, said = [], set()
     for key, members in groups.items():
-        if len(members) == 1:
-            lines.append(f"  {members[0][0]}")
-            continue
-        indices = [index for _, index in members if index is not None]
-        lines.append(f"  {len(members)} x " + key.replace("[#]", f"[{min(indices)}..{max(indices)}]", 1))
+        holder = _holder(members[0][0]) if len(members) == 1 else None
+        if holder is not None and len(held[holder]) > 1:
+            if holder not in said:
+                said.add(holder)
+                types: dict[str, int] = {}
+                for obj in held[holder]:
+                    types[obj.type_name] = types.get(obj.type_name, 0) + 1
+                kinds = ", ".join(f"{count} {name}" for name, count in types.items())
+                names = ", ".join(obj.name for obj in held[holder])
+                lines.append(f"  {len(held[holder])} objects ({kinds}) held by {holder}: {names}")
+        elif len(members) == 1:
+            lines.append(f"  {members[0][1]}")
+        else:
+            indices = [index for _, _, index in members if index is not None]
+            lines.append(f"  {len(members)} x " + key.replace("[#]", f"[{min(indices)}..{max(indices)}]", 1))
     return lines
+
+
+def _holder(obj) -> str | None:
+    """What holds ``obj`` directly, its chain's root with no object between (``TensorFlow's default graph
+    (until ...) -> SymbolicTensor``); None for longer chains and for objects that are not leaks."""
+    chain = getattr(obj, "chain", None)
+    if (chain is None or getattr(obj, "loop_variable", None) is not None or getattr(obj, "slot", None) is not None
+            or getattr(obj, "kept", None) is not None):
+        return None
+    if getattr(chain, "hops", True):
+        return None
+    return chain.root
 
 
 @dataclass(frozen=True)
