@@ -133,6 +133,9 @@ def test_finalize_mode_with_on_growth_warn_is_a_usage_error(tmp_path):
     (["--max-rss-g", "-5M", "x.py"], "argument --max-rss-growth: must be > 0: '-5M'"),
     (["--warmup-steps", "-1x", "x.py"], "argument --warmup-steps: invalid int value: '-1x'"),
     (["--max-traces", "--tf1", "x.py"], "argument --max-traces: expected one argument"),
+    # a third new user's trial: the message named both options for one of them
+    (["--warmup-steps", "-1", "x.py"], "--warmup-steps must be >= 0"),
+    (["--max-rss-growth", "1GiBs", "x.py"], "argument --max-rss-growth: not a size in bytes: '1GiBs' (e.g. 2G, 500M, 1048576)"),
 ])
 def test_bad_command_lines_are_one_clear_line(argv, message):
     # Regression: `--max-traces 3` alone said "required: script, args" (args are optional), and a
@@ -140,6 +143,14 @@ def test_bad_command_lines_are_one_clear_line(argv, message):
     result = graphguard("run", *argv)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"graphguard: error: {message} (see 'graphguard run --help')"]
+
+
+def test_sizes_read_as_users_type_them():
+    # A third new user's trial typed --max-rss-growth 1GB and was refused.
+    from graphguard.runtime.launcher import _bytes
+
+    assert _bytes("1GB") == _bytes("1G") == _bytes("1 GiB") == _bytes("1gib") == 2**30
+    assert (_bytes("500M"), _bytes("2kb"), _bytes("1048576")) == (500 * 2**20, 2048, 2**20)
 
 
 def test_everything_after_the_script_reaches_it_as_python_gives_it(tmp_path):

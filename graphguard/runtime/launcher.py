@@ -201,8 +201,15 @@ def _burst_ops(text: str) -> Optional[int]:
 
 
 def _bytes(text: str) -> int:
-    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:].upper(), 1)
-    number = text[:-1] if scale != 1 else text
+    """``2G``, ``500M``, ``1GB``, ``1 GiB``, ``1048576``: bytes (K, M, G are powers of 1024, as the
+    reports print them; a trial's user typed ``1GB``)."""
+    unit = text.strip().upper()
+    for suffix in ("IB", "B"):
+        if unit.endswith(suffix) and unit[:-len(suffix)][-1:] in ("K", "M", "G"):
+            unit = unit[:-len(suffix)]
+            break
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(unit[-1:], 1)
+    number = unit[:-1] if scale != 1 else unit
     try:
         value = int(float(number) * scale)
     except ValueError:
@@ -222,7 +229,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(head)
     args.args = script_args
     if args.warmup_steps < 0 or args.max_new_ops_per_step < 0:
-        parser.error("--warmup-steps and --max-new-ops-per-step must be >= 0")
+        parser.error("--warmup-steps must be >= 0" if args.warmup_steps < 0 else "--max-new-ops-per-step must be >= 0")
     if args.min_growth_steps < 1:
         parser.error("--min-growth-steps must be >= 1")
     if args.min_growth_sessions < 1:
