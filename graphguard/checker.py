@@ -172,7 +172,8 @@ def read_source(source: bytes, path: str, settings: tuple, project: frozenset | 
             notebook = read_notebook(source)
         except NotebookError as error:
             if MENTIONS_TF.search(source):
-                result.diagnostics.append(("GG001", f"cannot read notebook: {error}", 1, 1))
+                # at the file's row and column the message names (a new user's trial: "1:1: ... at line 32")
+                result.diagnostics.append(("GG001", f"cannot read notebook: {error}", error.row, error.column))
             return result
         if notebook.errors and MENTIONS_TF.search(source):  # cells that do not parse (left out of the module)
             result.diagnostics.extend(("GG001", f"cannot parse cell: {message}", row, column)

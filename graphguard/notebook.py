@@ -57,7 +57,12 @@ _ASSIGNED = re.compile(r"^(\s*[\w.\[\], ]+?\s*=\s*)[%!]")  # files = !ls, t = %t
 
 class NotebookError(ValueError):
     """The file is not a notebook graphguard can read: invalid JSON, or not nbformat 4. ``str()`` is
-    one line naming the problem (``invalid JSON at line 3, column 5: Expecting ',' delimiter``)."""
+    one line naming the problem (``invalid JSON at line 3, column 5: Expecting ',' delimiter``);
+    ``row`` and ``column`` (1-based) are that place in the file, 1 and 1 when the problem has none."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.row, self.column = row, column
 
 
 def is_notebook(path: str) -> bool:
@@ -164,7 +169,8 @@ def read_notebook(raw: bytes, cells_only: bool = False) -> Notebook:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise NotebookError(f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
+        raise NotebookError(f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
+                            error.lineno, error.colno) from None
     except (UnicodeDecodeError, ValueError) as error:
         raise NotebookError(f"cannot decode notebook: {error}") from None
     except RecursionError:

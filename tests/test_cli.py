@@ -915,7 +915,10 @@ def test_a_run_that_could_not_parse_a_file_does_not_say_all_checks_passed(tmp_pa
     text = json.dumps(notebook)
     (tmp_path / "cut.ipynb").write_text(text[:text.index("as tf") + 5])  # cut after the import
     cut = graphguard("check", "--no-cache", "cut.ipynb", cwd=tmp_path)
-    assert cut.returncode == 1 and cut.stdout.startswith("cut.ipynb:1:1: GG001 syntax-error: cannot read notebook")
+    assert cut.returncode == 1 and cut.stdout.startswith("cut.ipynb:1:"), cut.stdout
+    # at the place the message names (a third trial: "1:1: ... invalid JSON at line 32, column 13")
+    row, column = cut.stdout.split(":")[1:3]
+    assert f"cannot read notebook: invalid JSON at line {row}, column {column}:" in cut.stdout
     # ...a script that does not parse is GG001, as ruff reports a syntax error (a new user's trial, issue 39).
     (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = (1,\n")
     broken = graphguard("check", "--no-cache", "broken.py", cwd=tmp_path)

@@ -147,7 +147,7 @@ def test_a_notebook_that_is_not_json_is_one_gg001_at_the_file_and_other_kernels_
     _write(tmp_path / "plain.ipynb", [new_code_cell("print(1 +)")])  # no TensorFlow: not graphguard's to judge
     result = check(tmp_path, "--extend-select", "GG001", "broken.ipynb", "r.ipynb", "plain.ipynb")
     assert result.stdout.decode().splitlines() == [
-        "broken.ipynb:1:1: GG001 syntax-error: cannot read notebook: invalid JSON at line 1, column 63: "
+        "broken.ipynb:1:63: GG001 syntax-error: cannot read notebook: invalid JSON at line 1, column 63: "
         "Expecting ',' delimiter"
     ]
     assert b"Traceback" not in result.stderr
