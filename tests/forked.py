@@ -143,7 +143,7 @@ _SERVERS: dict = {}
 def _server(env: dict) -> _Server | None:
     key = tuple(env.get(name) for name in STARTUP)
     server = _SERVERS.get(key)
-    if server is None or server.process.poll() is not None:
+    if server is None or (server.ready and server.process.poll() is not None):  # (one that never started stays)
         server = _SERVERS[key] = _Server(env)
     return server if server.ready else None
 
