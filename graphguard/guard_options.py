@@ -9,7 +9,7 @@ start-up, and ``graphguard check`` never does.
 
 The options map onto the guards' own arguments: ``max_traces`` and ``on_retrace`` onto
 :class:`~graphguard.runtime.trace.TraceGuard`, the others onto the count-mode
-:class:`~graphguard.runtime.guard.GraphGuard` made for each session (docs/runtime.md, "Options and units").
+:class:`~graphguard.runtime.guard.GraphGuard` made for each session (docs/graph-guard.md, "Options and units").
 """
 
 from __future__ import annotations

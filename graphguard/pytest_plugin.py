@@ -24,9 +24,9 @@ Cost: this module imports only pytest and :mod:`graphguard.guard_options` (no Te
 runtime), so pytest starts as fast with it as without. A test that never imports TensorFlow costs a
 ``sys.modules`` test and a finder in ``sys.meta_path`` for its duration; the runtime is imported when a
 test imports TensorFlow (the finder sees ``tensorflow`` being looked up) or starts with it imported.
-With TensorFlow, about 4 us per ``Session.run`` and 2 us per ``tf.function`` call (docs/runtime.md,
-"Costs"), and a few microseconds per test for the patches; ``bench/pytest_overhead.py`` measures a
-suite of small TensorFlow tests with and without the plugin.
+With TensorFlow, about 4 us per ``Session.run`` and 2 us per ``tf.function`` call (docs/graph-guard.md
+and docs/trace-guard.md, "Costs"), and a few microseconds per test for the patches;
+``bench/pytest_overhead.py`` measures a suite of small TensorFlow tests with and without the plugin.
 """
 
 from __future__ import annotations

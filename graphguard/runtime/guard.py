@@ -602,7 +602,7 @@ class GraphGuard:
     Cost per guarded run: one attribute test (the interception flags graph changes, so
     ``Graph.version`` is read only after one and every 10th step), two clock reads, one
     ``next()`` on a counter, one deque append and a comparison: about 1-1.5 us around a stub session, a few us next to a
-    real ``Session.run`` (see docs/runtime.md). The RSS read and the slowdown median run every 10th
+    real ``Session.run`` (see docs/graph-guard.md). The RSS read and the slowdown median run every 10th
     step at most. ``guarded.run`` is bound to an inner object whose class has no ``__getattr__``, so
     the delegation below does not slow its attribute reads. ``release()`` (also ``__exit__`` and
     ``close()``) undoes the guard: TF's finalization check is restored and the graph is un-finalized
