@@ -143,6 +143,9 @@ class DeferredUse(NamedTuple):
     loops: tuple
     exempt: frozenset
     values: tuple = ()
+    #: as :attr:`ProjectCall.samples`: ``agent.act(state)`` on a parameter ``agent`` that a caller
+    #: gives an object of a project class whose ``act`` predicts on ``state``
+    samples: tuple = ()
 
 
 class DeferredStep(NamedTuple):

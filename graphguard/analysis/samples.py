@@ -278,9 +278,11 @@ class SampleReader:
             return False
         return width is not None and 0 < width <= MINIBATCH_ROWS
 
-    def _note_samples(self, node: ast.AST) -> None:
+    def _note_samples(self, node: ast.AST, kind: str = "calls") -> None:
         """For the project call just recorded from ``node`` (in a loop): which arguments are one sample
-        or change per iteration (:attr:`ProjectCall.samples`, settled when the function is read)."""
+        or change per iteration (:attr:`ProjectCall.samples`, settled when the function is read).
+        ``kind``: the facts' list that holds it, ``"calls"`` or ``"deferred_uses"`` (a method called on
+        a parameter, :class:`~graphguard.analysis.facts.DeferredUse`)."""
         if not isinstance(node, ast.Call):
             return  # a function handed to a search driver (``study.optimize(objective)``)
         if not self._frame.loops:
@@ -291,7 +293,7 @@ class SampleReader:
                         and self._one_sample(arg):
                     ones = (*ones, (where, CALLER))
             if ones:
-                calls = self._frame.facts.calls
+                calls = getattr(self._frame.facts, kind)
                 calls[-1] = calls[-1]._replace(samples=ones)
             return
         arguments = []
@@ -304,11 +306,11 @@ class SampleReader:
             if names or one:
                 arguments.append((where, names, one))
         if arguments:
-            position = len(self._frame.facts.calls) - 1
-            self._defer(lambda frame, p=position, a=tuple(arguments): self._settle_samples(frame, p, a))
+            position = len(getattr(self._frame.facts, kind)) - 1
+            self._defer(lambda frame, p=position, a=tuple(arguments), k=kind: self._settle_samples(frame, p, a, k))
 
-    def _settle_samples(self, frame, position: int, arguments: tuple) -> None:
-        calls = frame.facts.calls
+    def _settle_samples(self, frame, position: int, arguments: tuple, kind: str = "calls") -> None:
+        calls = getattr(frame.facts, kind)
         call = calls[position]
         samples = []
         for where, names, one in arguments:

@@ -398,6 +398,6 @@ class ValueFlow:
             bound = True
         else:
             return None
-        call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, use.values)
+        call = ProjectCall(ref, use.site, use.callee, use.loops, use.exempt, bound, use.values, use.samples)
         self.extra_calls.setdefault(key, []).append(call)
         return call
