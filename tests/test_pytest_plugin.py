@@ -43,12 +43,13 @@ def test_the_plugin_is_registered_through_pytest11():
     assert plugins.get("graphguard") == "graphguard.pytest_plugin", "reinstall graphguard: pip install -e '.[test]'"
 
 
-def test_the_defaults_are_graphguard_runs():
+def test_the_defaults_are_graphguard_runs(tmp_path):
     from graphguard.runtime import launcher
     from graphguard.runtime.guard import DEFAULT_MIN_GROWTH_SESSIONS
     from graphguard.runtime.trace import DEFAULT_MAX_TRACES
 
-    parsed = launcher._parser().parse_args(["x.py"])
+    (tmp_path / "x.py").write_text("")
+    parsed = launcher.parse([str(tmp_path / "x.py")])  # as run resolves them (--on-growth: raise unless --sweep)
     assert DEFAULTS == {name: getattr(parsed, name) for name in OPTIONS}
     assert DEFAULTS["max_traces"] == DEFAULT_MAX_TRACES and DEFAULTS["min_growth_sessions"] == DEFAULT_MIN_GROWTH_SESSIONS
     assert guard_kwargs(DEFAULTS)["mode"] == "count"
