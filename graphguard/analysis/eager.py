@@ -172,8 +172,8 @@ class EagerReader(SampleReader):
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
         if self.keras and value is not None and not augmented and (frame.drew or (
-                value.__class__ is ast.Call and (getattr(value.func, "attr", None) in self._draw_names
-                                                 or getattr(value.func, "id", None) in self._draw_names))) \
+                value.__class__ is ast.Call and _may_draw(getattr(value.func, "attr", None) or getattr(value.func, "id", None),
+                                                          self._draw_names))) \
                 and self._minibatch(value, frame):
             # ``samples = random.sample(self.memory, 32)`` and what is made of it (``states =
             # np.array(...)``): a replay minibatch drawn on every call, which costs predict what one
@@ -712,3 +712,8 @@ def _in_init(name: str) -> bool:
     return name.endswith("__init__")
 
 
+def _may_draw(name, draws: frozenset) -> bool:
+    """Whether a call named ``name`` may draw a random minibatch: one of ``draws`` (``sample``,
+    ``choice``, ``randint``, the module's own drawing functions) or a sampler's method of the form
+    ``sample_*`` (``memory.sample_memory(batch_size)``, ``replay.sample_batch(64)``)."""
+    return name is not None and (name in draws or name.startswith("sample_"))

@@ -94,7 +94,9 @@ class SampleReader:
         if value.__class__ is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
-            drawn = (last == "sample" and (len(value.args) + len(value.keywords)) >= 1) or (
+            # ``buffer.sample(32)``, ``memory.sample_memory(batch_size)``, ``replay.sample_batch(64)``
+            sampler = last == "sample" or (last is not None and last.startswith("sample_"))
+            drawn = (sampler and (len(value.args) + len(value.keywords)) >= 1) or (
                 last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
                                                    or any(k.arg == "size" for k in value.keywords)))
             # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
