@@ -302,15 +302,19 @@ class FlowReader:
 
     visit_AsyncWith = visit_With
 
-    def _counter_exemption(self, test: ast.AST) -> frozenset | None:
+    def _counter_exemption(self, test: ast.AST, body: list = ()) -> frozenset | None:
         """``if t == k:`` (or ``k == t``) where ``t`` counts an enclosing ``for t in range(...)`` and ``k``
         does not mention it: the body runs on one iteration of that loop (``if step == decay_at:``), so
-        that loop and the loops inside it do not repeat it; loops around it still do."""
+        that loop and the loops inside it do not repeat it; loops around it still do. Not when ``body``
+        sets ``t`` again (``if updates == 4: train(); updates = 0``): that runs on every ``k``-th
+        iteration (:meth:`_every`)."""
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
             return None
         for name, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
             if not isinstance(name, ast.Name) or any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(other)):
                 continue
+            if body and _resets(body, name.id):
+                return None
             for counter, loop, stepped_in in reversed(self._counters):
                 if counter == name.id:
                     loops = self._frame.loops
@@ -319,7 +323,7 @@ class FlowReader:
                     break
         return None
 
-    def _every(self, test: ast.AST) -> frozenset | None:
+    def _every(self, test: ast.AST, body: list = ()) -> frozenset | None:
         """``if i % k == c:`` (also ``not i % k``, ``(i + 1) % k == 0``) where ``i`` is the variable of an
         enclosing ``for`` over a ``range`` or a counter its body steps, and ``k`` an int the source fixes:
         the body runs on every ``k``-th iteration of that loop (``if epoch % save_every == 0:``). An
@@ -329,6 +333,15 @@ class FlowReader:
         elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
               and isinstance(test.comparators[0], ast.Constant)):
             modulo = test.left
+            if isinstance(modulo, ast.Name) and body and _resets(body, modulo.id):
+                # ``if updates == 4: train(); updates = 0`` with ``updates += 1`` per iteration: every 4th
+                k = self._count_value(test.comparators[0])
+                if k is None or k < 2:
+                    return None
+                for counter, loop, _ in reversed(self._counters):
+                    if counter == modulo.id:
+                        return frozenset({(EVERY, loop.index, k)}) if loop in self._frame.loops else None
+                return None
         else:
             return None
         if not (isinstance(modulo, ast.BinOp) and isinstance(modulo.op, ast.Mod)):
@@ -400,7 +413,7 @@ class FlowReader:
             for statement in node.orelse:  # ``if TUNING:`` after ``TUNING = False``: the body never runs
                 self.visit(statement)
             return
-        counted = self._counter_exemption(node.test)  # the precise form of `if step == 0:` for a counter
+        counted = self._counter_exemption(node.test, node.body)  # the precise form of `if step == 0:` for a counter
         once = counted is None and (is_once_guard(node.test, node.body) or self._guard_filled_by_method(node))
         if counted is not None:
             self._frame.exempt.append(counted)
@@ -411,7 +424,7 @@ class FlowReader:
         # never runs for that caller (a summary helper that takes a tensor while the graph is built, a
         # number per step). The caller's loop does not repeat what the tensor branch builds.
         tensor_branch = "" if once else self._tensor_branch(node.test)
-        every = None if once or tensor_branch or self._frame.facts.traced else self._every(node.test)
+        every = None if once or tensor_branch or self._frame.facts.traced else self._every(node.test, node.body)
         self._frame.branches.append(len(self._frame.loops))
         flag = None if once else self._flag_test(node.test)
         for branch, statements in (("body", node.body), ("orelse", node.orelse)):
@@ -431,6 +444,16 @@ class FlowReader:
             if branch == "body" and once:
                 self._frame.exempt.pop()
         self._frame.branches.pop()
+
+
+def _resets(body: list, name: str) -> bool:
+    """Whether ``body`` sets ``name`` anew (``name = 0``; not ``name += 1``)."""
+    for statement in body:
+        for node in ast.walk(statement):
+            if node.__class__ is ast.Assign and any(
+                    target.__class__ is ast.Name and target.id == name for target in node.targets):
+                return True
+    return False
 
 
 def flag_defaults(params: ast.arguments) -> tuple:
