@@ -164,9 +164,10 @@ def leak_lines(leaks: tuple) -> list[str]:
                 lines.append(f"  {len(held[holder])} objects ({kinds}) held by {holder}: {names}")
         elif len(members) == 1:
             lines.append(f"  {members[0][1]}")
-        else:
+        else:  # (several objects may print the same text, with no index: a fourth new user's trial crashed here)
             indices = [index for _, _, index in members if index is not None]
-            lines.append(f"  {len(members)} x " + key.replace("[#]", f"[{min(indices)}..{max(indices)}]", 1))
+            span = f"[{min(indices)}..{max(indices)}]" if indices else "[#]"
+            lines.append(f"  {len(members)} x " + key.replace("[#]", span, 1))
     return lines
 
 
@@ -381,7 +382,7 @@ class SweepReport:
         for record in self.trials:
             over = limit is not None and record.retained_bytes is not None and record.retained_bytes > limit
             leak = ("LEAK" if record.leaks or not record.judged else
-                    "LEAK? (RSS trend)" if record.rss_trend is not None and not over else "LEAK? (RSS)")
+                    "RSS trend" if record.rss_trend is not None and not over else "LEAK? (RSS)")
             if record.leaked and record.graph_ops and not record.warmup:
                 leak = "LEAK"
             flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
@@ -415,7 +416,8 @@ class SweepReport:
         elif not leaked:
             lines.append("no trial leaked")
         if self.rss_trend is not None:
-            lines.append(f"{self.rss_trend}: a leak over a long sweep, whatever each trial keeps against the limit")
+            lines.append(f"{self.rss_trend}: memory a long sweep keeps, whatever each trial keeps against the limit "
+                         "(with no object of a trial alive, TensorFlow's and Keras' own caches grow this way)")
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
             if not any(record.alive_at_end or record.alive for record in self.trials):
@@ -447,8 +449,9 @@ class SweepReport:
         kept = [obj for record in self.trials for obj in record.alive if obj.kept is not None]
         if kept:
             obj = kept[-1]
+            held = f": {obj.chain}" if obj.chain is not None else ""
             lines.append(f"(the last trial's {obj.name} is the search's result, kept after it (a refit, a best model; no "
-                         f"earlier trial's object stayed): not growth: {obj.chain})")
+                         f"earlier trial's object stayed): not growth{held})")
         if any(obj.chain is not None and obj.chain.root_kind == "output" for record in leaked for obj in record.leaks):
             lines.append(f"({_FIX_OUTPUT})")
         freed = sum(record.freed_later for record in self.trials)
