@@ -36,7 +36,7 @@ INSTALL = "drawing a plot needs matplotlib: pip install -e '.[plot]' in a clone 
 INCORRECT_COLOR = "#d62728"
 CORRECT_COLOR = "#1f77b4"
 #: a sweep's trial flagged only by its RSS (over the limit, or the sweep's steady rise): no object or
-#: graph op was found kept, so it is a question, not a verdict (the table's ``LEAK?``)
+#: graph op was found kept, so it is a question, not a verdict (the table's ``LEAK? (RSS)``, ``RSS trend``)
 FLAGGED_COLOR = "#ff7f0e"
 #: Pixels per inch of the PNG files (a 11 x 4.4 inch figure is 1100 x 440 pixels).
 DPI = 100
@@ -423,7 +423,7 @@ def plot_sweep_report(report, path: str) -> str:
     """One sweep as a picture: seconds and RSS retained (MiB) per trial, from ``report.as_dict()`` (a
     :class:`~graphguard.runtime.sweep_report.SweepReport`): trials that kept objects or graph ops in red
     (``LEAK`` written in the bar when it is tall enough, else a cross above it), trials flagged by their
-    RSS alone in orange (``LEAK?``, a dot), the others blue, warm-up trials
+    RSS alone in orange (``RSS``, a dot), the others blue, warm-up trials
     hatched (their RSS is not judged), the ``max_retained_bytes`` limit dashed, the sweep's RSS trend
     (``rss_trend``: RSS rising steadily across the trials) in the title. Past 20 trials only every n-th
     name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
@@ -454,7 +454,7 @@ def plot_sweep_report(report, path: str) -> str:
         memory.axhline(0, color="black", linewidth=0.8)
         handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")]
         if any(trial["leaked"] and not sure for sure, trial in zip(confirmed, trials)):
-            handles.append(Patch(color=FLAGGED_COLOR, label="flagged by RSS only (LEAK?)"))
+            handles.append(Patch(color=FLAGGED_COLOR, label="flagged by RSS only (RSS)"))
         handles += [Patch(color=CORRECT_COLOR, label="nothing kept"),
                    Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
         limit = data.get("max_retained_bytes")
@@ -471,7 +471,7 @@ def plot_sweep_report(report, path: str) -> str:
             if not trial["leaked"]:
                 continue
             if value >= tall and len(trials) <= 30:  # inside the bar, where no threshold line can cover it
-                memory.text(number, value / 2, "LEAK" if sure else "LEAK?", ha="center", va="center", fontsize=9,
+                memory.text(number, value / 2, "LEAK" if sure else "RSS", ha="center", va="center", fontsize=9,
                             color="white", fontweight="bold")
             else:
                 memory.plot([number], [max(value, 0.0) + tall / 3], marker="x" if sure else "o",

@@ -218,7 +218,7 @@ def test_graphguard_run_sweep_draws_the_sweep(tmp_path):
 
 def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, monkeypatch):
     # A third new user's trial: a correct k-fold whose RSS rose was drawn red, "11 judged to leak", as
-    # the real leak is; the table says LEAK? for it, and so does the picture now.
+    # the real leak is; the table says it is RSS alone (LEAK? (RSS), RSS trend), and so does the picture now.
     class Report:
         def as_dict(self):
             kept = {"leaked": True, "chain_text": "module-level `m.KEPT` -> list[0] -> Sequential"}
@@ -236,9 +236,9 @@ def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, mo
     figure = drawn["figure"]
     assert figure._suptitle.get_text() == "graphguard: 4 trials, 1 kept objects or graph ops, 1 flagged by RSS only"
     labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
-    assert labels[:3] == ["kept objects or graph ops (LEAK)", "flagged by RSS only (LEAK?)", "nothing kept"]
+    assert labels[:3] == ["kept objects or graph ops (LEAK)", "flagged by RSS only (RSS)", "nothing kept"]
     memory = figure.axes[1]
-    assert [text.get_text() for text in memory.texts] == ["LEAK?"]  # fold 3's bar is too short for a word
+    assert [text.get_text() for text in memory.texts] == ["RSS"]  # fold 3's bar is too short for a word
     colors = [bar.get_facecolor()[:3] for bar in memory.patches]
     assert colors[1] != colors[2] and colors[1] != colors[3]
 
