@@ -145,6 +145,23 @@ def test_bad_command_lines_are_one_clear_line(argv, message):
     assert result.stderr.strip().splitlines() == [f"graphguard: error: {message} (see 'graphguard run --help')"]
 
 
+def test_a_sweeps_healthy_tf_functions_are_one_line_not_a_table(capsys):
+    # A fourth new user's trial: a Keras sweep's report ended in a table of Keras' own step functions.
+    import argparse
+
+    from graphguard.runtime.launcher import _print_reports
+    from graphguard.runtime.sweep_report import SweepReport
+    from graphguard.runtime.trace_report import TracedFunction, TraceReport
+
+    step = TracedFunction("make_function.<locals>.one_step_on_data", "keras", "trainer.py", 131, 135, 90, 90, 2, True)
+    traces = TraceReport(max_traces=8, functions=(step,))
+    args = argparse.Namespace(mode="count", warmup_steps=2, on_retrace="raise", on_growth="warn", sweep=True)
+    _print_reports([], args, False, traces, sweep_report=SweepReport((), None, 0, False))
+    err = capsys.readouterr().err
+    assert "graphguard run: 1 tf.function traced, none retracing (TraceGuard, max_traces=8)" in err, err
+    assert "graphguard trace:" not in err and "one_step_on_data" not in err
+
+
 def test_sizes_read_as_users_type_them():
     # A third new user's trial typed --max-rss-growth 1GB and was refused.
     from graphguard.runtime.launcher import _bytes
@@ -202,7 +219,8 @@ def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
     # the creating lines (a helper's own lines are followed by the line that called it: "called from")
     places = [int(n) for n in re.findall(r"(?<!called from )fixtures/demo/train_incorrect\.py:(\d+)", growth)]
     assert places and all("tf." in source[n - 1] for n in places)
-    assert "(tf.train.Saver)" in growth
+    assert "; and 5 more lines, below" in growth and len(growth) < 600, growth  # (a fourth trial: 1,082 characters)
+    assert "fixtures/demo/train_incorrect.py:135: saver = tf.train.Saver()" in err
     assert re.search(r"graphguard run: graph growth found: \+70 ops/step, from fixtures/demo/train_incorrect\.py:86 "
                      r"\(tf\.nn\.relu\) and 7 more lines$", err.rstrip())
 

@@ -608,6 +608,16 @@ def test_graphguard_run_sweep_at_module_level_excuses_the_last_loop_variable_and
     assert "module-level `loop.net`" not in result.stderr
 
 
+def test_graphguard_run_sweep_says_three_leaking_trials_as_they_come_and_the_rest_in_the_report(tmp_path):
+    # A fourth new user's trial: every leaking trial was printed as it was judged, then again in the report.
+    leaking = NET + "kept = []\nfor lr in range(1, 8):\n    net = Net(lr)\n    kept.append(net)\n    net.train()\n"
+    result = run_sweep(tmp_path, leaking)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("of the sweep) leaked: ") == 3, result.stderr
+    assert result.stderr.count("leaked too; the report at the end lists it and every later trial") == 1
+    assert all(f"  lr={lr} " in result.stderr for lr in range(1, 8)), result.stderr  # the report's table
+
+
 @needs("keras", "tensorflow")
 def test_a_failed_last_fit_is_ended_at_the_report():
     keras = pytest.importorskip("keras")

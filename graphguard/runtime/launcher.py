@@ -424,13 +424,27 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
     lines = ", ".join(str(line) for line in planned.loops)
     print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
           file=sys.stderr)
+    said = []
+
     def on_leak(record: Any) -> None:
-        if not sweep.repeats_trend(record):  # a steady RSS rise once, not per trial on it
+        if sweep.repeats_trend(record):  # a steady RSS rise once, not per trial on it
+            return
+        said.append(record.index)
+        if len(said) <= _LEAKS_SAID:
             print(f"graphguard run --sweep: {sweep.leak_message(record)}", file=sys.stderr)  # the fix once per sweep
+        elif len(said) == _LEAKS_SAID + 1:
+            # the report at the end lists every trial: a sweep of 50 leaking trials printed each twice (a
+            # fourth new user's trial)
+            print(f"graphguard run --sweep: trial '{record.name}' leaked too; the report at the end lists it and "
+                  f"every later trial", file=sys.stderr)
 
     sweep = SweepGuard(on_leak=on_leak)
     sweep._track_bound = True  # the values the loop's body binds (a model, a solver) are its trial's objects
     return planned.code, sweep
+
+
+#: ``--sweep``: leaking trials said as they are judged; the others are in the report at the end.
+_LEAKS_SAID = 3
 
 
 class _NullByte(Exception):
@@ -549,10 +563,18 @@ def _print_script_error(error: BaseException, script: str) -> None:
         print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
 
 
-def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
+def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = False) -> str:
     """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the first growth pattern's size
-    and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized."""
-    patterns = [growth for _, _, report in reports for growth in report.growth]
+    and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized.
+    Patterns from the same lines as one before (a session per trial) count once. ``warned``: the run
+    went on at growth (``--on-growth warn``), so the bounded note does not suggest it."""
+    patterns, seen = [], set()
+    for _, _, report in reports:
+        for growth in report.growth:
+            key = tuple(sorted({(line.filename, line.lineno) for group in growth.groups for line in group.lines}))
+            if key not in seen:
+                seen.add(key)
+                patterns.append(growth)
     if not patterns:
         return ""
     first = patterns[0]
@@ -562,10 +584,10 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]]) -> str:
         text += f" and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}"
     if len(patterns) > 1:
         text += f" ({len(patterns) - 1} more pattern{'s' if len(patterns) > 2 else ''} in the report)"
-    return text + _bounded_note(patterns)
+    return text + _bounded_note(patterns, warned)
 
 
-def _bounded_note(patterns: list) -> str:
+def _bounded_note(patterns: list, warned: bool = False) -> str:
     """`` (bounded: ...)`` when every growth pattern's lines stand in loops whose count the source fixes, at
     most 10 runs in all: ``graphguard check`` leaves such loops out (``max-bounded-iterations``), and a new
     user's fifth trial read the two as disagreeing (a re-initializer per epoch of three)."""
@@ -579,7 +601,7 @@ def _bounded_note(patterns: list) -> str:
     if not counts or None in counts:
         return ""
     return (f" (bounded: its loops run {max(counts)} times in all, and graphguard check leaves loops of at most "
-            f"max-bounded-iterations = {BOUND} out; --on-growth warn lets the run finish)")
+            f"max-bounded-iterations = {BOUND} out" + ("" if warned else "; --on-growth warn lets the run finish") + ")")
 
 
 def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
@@ -672,13 +694,19 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         kinds = sorted({kind for _, kind in clean})
         print(f"-- {len(clean)} sessions ({', '.join(kinds)}): no graph growth after warm-up: "
               f"{_numbers(sorted(clean_numbers))} --", file=err)
-    if traces.functions:
+    if traces.functions and sweep_report is not None and not traces.retracing:
+        # a sweep's Keras fits trace Keras' own step functions once per model: the table of them is noise
+        # beside the sweep's report (a fourth new user's trial); TraceGuard.report() has them all
+        count = len(traces.functions)
+        print(f"graphguard run: {count} tf.function{'s' * (count != 1)} traced, none retracing (TraceGuard, "
+              f"max_traces={traces.max_traces})", file=err)
+    elif traces.functions:
         print(f"graphguard run: tf.function traces counted (TraceGuard, max_traces={traces.max_traces}, "
               f"on-retrace {args.on_retrace})", file=err)
         print(traces.format(), file=err)
     stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
     if grew and not stopped:
-        verdict = "graph growth found" + _growth_summary(reports)
+        verdict = "graph growth found" + _growth_summary(reports, warned=args.on_growth == "warn")
     elif stopped:
         verdict = f"the guard stopped the script: {stopped[0]}"
     elif failed:
