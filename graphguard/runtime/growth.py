@@ -210,7 +210,7 @@ class GrowthAccounting:
         so_far = pattern.freeze() if pattern is not None else None
         # Growth every N steps (a Saver per epoch) is said so from the first line on, not as this step alone.
         headline = so_far if so_far is not None and so_far.every else growth
-        message = f"{headline}\n{growth.source_lines()}\n"
+        message = f"{headline.short()}\n{growth.source_lines()}\n"
         if earlier:
             message += (
                 f"Growth also at earlier step{'s' if len(earlier) > 1 else ''} (held as a one-off until growth "

@@ -110,7 +110,18 @@ class Growth:
         return f"+{_ops(self.ops_per_step)} every {every}" if every else f"+{_ops(self.ops_per_step)}/step"
 
     def __str__(self) -> str:
-        groups = "; ".join(str(g) for g in self.groups)
+        return self._text("; ".join(str(g) for g in self.groups))
+
+    def short(self, groups: int = 3) -> str:
+        """``str()`` with the op groups of the first ``groups`` creating lines only, then how many more
+        lines there are (listed below it, one per line, in messages and reports): a new user's fourth
+        trial read growth lines of over 1,000 characters."""
+        if len(self.groups) <= groups + 1:
+            return str(self)
+        more = len(self.groups) - groups
+        return self._text("; ".join(str(g) for g in self.groups[:groups]) + f"; and {more} more lines, below")
+
+    def _text(self, groups: str) -> str:
         if self.refused is not None:
             return f"refused at step {self.first_step} (graph finalized, nothing added): {groups}"
         if self.kind == "session":
@@ -340,7 +351,7 @@ class GuardReport:
         ]
         if self.growth:
             for growth in self.growth:
-                lines.append(f"growth: {growth}")
+                lines.append(f"growth: {growth.short()}")
                 lines.append(growth.source_lines())
                 if growth.kind != "session":
                     # (lines that build a model per session belong together, in a graph per trial: "build
