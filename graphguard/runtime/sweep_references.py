@@ -445,7 +445,7 @@ def _search(
         chain, path = chain_from(value_id, kind, root)
         return chain, loop_variable, path, tail
     reason = "no module global or local variable found within "
-    reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:g} s of search"
+    reason += f"{depth} references" if level >= depth or not frontier else f"{seconds:.2g} s of search"
     holders = sorted({_type_name(node) for node_id, node in keep.items() if node_id != id(target)})[:4]
     if holders:
         reason += f" (held by {', '.join(holders)})"
