@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
 import pytest
 
 from graphguard import demo
@@ -38,9 +39,9 @@ needs_tf = pytest.mark.skipif(
 def run_script(script: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, str(script), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    # (the demo scripts guard their own sessions with GraphGuard: forked from a process that imported
+    # TensorFlow, tests/forked.py; `graphguard demo` below and test_launcher run them as real processes)
+    return forked.run([str(script), *args], cwd=ROOT, env=env, timeout=timeout)
 
 
 def final_losses(stdout: str) -> dict[str, float]:
