@@ -196,8 +196,10 @@ def test_a_guard_records_its_series_and_graphguard_run_draws_it(tmp_path):
     assert all(sum(r == r for r in _red_rows(top, range(80, 990), color)) > 100 for color in ((0xD6, 0x27, 0x28), BLUE))
 
     (tmp_path / "leak.py").write_text(LEAKING_SCRIPT)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")  # (the other forked tests' start-up environment)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     result = forked.run(["-m", "graphguard", "run", "--on-growth", "warn", "--plot", "run.png", "leak.py"],
-                        cwd=tmp_path, timeout=300)
+                        cwd=tmp_path, env=env, timeout=300)
     assert result.returncode == 1, result.stderr  # growth found: the exit status is the run's
     assert "graphguard run: picture of session 1: run.png" in result.stderr
     assert _png_size(tmp_path / "run.png") == (1000, 780)

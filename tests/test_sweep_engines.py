@@ -35,8 +35,9 @@ def needs(*modules: str):
 def run_example(name: str, tmp_path: Path, leak: bool, timeout: float = 300) -> dict:
     """Run ``fixtures/sweep/engines/NAME`` (``--leak`` or not) and return its report's JSON."""
     report = tmp_path / f"{name}-{leak}.json"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "RAY_RESULTS": str(tmp_path / "ray_results"),
-           "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    # (the start-up environment of the other forked tests: one TensorFlow server serves them all)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "RAY_RESULTS": str(tmp_path / "ray_results")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     args = [str(ENGINES / name), "--json", str(report), *(["--leak"] if leak else [])]
     result = forked.run(args, timeout=timeout, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
