@@ -452,7 +452,8 @@ def plot_sweep_report(report, path: str) -> str:
                 bar.set_hatch(hatch)
         seconds.set(ylabel="trial time (s)")
         memory.axhline(0, color="black", linewidth=0.8)
-        handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")]
+        # only what the picture shows (a fifth new user's trial: "LEAK" in the legend of a clean sweep)
+        handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")] if any(confirmed) else []
         if any(trial["leaked"] and not sure for sure, trial in zip(confirmed, trials)):
             handles.append(Patch(color=FLAGGED_COLOR, label="flagged by RSS only (RSS)"))
         handles += [Patch(color=CORRECT_COLOR, label="nothing kept"),
@@ -484,13 +485,15 @@ def plot_sweep_report(report, path: str) -> str:
         for axes in (seconds, memory):
             axes.grid(True, axis="y", alpha=0.3)
         kept, flagged = sum(confirmed), sum(1 for trial in trials if trial["leaked"]) - sum(confirmed)
-        title = f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {kept} kept objects or graph ops"
+        # trials counted, not objects (a fifth trial read "9 kept objects" of 46), on two lines when long
+        title = (f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {kept or 'none'} of them kept "
+                 f"objects or graph ops")
         if flagged:
             title += f", {flagged} flagged by RSS only"
         trend = data.get("rss_trend")
         if trend:  # a steady rise under the limit: equal bars below the dashed line, judged across them
-            title += (f"; RSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "
+            title += (f"\nRSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "
                       f"{trend['first']}-{trend['last']}")
         figure.suptitle(title)
-        figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+        figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 3), frameon=False)
         return _save(figure, path)

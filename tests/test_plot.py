@@ -236,7 +236,7 @@ def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, mo
     monkeypatch.setattr(plot, "_save", lambda figure, path: drawn.setdefault("figure", figure) and path)
     plot.plot_sweep_report(Report(), str(tmp_path / "t.png"))
     figure = drawn["figure"]
-    assert figure._suptitle.get_text() == "graphguard: 4 trials, 1 kept objects or graph ops, 1 flagged by RSS only"
+    assert figure._suptitle.get_text() == "graphguard: 4 trials, 1 of them kept objects or graph ops, 1 flagged by RSS only"
     labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
     assert labels[:3] == ["kept objects or graph ops (LEAK)", "flagged by RSS only (RSS)", "nothing kept"]
     memory = figure.axes[1]

@@ -134,7 +134,11 @@ def fix_text(growths: tuple) -> str:
 
 
 def warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:
-    """A warning shown at the user's ``file:line`` (not at graphguard's own frame)."""
+    """A warning shown at the user's ``file:line`` (not at graphguard's own frame). Python's ``warnings``
+    prints that line's source after the message: a message of several lines ends by saying so, or the
+    source would read as the last line of its fix (a fifth new user's trial)."""
+    if "\n" in message and filename and lineno:
+        message = message.rstrip("\n") + f"\n(warned at {where(filename, lineno)}:)"
     warnings.warn_explicit(message, category, filename or "<graphguard>", lineno or 0)
 
 

@@ -125,7 +125,7 @@ class GrowthAccounting:
         self._record(steps, added, groups, None, "session", self._session_no, count=most)
         growth = Growth(steps, steps, most, added, groups, None, "session", self._session_no)
         message = (
-            f"{growth}\n{growth.source_lines()}\n"
+            f"{growth.short()}\n{growth.source_lines()}\n"
             f"These lines built ops into this graph for {most} session{'s' if most != 1 else ''} on it after the first "
             f"(min_growth_sessions={self._min_growth_sessions}). {SESSIONS_WHY}\n{SESSIONS_FIX}"
         )
@@ -212,10 +212,15 @@ class GrowthAccounting:
         headline = so_far if so_far is not None and so_far.every else growth
         message = f"{headline.short()}\n{growth.source_lines()}\n"
         if earlier:
+            # one line when the earlier steps grew from lines listed above (a fifth new user's trial: the
+            # same ops and lines printed twice); else their own ops and lines
+            listed = {(l.filename, l.lineno) for g in growth.groups for l in g.lines}
+            same = all({(l.filename, l.lineno) for g in e.groups for l in g.lines} <= listed for e in earlier)
+            steps = ", ".join(str(e.first_step) for e in earlier)
             message += (
-                f"Growth also at earlier step{'s' if len(earlier) > 1 else ''} (held as a one-off until growth "
-                f"came again; min_growth_steps={self._min_growth_steps}):\n"
-                + "".join(f"{event}\n{event.source_lines()}\n" for event in earlier)
+                f"Growth also at an earlier step{'s' if len(earlier) > 1 else ''} ({steps}), held as a one-off until "
+                f"growth came again (min_growth_steps={self._min_growth_steps})"
+                + (".\n" if same else ":\n" + "".join(f"{event.short()}\n{event.source_lines()}\n" for event in earlier))
             )
         why = WHY if any(in_a_loop((key[0], *key[1])) for key in paths) else WHY_NO_LOOP
         message += f"{why}\n{fix_text(earlier + (growth,))}"

@@ -296,6 +296,9 @@ class TrialRecord:
         # RSS alone is reported, not failed: "grew", not "leaked", above a passing verdict (a new user's trial)
         verb = "leaked" if self.leaks or self.graph_ops else "grew"
         head = f"trial {self.name!r} (trial {self.index} of the sweep) {verb}: {'; '.join(self.reasons)}"
+        if self.trend_only:  # a note, not a verdict (a fifth new user's trial read "grew" on correct code as one)
+            head = (f"note: from trial {self.name!r} (trial {self.index} of the sweep) on, RSS rises across trials, "
+                    f"reported, not failed: {'; '.join(self.reasons)}")
         if retained is not None:
             sign = "+" if retained >= 0 else ""
             head += f". RSS {bytes_text(self.rss_before)} -> {bytes_text(self.rss_after)} ({sign}{bytes_text(retained)} retained after gc)"
