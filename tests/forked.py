@@ -10,8 +10,8 @@ What differs from a fresh ``python``: ``tensorflow`` is in ``sys.modules`` befor
 That is the path ``%load_ext graphguard`` and ``pytest --graphguard`` take
 (:mod:`graphguard.runtime.watch` patches a TensorFlow imported already); the path where the script's
 own ``import tensorflow`` fires graphguard's import hook, and ``--tf1``'s Keras choice made before
-TensorFlow is imported, are tested with real processes (the demo's runs in tests/test_launcher.py, the
-tutorial's in tests/test_tf1.py, ``graphguard demo`` in tests/test_demo.py).
+TensorFlow is imported, are tested with real processes (tests/test_launcher.py, tests/test_tf1.py and
+``graphguard demo`` in tests/test_demo.py do not use this module).
 
 A server is started per environment that matters at start-up (:data:`STARTUP`: the Python path,
 warning filters, hash seed, TensorFlow's log level, Keras' choice), the first time a test asks for one,

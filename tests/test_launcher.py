@@ -13,20 +13,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-import forked
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "fixtures" / "demo"
 
 
-def graphguard(*args, timeout=180, real=False):
-    """``graphguard ARGS`` forked from the TensorFlow server (tests/forked.py), or ``real``: a fresh
-    process, where the script's own ``import tensorflow`` fires the launcher's hook (the demo's tests)."""
+def graphguard(*args, timeout=180):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    if not real:
-        return forked.run(["-m", "graphguard", *args], cwd=ROOT, env=env, timeout=timeout)
     return subprocess.run(
         [sys.executable, "-m", "graphguard", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -212,7 +207,7 @@ from graphguard.runtime.report import where  # noqa: E402
 
 
 def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
-    result = graphguard("run", "fixtures/demo/train_incorrect.py", "--steps", "5", real=True)
+    result = graphguard("run", "fixtures/demo/train_incorrect.py", "--steps", "5")
     assert result.returncode == 1, result.stderr[-3000:]
     err = result.stderr
     assert "graphguard run: 1 session guarded (count mode, 2 warm-up steps per session)" in err
@@ -231,7 +226,7 @@ def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
 
 
 def test_demo_correct_script_exits_zero():
-    result = graphguard("run", "fixtures/demo/train_correct.py", "--steps", "5", real=True)
+    result = graphguard("run", "fixtures/demo/train_correct.py", "--steps", "5")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no graph growth after warm-up" in result.stderr
     assert result.stderr.rstrip().endswith("graphguard run: no graph growth")

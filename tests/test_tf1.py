@@ -12,7 +12,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import forked
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,15 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("tensorflow.compat.v1")
 
 
-def graphguard(*args, cwd=ROOT, timeout=180, real=False):
-    """``graphguard ARGS``: forked from the TensorFlow server (tests/forked.py), or ``real``: a fresh
-    process, where the script's own ``import tensorflow`` goes through ``--tf1``'s hook and Keras choice
-    (the tests of that path)."""
+def graphguard(*args, cwd=ROOT, timeout=180):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_USE_LEGACY_KERAS", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    if not real:
-        return forked.run(["-m", "graphguard", *args], cwd=cwd, env=env, timeout=timeout)
     return subprocess.run([sys.executable, "-m", "graphguard", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -124,14 +118,14 @@ def _tutorial(tmp_path, before="", inside="pass"):
 
 
 def test_a_tf1_era_tutorial_fails_on_tf2_without_tf1(tmp_path):
-    result = graphguard("run", str(_tutorial(tmp_path)), cwd=tmp_path, real=True)
+    result = graphguard("run", str(_tutorial(tmp_path)), cwd=tmp_path)
     assert result.returncode == 1
     assert "ImportError: cannot import name 'placeholder' from 'tensorflow'" in result.stderr
 
 
 def test_tf1_runs_a_tf1_era_tutorial_and_names_the_leaking_line(tmp_path):
     script = _tutorial(tmp_path, inside="accuracy = tf.reduce_mean(tf.abs(hypothesis - y))  # built per step")
-    result = graphguard("run", "--tf1", str(script), cwd=tmp_path, real=True)
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
     assert result.returncode == 1, result.stderr[-3000:]
     growth = _growth(result.stderr)
     assert re.search(r": Sub, Abs, Const, Mean at lab\.py:18 \(tf\.reduce_mean\)$", growth), growth
@@ -166,7 +160,7 @@ def test_tf1_tf_layers_run_on_keras_2_and_their_ops_are_the_scripts(tmp_path):
             out = tf.layers.dense(hidden, 1, name="head", reuse=True)  # rebuilt per step on the same weights
             sess.run(out, {x: np.ones((2, 4), np.float32)})
     """)
-    result = graphguard("run", "--tf1", str(script), cwd=tmp_path, real=True)
+    result = graphguard("run", "--tf1", str(script), cwd=tmp_path)
     assert result.returncode == 1, result.stderr[-3000:]
     growth = _growth(result.stderr)
     assert re.search(r" at layers\.py:10 \(tf\.layers\.dense\)$", growth), growth
