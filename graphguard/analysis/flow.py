@@ -335,13 +335,7 @@ class FlowReader:
             modulo = test.left
             if isinstance(modulo, ast.Name) and body and _resets(body, modulo.id):
                 # ``if updates == 4: train(); updates = 0`` with ``updates += 1`` per iteration: every 4th
-                k = self._count_value(test.comparators[0])
-                if k is None or k < 2:
-                    return None
-                for counter, loop, _ in reversed(self._counters):
-                    if counter == modulo.id:
-                        return frozenset({(EVERY, loop.index, k)}) if loop in self._frame.loops else None
-                return None
+                return self._every_kth(modulo.id, test.comparators[0])
         else:
             return None
         if not (isinstance(modulo, ast.BinOp) and isinstance(modulo.op, ast.Mod)):
@@ -349,13 +343,20 @@ class FlowReader:
         counted = modulo.left
         if isinstance(counted, ast.BinOp) and isinstance(counted.op, (ast.Add, ast.Sub)) and isinstance(counted.right, ast.Constant):
             counted = counted.left  # ``(epoch + 1) % 10``
-        if not isinstance(counted, ast.Name) or not self._counters:
+        if not isinstance(counted, ast.Name):
             return None
-        k = self._count_value(modulo.right)
+        return self._every_kth(counted.id, modulo.right)
+
+    def _every_kth(self, name: str, period: ast.AST) -> frozenset | None:
+        """The exemption for a body that runs on every ``period``-th value of the counter ``name`` of an
+        enclosing loop (``period`` an int of at least 2 the source fixes); None otherwise."""
+        if not self._counters:
+            return None
+        k = self._count_value(period)
         if k is None or k < 2:
             return None
         for counter, loop, _ in reversed(self._counters):
-            if counter == counted.id:
+            if counter == name:
                 return frozenset({(EVERY, loop.index, k)}) if loop in self._frame.loops else None
         return None
 
