@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import io
 import marshal
 import os
@@ -424,15 +425,15 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
     lines = ", ".join(str(line) for line in planned.loops)
     print(f"graphguard run --sweep: trials are the iterations of the loop at {typed}:{lines} ({planned.why})",
           file=sys.stderr)
-    said = []
+    leaks = itertools.count(1)  # leaking trials told so far, this one included
 
     def on_leak(record: Any) -> None:
         if sweep.repeats_trend(record):  # a steady RSS rise once, not per trial on it
             return
-        said.append(record.index)
-        if len(said) <= _LEAKS_SAID:
+        told = next(leaks)
+        if told <= _LEAKS_SAID:
             print(f"graphguard run --sweep: {sweep.leak_message(record)}", file=sys.stderr)  # the fix once per sweep
-        elif len(said) == _LEAKS_SAID + 1:
+        elif told == _LEAKS_SAID + 1:
             # the report at the end lists every trial: a sweep of 50 leaking trials printed each twice (a
             # fourth new user's trial)
             print(f"graphguard run --sweep: trial '{record.name}' leaked too; the report at the end lists it and "
@@ -571,7 +572,7 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = 
     patterns, seen = [], set()
     for _, _, report in reports:
         for growth in report.growth:
-            key = tuple(sorted({(line.filename, line.lineno) for group in growth.groups for line in group.lines}))
+            key = _line_keys((growth,))
             if key not in seen:
                 seen.add(key)
                 patterns.append(growth)
@@ -645,9 +646,9 @@ def _numbers(numbers: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def _growth_lines(report: GuardReport) -> tuple:
-    """The source lines ``report``'s growth came from, sorted (``()`` when it did not grow)."""
-    return tuple(sorted({(line.filename, line.lineno) for growth in report.growth for group in growth.groups
+def _line_keys(growths) -> tuple:
+    """The sorted ``(file, line)`` pairs that ``growths`` (growth patterns) came from; ``()`` for none."""
+    return tuple(sorted({(line.filename, line.lineno) for growth in growths for group in growth.groups
                          for line in group.lines}))
 
 
@@ -679,7 +680,7 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
     for number, kind, report in reports:
         if number in clean_numbers:
             continue
-        key = _growth_lines(report)
+        key = _line_keys(report.growth)
         if key and key in printed and not report.stopped:
             same.setdefault(printed[key], []).append(number)
             continue
