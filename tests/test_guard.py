@@ -613,6 +613,51 @@ def test_slowdown_warning_reports_both_medians(monkeypatch):
     assert "slowdown: step time 4 ms" in str(report)
 
 
+def test_slowdown_judged_per_fetch_when_runs_alternate(monkeypatch):
+    """A loop that alternates a training run (1 ms, then 12 ms from step 200) with an evaluation run
+    (20 ms throughout): a median over every run mixes the two; each fetch is judged on its own samples,
+    and the warning names the training run's line, not the line that happened to end the window."""
+    ms = 1e-3
+    steps = 400
+    durations = []
+    for step in range(1, steps + 1):
+        training = step % 2 == 1
+        durations.append((12 * ms if step > 200 else 1 * ms) if training else 20 * ms)
+    clock = _Clock()
+    monkeypatch.setattr(guard_module, "_clock", clock)
+    sess = _TimedSession(clock, durations)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with GraphGuard(sess, mode="count", rss_every=None) as guarded:
+            for step in range(1, steps + 1):
+                if step % 2 == 1:
+                    guarded.run("GradientDescent_3")  # TRAIN-RUN
+                else:
+                    guarded.run(["eval/Mean_2:0", "eval/accuracy:0"])  # EVAL-RUN
+    slow = [w for w in caught if issubclass(w.category, SlowdownWarning)]
+    slowdowns = guarded.report().slowdowns
+    assert {(s.fetch, s.lineno) for s in slowdowns} == {("GradientDescent", _line("TRAIN-RUN"))}
+    assert slowdowns[0].baseline_seconds == pytest.approx(1 * ms) and slowdowns[0].recent_steps[1] > 200
+    assert slowdowns[-1].recent_seconds == pytest.approx(12 * ms) and slowdowns[-1].runs == 10
+    assert len(slow) == len(slowdowns) and {w.lineno for w in slow} == {_line("TRAIN-RUN")}
+    assert str(slow[-1].message).startswith("step time of GradientDescent runs at ")
+    assert "12 ms (median of 10 sampled in steps" in str(slow[-1].message)
+
+
+def test_alternating_runs_with_flat_times_give_no_slowdown(monkeypatch):
+    """Training 1 ms and evaluation 30 ms, alternating, neither slower over time: no warning (a median
+    over every run would swing between the two as the window's parity changes)."""
+    ms = 1e-3
+    durations = [1 * ms if step % 2 else 30 * ms for step in range(1, 401)]
+    clock = _Clock()
+    monkeypatch.setattr(guard_module, "_clock", clock)
+    sess = _TimedSession(clock, durations)
+    with GraphGuard(sess, mode="count", rss_every=None) as guarded:
+        for step in range(1, 401):
+            guarded.run("train_op" if step % 2 else "eval_op")
+    assert guarded.report().slowdowns == ()
+
+
 @pytest.mark.parametrize(
     "durations",
     [

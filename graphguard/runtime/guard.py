@@ -57,7 +57,7 @@ from graphguard.runtime.errors import (
     warn_at,
 )
 from graphguard.runtime.growth import GrowthAccounting, Pattern
-from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, StepMeasures  # noqa: F401 (tests)
+from graphguard.runtime.measures import _SERIES_POINTS, _SLOW_WINDOW, FetchTimes, StepMeasures, fetch_label  # noqa: F401 (tests)
 from graphguard.runtime.interception import TF_CHANGERS, refused_change
 from graphguard.runtime.interception import Interceptor as _Interceptor  # tests patch guard._Interceptor
 from graphguard.runtime.report import (
@@ -274,6 +274,7 @@ class _Monitor(GrowthAccounting, StepMeasures):
         self._baseline: Optional[tuple[float, tuple[int, int], int, Optional[int]]] = None
         self._next_ratio = slowdown_factor or 0.0
         self._slowdowns: list[Slowdown] = []
+        self._by_fetch: dict[str, FetchTimes] = {}  # sampled step times per fetch (measures._time_fetch)
 
         self._series: list[StepSample] = []  # what GuardReport.plot() draws, at most _SERIES_POINTS long
         self._series_every = 1  # keep one periodic point in this many (doubled when the list is full)
@@ -315,8 +316,11 @@ class _Monitor(GrowthAccounting, StepMeasures):
         with self._lock:
             if steps < self._next_check:  # another thread got here first
                 return
+            label = fetch_label(fetches) if fetches is not None else None
+            if label is not None and self._slowdown_factor and steps >= self._warm:
+                self._time_fetch(steps, label, lambda: user_origin(live_frames(sys._getframe(2)))[:2])
             if steps < self._check_at:  # a series point between two checks, nothing else
-                self._sample(steps, None, fetches)
+                self._sample(steps, None, label)
                 self._next_check = self._check_at
                 return
             if self._first_seconds is None and self._seconds:
@@ -344,11 +348,13 @@ class _Monitor(GrowthAccounting, StepMeasures):
                     self._rss_last = (steps, self._read_rss(now))
                     sampled = self._rss_last[1]
                     stop = self._rss_over_limit()
-            self._sample(steps, sampled, fetches)
+            self._sample(steps, sampled, label)
             if self._slowdown_factor and steps >= warm + window:
                 slowdown = self._check_slowdown(steps)
         if slowdown is not None:
-            filename, lineno, _ = user_origin(live_frames(sys._getframe(1)))
+            filename, lineno = slowdown.filename, slowdown.lineno
+            if slowdown.fetch is None:
+                filename, lineno, _ = user_origin(live_frames(sys._getframe(1)))
             warn_at(self._slowdown_message(slowdown), SlowdownWarning, filename, lineno)
         if stop is not None:
             raise self._stop(stop)

@@ -11,6 +11,7 @@ Nothing here imports TensorFlow or psutil (the monitor hands in its cached ``psu
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import statistics
@@ -18,6 +19,29 @@ from typing import Any, Optional
 
 from graphguard.runtime.errors import RssGrowthError
 from graphguard.runtime.report import GuardStats, Slowdown, StepSample, bytes_text
+
+
+class FetchTimes:
+    """Sampled step times of one fetch (runs with the same :func:`fetch_label`), for the slowdown
+    check of a loop that alternates fetches.
+
+    Attributes:
+        where: (filename, lineno) of the user line that ran it when it was first sampled.
+        times: the latest :data:`_FETCH_WINDOW` samples, (step, seconds).
+        count: samples taken after warm-up.
+        baseline: (median seconds, (first, last) step, graph version, RSS bytes or ``None``) of its first
+            :data:`_FETCH_WINDOW` samples, once there are that many.
+        next_ratio: the ratio the next warning for this fetch needs.
+    """
+
+    __slots__ = ("where", "times", "count", "baseline", "next_ratio")
+
+    def __init__(self, where: tuple[Optional[str], Optional[int]], next_ratio: float) -> None:
+        self.where = where
+        self.times: collections.deque[tuple[int, float]] = collections.deque(maxlen=_FETCH_WINDOW)
+        self.count = 0
+        self.baseline: Optional[tuple[float, tuple[int, int], int, Optional[int]]] = None
+        self.next_ratio = next_ratio
 
 # GuardReport.series keeps at most this many points (thinned by half when full).
 _SERIES_POINTS = 2048
@@ -28,6 +52,12 @@ _SERIES_POINTS = 2048
 # further warning needs another factor (3x, 9x, 27x with the default 3.0).
 _SLOW_WINDOW = 20
 _SLOW_MIN_SECONDS = 1e-3
+# A loop that alternates fetches (a training run, then an evaluation run) has no one step time: a
+# median over every run mixes a 30 ms and a 1 ms run. Once the periodic samples (about 2 runs in 10,
+# at offsets that walk through the window) have seen more than one fetch, each fetch is judged on its
+# own sampled runs: the median of its first _FETCH_WINDOW samples after warm-up against the median of
+# its latest _FETCH_WINDOW.
+_FETCH_WINDOW = 10
 # TensorFlow makes op names unique with a suffix: `Mean`, `Mean_1`, `Mean_2` (per scope too).
 _UNIQUE_SUFFIX = re.compile(r"_\d+$")
 
@@ -64,17 +94,16 @@ class StepMeasures:
     :meth:`_slowdown_message`.
     """
 
-    def _sample(self, steps: int, rss: Optional[int], fetches: Any = None) -> None:
+    def _sample(self, steps: int, rss: Optional[int], label: Optional[str] = None) -> None:
         """One point of :attr:`GuardReport.series` (under the lock), with what the run fetched
-        (``fetches``, named by :func:`fetch_label`). Bounded: when the list is full, every other point
+        (``label``, from :func:`fetch_label`). Bounded: when the list is full, every other point
         without an RSS sample is dropped (the first point and the RSS samples, at most one a second,
         are kept) and one periodic point in twice as many is kept from then on."""
         self._series_skipped += 1
         if (self._series_skipped < self._series_every and rss is None) or not self._seconds:
             return
         self._series_skipped = 0
-        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss,
-                                       fetch_label(fetches) if fetches is not None else None))
+        self._series.append(StepSample(steps, self._seconds[-1], self._graph.version, rss, label))
         if len(self._series) >= _SERIES_POINTS:
             series = self._series
             self._series = [point for index, point in enumerate(series)
@@ -113,7 +142,24 @@ class StepMeasures:
         )
         return RssGrowthError(message, step=step, rss_bytes=rss, rss_growth_bytes=growth, limit_bytes=self._max_rss_growth)
 
+    def _time_fetch(self, steps: int, label: str, origin: Any) -> None:
+        """One sampled run of fetch ``label`` (this run's time is ``_seconds[-1]``); ``origin()`` gives
+        the user's (filename, lineno), asked only the first time a fetch is seen."""
+        times = self._by_fetch.get(label)
+        if times is None:
+            if len(self._by_fetch) >= 16:  # fetches named per step: no fetch repeats, nothing to judge
+                return
+            times = self._by_fetch[label] = FetchTimes(origin(), self._slowdown_factor)
+        times.times.append((steps, self._seconds[-1]))
+        times.count += 1
+        if times.count == _FETCH_WINDOW:
+            rss = self._rss_last[1] if self._rss_last else None
+            times.baseline = (statistics.median(s for _, s in times.times), (times.times[0][0], steps),
+                              self._graph.version, rss)
+
     def _check_slowdown(self, steps: int) -> Optional[Slowdown]:
+        if len(self._by_fetch) > 1:
+            return self._check_fetch_slowdown(steps)
         # The latest _SLOW_WINDOW step times, by index from the end: cheap, and safe while other
         # threads append (a value may shift by one, which a median does not notice).
         seconds = self._seconds
@@ -145,6 +191,32 @@ class StepMeasures:
         )
         self._slowdowns.append(slowdown)
         return slowdown
+
+    def _check_fetch_slowdown(self, steps: int) -> Optional[Slowdown]:
+        """:meth:`_check_slowdown` for a loop that alternates fetches: each fetch against its own
+        baseline (the first fetch found slower is reported; the others wait for the next check)."""
+        for label, times in self._by_fetch.items():
+            if times.baseline is None or times.times[0][0] <= times.baseline[1][1]:
+                continue  # no baseline yet, or the latest samples still overlap it
+            base, base_steps, base_version, base_rss = times.baseline
+            recent = statistics.median(s for _, s in times.times)
+            if base <= 0 or recent < times.next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
+                continue
+            ratio = recent / base
+            while times.next_ratio <= ratio:
+                times.next_ratio *= self._slowdown_factor
+            rss_growth = None
+            if base_rss is not None and self._rss_last is not None:
+                rss_growth = self._rss_last[1] - base_rss
+            slowdown = Slowdown(
+                step=steps, baseline_seconds=base, baseline_steps=base_steps, recent_seconds=recent,
+                recent_steps=(times.times[0][0], times.times[-1][0]), ratio=ratio,
+                ops_added=self._graph.version - base_version, rss_growth_bytes=rss_growth,
+                fetch=label, filename=times.where[0], lineno=times.where[1], runs=len(times.times),
+            )
+            self._slowdowns.append(slowdown)
+            return slowdown
+        return None
 
     def _slowdown_message(self, slowdown: Slowdown) -> str:
         text = f"{slowdown}."

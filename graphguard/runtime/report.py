@@ -160,6 +160,10 @@ class Slowdown:
         ratio: ``recent_seconds / baseline_seconds``.
         ops_added: ops the graph gained between the end of the baseline window and ``step``.
         rss_growth_bytes: RSS change over the same span (bytes); ``None`` without psutil.
+        fetch: in a loop that alternates fetches (training and evaluation runs), the fetch that slowed
+            (its label, as in the picture), judged on its own sampled runs; ``None``: every run.
+        filename, lineno: the user line that runs ``fetch`` (``None`` for every run).
+        runs: the sampled runs of ``fetch`` in each median (``None``: every run of the window).
     """
 
     step: int
@@ -170,10 +174,19 @@ class Slowdown:
     ratio: float
     ops_added: int
     rss_growth_bytes: Optional[int]
+    fetch: Optional[str] = None
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    runs: Optional[int] = None
 
     def __str__(self) -> str:
-        text = (
-            f"step time {seconds_text(self.recent_seconds)} (median of steps {self.recent_steps[0]}-{self.recent_steps[1]}) "
+        if self.fetch is None:
+            text = f"step time {seconds_text(self.recent_seconds)} (median of steps {self.recent_steps[0]}-{self.recent_steps[1]}) "
+        else:
+            text = (f"step time of {self.fetch} runs at {where(self.filename, self.lineno)}: "
+                    f"{seconds_text(self.recent_seconds)} (median of {self.runs} sampled in steps "
+                    f"{self.recent_steps[0]}-{self.recent_steps[1]}) ")
+        text += (
             f"is {self.ratio:.1f}x the {seconds_text(self.baseline_seconds)} median of steps "
             f"{self.baseline_steps[0]}-{self.baseline_steps[1]} (just after warm-up); "
         )
