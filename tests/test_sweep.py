@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -789,6 +790,33 @@ def test_raise_surfaces_at_the_end_of_the_next_trial_and_never_over_its_exceptio
             raise KeyError("d")
     with pytest.raises(SweepLeakError, match="trial 'c'"):
         sweep.finish()
+
+
+def test_objects_of_one_holder_read_alike_when_the_search_time_runs_out(monkeypatch):
+    # A fifth new user's trial: the objects of one list read "reference search skipped" or "no module
+    # global or local variable found within 0.13 s of search" once the first searches spent the budget.
+    # The first search finds the list; the budget then runs out; the others get the list's chain.
+    from graphguard.runtime import sweep_judgement
+
+    real = sweep_judgement._search
+
+    def slow_search(*args, **kwargs):
+        found = real(*args, **kwargs)
+        time.sleep(0.3)  # the whole budget, spent on this one search
+        return found
+
+    monkeypatch.setattr(sweep_judgement, "_search", slow_search)
+    sweep = quiet(chain_seconds=0.3)
+    grid, box = [], Box()
+    for index in range(2):
+        with sweep.trial(f"t{index}") as trial:
+            for _ in range(4):
+                grid.append(trial.track(Net(), "model"))
+            box.first, box.second = trial.track(Net(), Net())
+    chains = sorted(str(obj.chain) for obj in sweep.records[0].alive)
+    assert chains[:4] == [f"local `grid` in {test_objects_of_one_holder_read_alike_when_the_search_time_runs_out.__name__}() -> list[{i}] -> Net"
+                          for i in range(4)]
+    assert len(chains) == 4  # the box's pair was replaced by the next trial's
 
 
 def test_track_takes_several_objects_and_checks_its_arguments_at_the_call():

@@ -133,19 +133,23 @@ class _Judgement:
         deadline = time.perf_counter() + self.chain_seconds
         results: list[tuple[Any, ...]] = []
         inner = _held_by_another(targets)
+        timed_out: list[int] = []  # results whose search did not run or ran out of time
+        holders: dict[int, tuple[Any, int]] = {}  # id(direct holder) -> (holder, result index) of found chains
         for obj, (name, source) in zip(targets, labels):
             in_graph = None if final else _default_graph_chain(obj)
             if in_graph is not None:
                 results.append((name, _type_name(obj), source, in_graph, None, None, frozenset(), None))
                 continue
-            left = deadline - time.perf_counter()
-            if left <= 0 and source != "track" and id(obj) in inner:
+            if source != "track" and id(obj) in inner:
                 # a part held in another alive object's attribute (a Sequential's inner Functional): its
-                # holder is reported, and a search would say nothing more (a fourth new user's trial:
-                # "13 x Functional: alive (reference search skipped)" beside the 14 Sequentials)
+                # holder is reported, and a search would say nothing more (new users' trials: "13 x
+                # Functional: alive (reference search skipped)" beside the 14 Sequentials, and, with time
+                # left, a Functional counted beside its Sequential)
                 results.append((name, _type_name(obj), source, None, None, None, frozenset(), _INNER))
                 continue
+            left = deadline - time.perf_counter()
             if left <= 0:
+                timed_out.append(len(results))
                 # No time left to search: an object that is the current value of a loop variable is
                 # still known to be held by it (the last trial's ``x = tf.placeholder(...)`` at module
                 # level), so it is not called a leak on an unfinished search.
@@ -160,6 +164,7 @@ class _Judgement:
                 continue
             ignore = (targets, labels, results)
             chain, loop_variable, path, tail = _search(obj, roots, self.chain_depth, left, CHAIN_FRONTIER, ignore)
+            first = chain
             slot_text = None
             slot = _slot_of(tail) if loop_variable is None and chain.root_kind != "unknown" else None
             if slot is not None and (self._is_slot(slot[0], slot[1], obj, index)
@@ -176,7 +181,11 @@ class _Judgement:
                     chain, loop_variable, path = again, loop_again, path_again
                 else:
                     slot_text = f"`{_type_name(slot[0])}.{slot[1]}`"
-            del tail, slot
+            if chain.root_kind == "unknown" and loop_variable is None and time.perf_counter() >= deadline:
+                timed_out.append(len(results))
+            elif tail is not None and chain is first and slot_text is None:  # the tail is this chain's
+                holders.setdefault(id(tail[0]), (tail[0], len(results)))
+            del tail, slot, first
             kept_text = None
             if loop_variable is None and chain.root_kind == "unknown":
                 in_graph = _default_graph_chain(obj)
@@ -185,6 +194,9 @@ class _Judgement:
                     if final:  # the last trial's graph, which nothing reset after it: one graph, not growth
                         kept_text = "the last trial's graph, still the default graph"
             results.append((name, _type_name(obj), source, chain, loop_variable, slot_text, path, kept_text))
+        if timed_out and holders:
+            _share_holders(targets, results, timed_out, holders)
+        del holders
         ids = {id(obj) for obj in targets}
         paths = {id(obj): result[6] for obj, result in zip(targets, results)}
         known = {id(obj) for obj, result in zip(targets, results) if result[3] is not None and result[3].root_kind != "unknown"}
@@ -384,6 +396,42 @@ def _default_graph_chain(obj: Any) -> Optional[ReferenceChain]:
         return None
     return ReferenceChain("graph", "TensorFlow's default graph (until tf.compat.v1.reset_default_graph())", (),
                           _type_name(obj))
+
+
+def _share_holders(targets: list[Any], results: list[tuple[Any, ...]], timed_out: list[int],
+                   holders: dict[int, tuple[Any, int]]) -> None:
+    """Chains for the objects whose search the time budget cut (``results[i]`` for ``i`` in
+    ``timed_out``), from the objects found in the same container: one ``gc.get_referrers`` pass over
+    them; an object whose direct holder (a list, a dict, an instance's ``__dict__``) is the direct
+    holder of a found chain gets that chain with its own last hop (``list[7]`` for ``list[2]``). So the
+    objects of one list read alike, whether their search ran or the budget ran out first (a fifth new
+    user's trial: "reference search skipped" beside "within 0.13 s of search" for one list)."""
+    pending = {id(targets[i]): i for i in timed_out}
+    wanted = [targets[i] for i in timed_out]
+    referrers = gc.get_referrers(*wanted)
+    for holder in referrers:
+        found = holders.get(id(holder))
+        if found is None or found[0] is not holder:
+            continue
+        base = results[found[1]]
+        chain, loop_variable = base[3], base[4]
+        for child in gc.get_referents(holder):
+            index = pending.get(id(child))
+            if index is None or targets[index] is not child:
+                continue
+            kind, label = _edge(holder, child)
+            hops = chain.hops
+            if kind == "key" and hops and not hops[-1].startswith(f"{_type_name(holder)}["):
+                last = f"{hops[-1].rsplit('.', 1)[0]}.{label}"  # an attribute: `Owner.attr`
+            elif kind in ("key", "index"):
+                last = f"{_type_name(holder)}[{label!r}]" if kind == "key" else f"{_type_name(holder)}[{label}]"
+            else:
+                continue
+            name, type_name, source = results[index][:3]
+            own = ReferenceChain(chain.root_kind, chain.root, (*hops[:-1], last) if hops else (last,), type_name)
+            results[index] = (name, type_name, source, own, loop_variable, None, base[6], None)
+            del pending[id(child)]
+    del referrers, wanted
 
 
 #: :meth:`_Judgement._chains`'s mark for an object left out as a part of another alive object.
