@@ -331,6 +331,8 @@ def _step_times(axes, series) -> None:
     groups: dict[Any, list] = {}
     for sample in series:
         groups.setdefault(getattr(sample, "fetch", None), []).append(sample)
+    if len(groups) > 1 and len(groups.get(None, ())) <= 2:
+        del groups[None]  # the report's own last sample (no run fetched it), not a fetch of its own
     ranked = sorted(groups, key=lambda fetch: -len(groups[fetch]))
     lines = [(fetch, groups[fetch]) for fetch in ranked[:FETCH_LINES]]
     rest = sorted((sample for fetch in ranked[FETCH_LINES:] for sample in groups[fetch]), key=lambda s: s.step)

@@ -298,3 +298,19 @@ def test_the_guards_series_stays_bounded_and_keeps_its_rss_samples():
     assert [p.step for p in series] == sorted(p.step for p in series)
     rss_steps = [p.step for p in series if p.rss_bytes is not None]
     assert rss_steps[:2] == [1, 1000] and len(rss_steps) == 201  # every RSS sample kept
+
+
+def test_the_reports_own_last_sample_is_not_a_fetch_line():
+    # A fifth new user's trial: the step-time legend listed "fetch not recorded: 1 point", the report's own
+    # last sample (no run fetched it) beside the two fetches of an alternating loop.
+    pytest.importorskip("matplotlib")
+    from graphguard.plot import _figure, _step_times
+
+    series = [StepSample(step, 0.002 if step % 2 else 0.03, 100, None, "train" if step % 2 else "[eval/Mean]")
+              for step in range(1, 61)]
+    series.append(StepSample(61, 0.002, 100, 700 * 2**20))
+    figure = _figure(6, 3)
+    axes = figure.add_subplot(1, 1, 1)
+    _step_times(axes, series)
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels == ["sess.run(train): 30 points", "sess.run([eval/Mean]): 30 points"]

@@ -192,13 +192,16 @@ def test_tf1_hint_names_tf_keras_when_the_script_uses_tf_layers_and_it_is_missin
 
     script = _write(tmp_path / "s.py", "import tensorflow as tf\nh = tf.layers.dense(x, 8)\n")
     plain = _write(tmp_path / "p.py", "import tensorflow as tf\nh = tf.matmul(x, w)\n")
+    # a fifth new user's trial: tf.layers only in a comment and a docstring brought the hint
+    commented = _write(tmp_path / "c.py", '"""Was tf.layers.dense."""\nimport tensorflow as tf\n'
+                                          'h = tf.matmul(x, w)  # tf.layers.dense(x, 8) before\n')
     monkeypatch.setattr(tf1, "tf_keras_available", lambda: False)
     monkeypatch.setattr(tf1, "_keras_major", lambda: 3)
     hint = tf1.Tf1Shim(str(script)).hint()
     assert hint is not None and "\n" not in hint
     assert hint.startswith("graphguard run --tf1: this script uses tf.layers or tf.keras, which need Keras 2")
     assert "pip install tf_keras==" in hint
-    assert tf1.Tf1Shim(str(plain)).hint() is None
+    assert tf1.Tf1Shim(str(plain)).hint() is None and tf1.Tf1Shim(str(commented)).hint() is None
     monkeypatch.setattr(tf1, "tf_keras_available", lambda: True)
     assert tf1.Tf1Shim(str(script)).hint() is None
 

@@ -596,3 +596,19 @@ def test_the_fix_applied_to_an_object_that_already_retraced_says_so():
     text = fix_for([change], "same_function")
     assert "`n` is a tensor now" in text and "run the cell that defines it again" in text
     assert "as a tensor (tf.constant" not in text
+
+
+def test_several_number_arguments_share_one_sentence_and_floats_are_shown_short():
+    # A fifth new user's trial: the combined fix repeated "so one trace serves every value; or give
+    # input_signature" once per argument, and a float read 0.30000000000000004.
+    from graphguard.runtime.trace import _diff
+    from graphguard.runtime.trace_report import ArgChange, fix_for
+
+    changes = [ArgChange("value", "lr", "Python float 0.1", "0.2"), ArgChange("value", "step", "Python int 7", "8")]
+    text = fix_for(changes, "same_function")
+    assert text.count("so one trace serves every value") == 1 and text.count("input_signature") == 1
+    assert text.startswith("pass `lr`, `step` as tensors (tf.constant(lr); tf.constant(step, tf.float32)")
+    (change,) = _diff({"lr": ("value", "float", repr(0.1))}, {"lr": ("value", "float", repr(0.1 * 3))})
+    assert (change.before, change.after) == ("Python float 0.1", "0.3")
+    (close,) = _diff({"lr": ("value", "float", repr(0.3))}, {"lr": ("value", "float", repr(0.1 * 3))})
+    assert close.after == "0.30000000000000004"  # shortened, the two would read alike

@@ -29,6 +29,7 @@ Nothing here imports TensorFlow before the script does.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib.metadata
 import importlib.util
@@ -99,7 +100,7 @@ class Tf1Shim:
                     f"needs the eager execution --tf1 turns off: run it without --tf1")
         if tf_keras_available() or (_keras_major() or 3) < 3:
             return None
-        if not _USES_KERAS.search(text):
+        if not _uses_keras(text):
             return None
         version = _tf_version()
         pin = f"tf_keras=={version}" if version else "tf_keras (the version of your TensorFlow)"
@@ -176,6 +177,18 @@ class Tf1Shim:
 
 
 _HOOK_CODE = Tf1Shim._import.__code__
+
+
+def _uses_keras(text: str) -> bool:
+    """Whether the script's code (not its comments or strings) reads a ``.layers`` or ``.keras``
+    attribute (``tf.layers.dense``, ``tf.keras.Model``); the text's match when it does not parse."""
+    if not _USES_KERAS.search(text):
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    return any(isinstance(node, ast.Attribute) and node.attr in ("layers", "keras") for node in ast.walk(tree))
 
 
 def explain(error: BaseException) -> Optional[str]:

@@ -147,9 +147,23 @@ def _flatten(value: Any, path: str, out: dict[str, Leaf], depth: int = 0) -> Non
         out[path] = _leaf(value)
 
 
-def _text(leaf: Leaf) -> str:
+def _shown(leaf: Leaf, other: Optional[Leaf] = None) -> str:
+    """A value leaf's text for a person: a float to 6 significant digits (``0.1 * 3`` is ``0.3``, not
+    ``0.30000000000000004``), in full when that would hide its difference from ``other``."""
+    text = leaf[2]
+    if leaf[1] == "float":
+        try:
+            short = f"{float(text):.6g}"
+            if other is None or other[1] != "float" or f"{float(other[2]):.6g}" != short:
+                return short
+        except ValueError:
+            pass
+    return text
+
+
+def _text(leaf: Leaf, other: Optional[Leaf] = None) -> str:
     if leaf[0] == "value":
-        return f"Python {leaf[1]} {leaf[2]}"
+        return f"Python {leaf[1]} {_shown(leaf, other)}"
     if leaf[0] == "tensor":
         return f"{leaf[1]} shape {leaf[2]} {leaf[3]}"
     return f"`{leaf[1]}` object at {leaf[2]:#x}"  # "object" and "stateful"
@@ -180,7 +194,8 @@ def _diff(before: dict[str, Leaf], after: dict[str, Leaf]) -> list[ArgChange]:
             if old[1] != new[1] and old[2] == new[2] and old[3] == new[3]:
                 changes.append(ArgChange("object", path, _text(old), _text(new)))
         elif old[0] == new[0] == "value":
-            changes.append(ArgChange("value", path, _text(old), new[2] if old[1] == new[1] else f"{new[1]} {new[2]}"))
+            shown = _shown(new, old)
+            changes.append(ArgChange("value", path, _text(old, new), shown if old[1] == new[1] else f"{new[1]} {shown}"))
         elif old[0] == new[0] == "stateful" and old[1] == new[1]:
             changes.append(ArgChange("new_model", path, _text(old), f"another `{new[1]}` object at {new[2]:#x}"))
         elif old[0] == new[0] == "object" and old[1] == new[1]:

@@ -168,6 +168,7 @@ class TracedFunction:
 def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optional[str]) -> str:
     """The advice for the changes that made a function retrace, one sentence per kind of change."""
     advice: dict[str, None] = {}
+    values: dict[str, str] = {}  # number arguments: argument -> how to make it a tensor
     if retracing == "new_function" or any(c.kind == "new_function" for c in changes):
         advice["create the tf.function once, outside the loop (decorate the function at module level or "
                "build it before the loop), and call that same object in the loop"] = None
@@ -178,8 +179,8 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
             # the fix as written would raise (issue 40's second trial); say which dtype to give.
             made = (f"tf.constant({arg}, tf.float32) if the function computes in floats, else tf.constant({arg})"
                     if "Python int" in change.before or change.after.startswith("int ") else f"tf.constant({arg})")
-            advice[f"pass `{arg}` as a tensor ({made}) instead of a Python number, so one trace "
-                   f"serves every value; or give input_signature=[...] with a tf.TensorSpec for it"] = None
+            values.setdefault(arg, made)
+            advice[_VALUES] = None  # one sentence for every number argument, written below
         elif change.kind == "shape":
             advice[f"give input_signature=[tf.TensorSpec(shape=..., dtype=...)] with None for the dimension "
                    f"of `{arg}` that changes, or tf.function(..., reduce_retracing=True); or pad or bucket "
@@ -199,7 +200,22 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
     if not advice:
         advice["give the function an input_signature=[...], and pass changing values as tensors "
                "(see https://www.tensorflow.org/guide/function#controlling_retracing)"] = None
-    return "; ".join(advice)
+    return "; ".join(_values_advice(values) if text is _VALUES else text for text in advice)
+
+
+_VALUES = "\0values"  # fix_for's place-holder for the number arguments' sentence
+
+
+def _values_advice(values: dict[str, str]) -> str:
+    """One sentence for the Python-number arguments that changed (a third new user's trial read the
+    same clause once per argument)."""
+    if len(values) == 1:
+        ((arg, made),) = values.items()
+        return (f"pass `{arg}` as a tensor ({made}) instead of a Python number, so one trace serves every "
+                f"value; or give input_signature=[...] with a tf.TensorSpec for it")
+    names = ", ".join(f"`{arg}`" for arg in values)
+    return (f"pass {names} as tensors ({'; '.join(values.values())}) instead of Python numbers, so one trace "
+            f"serves every value; or give input_signature=[...] with a tf.TensorSpec for each")
 
 
 def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, traces: int, calls: int) -> str:
