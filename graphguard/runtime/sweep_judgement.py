@@ -136,9 +136,19 @@ class _Judgement:
         timed_out: list[int] = []  # results whose search did not run or ran out of time
         holders: dict[int, tuple[Any, int]] = {}  # id(direct holder) -> (holder, result index) of found chains
         for obj, (name, source) in zip(targets, labels):
-            in_graph = None if final else _default_graph_chain(obj)
-            if in_graph is not None:
+            in_graph = _default_graph_chain(obj)
+            if in_graph is not None and not final:
                 results.append((name, _type_name(obj), source, in_graph, None, None, frozenset(), None))
+                continue
+            if in_graph is not None:
+                # The sweep's end: the last trial's graph is still the default graph, which holds the
+                # object; one graph, not growth, whether a loop variable holds it too (then excused as
+                # one). No search: it would walk the graph's own structures to the depth bound (about
+                # 1 s an object; a TF1 sweep's end took 5 s), and another holder of the last trial's
+                # object would hold the earlier trials' too, which are judged by search.
+                held = roots.loop.get(id(obj))
+                results.append((name, _type_name(obj), source, None if held else in_graph, held and held[1], None,
+                                frozenset(), None if held else "the last trial's graph, still the default graph"))
                 continue
             if source != "track" and id(obj) in inner:
                 # a part held in another alive object's attribute (a Sequential's inner Functional): its
