@@ -392,10 +392,16 @@ def _eager_loop(project: Project, module: ModuleFacts, item):
     does or the loops around it run at most ``max-bounded-iterations`` times in all."""
     if not item.loops or bounded(module, item.loops, max(project.bound, 1), item.exempt):
         return None
-    index = item.loops[-1]
-    if index in item.exempt:
-        return None
-    return module.loops[index]
+    index = _repeating(item)
+    return None if index is None else module.loops[index]
+
+
+def _repeating(item):
+    """The innermost loop around ``item`` that repeats it: a loop ``item`` is exempt from (a retry
+    loop that ends in ``break``, a once-guard on its counter) runs it once per entry, so the loop
+    around that one repeats it (first contact: a grid over table rows, each trial in a 30-try retry
+    loop, was read as built once). None when every loop is exempt."""
+    return next((index for index in reversed(item.loops) if index not in item.exempt), None)
 
 def _model_loop(module: ModuleFacts, item, bound: int):
     """The innermost loop that repeats a model construction or call ``item``, or None when that
@@ -404,8 +410,7 @@ def _model_loop(module: ModuleFacts, item, bound: int):
     around it run at most ``bound`` times in all (``max-bounded-iterations``; at least once)."""
     if not item.loops or bounded(module, item.loops, max(bound, 1), item.exempt):
         return None  # a 5-fold split, ``max_evals=10``, ``for x in [a, b]``: a handful of models
-    index = item.loops[-1]
-    loop = module.loops[index]
-    if index in item.exempt or loop.resets_graph:
+    index = _repeating(item)
+    if index is None or module.loops[index].resets_graph:
         return None
-    return loop
+    return module.loops[index]

@@ -109,6 +109,8 @@ def bounded(module: ModuleFacts, loops: tuple, bound: int, exempt: frozenset = f
         return False
     product = 1
     for index in loops:
+        if index in exempt:
+            continue  # it runs the item once per entry (a retry loop's ``break``, a once-guard)
         trips = module.loops[index].trips if index >= 0 else None
         if trips is None:
             return False
