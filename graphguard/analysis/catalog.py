@@ -167,7 +167,9 @@ DISTINCT_METHODS = {
 GRAPH_MODE_NAMES = frozenset({"tf.Session", "tf.InteractiveSession", "tf.placeholder", "tf.keras.backend.function",
                               "tf.keras.backend.gradients", "tf.keras.backend.get_session",
                               "tf.keras.backend.learning_phase", "tf.disable_eager_execution",
-                              "tf.disable_v2_behavior", "tf.keras.backend.placeholder"})
+                              "tf.disable_v2_behavior", "tf.keras.backend.placeholder",
+                              "tf.python.framework.ops.disable_eager_execution",
+                              "tf.python.compat.v2_compat.disable_v2_behavior"})
 
 #: Names used only with eager execution (TF 2): a module that uses one is not run on TF1 graphs, even
 #: if it also opens a ``tf.compat.v1.Session`` somewhere.
@@ -176,7 +178,10 @@ EAGER_NAMES = frozenset({"tf.GradientTape", "tf.function", "tf.enable_eager_exec
 #: Calls that turn TF 2 behaviour off for the whole program: a module that calls one runs on TF1 graphs,
 #: whatever TF 2 names it also uses (``tf.function`` then builds into the default graph; the GG3xx rules,
 #: about eager retracing, do not apply).
-V1_ONLY_NAMES = frozenset({"tf.disable_v2_behavior", "tf.disable_eager_execution"})
+V1_ONLY_NAMES = frozenset({"tf.disable_v2_behavior", "tf.disable_eager_execution",
+                           # the same functions imported from where TensorFlow defines them
+                           "tf.python.framework.ops.disable_eager_execution",
+                           "tf.python.compat.v2_compat.disable_v2_behavior"})
 
 #: Canonical module prefixes of the Keras optimizer classes (TF 2 and Keras 3): making one makes its
 #: ``iterations`` variable and, on first use, a slot variable per weight (measured on TF 2.21: a Keras

@@ -311,6 +311,9 @@ class ModuleFacts:
     exports: dict = field(default_factory=dict)
     #: modules of the checked tree star-imported at module level, the last one first
     stars: tuple = ()
+    #: modules it may import that could be of the checked tree (``"helpers"``, ``".model"``,
+    #: ``"pkg.module"`` for ``from pkg import module``), in source order: the program's import graph
+    imports: tuple = ()
 
 
 def add(facts: FunctionFacts, name: str, item) -> None:

@@ -251,7 +251,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             continue  # a loop that runs a handful of times keeps a handful of models (once: one)
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
-    if not module.eager_off and not project.old_keras(module):
+    if not project.eager_off(module) and not project.old_keras(module):
         eager_found = _eager_findings(project, module, facts, constructions, calls)
         if module.cheap_predict:
             # Keras 3 on JAX or torch (``KERAS_BACKEND``) beside TensorFlow code of its own (a notebook's

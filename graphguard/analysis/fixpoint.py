@@ -81,6 +81,18 @@ def _old_keras_folders(modules: list) -> dict:
     return {folder: "new" not in shown for folder, shown in eras.items()}
 
 
+def _in_folders(folders: dict, module) -> bool:
+    """The value of the smallest folder of ``folders`` (absolute paths) that holds ``module``; False
+    when none does."""
+    folder = os.path.dirname(os.path.abspath(module.path))
+    while folder not in folders:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return folders[folder]
+
+
 @dataclass(frozen=True)
 class _Unread:
     """A file of the run that has no facts (the prefilter skipped it, or it does not parse)."""
@@ -116,6 +128,8 @@ class Project:
         self.old_keras_program = "old" in eras and "new" not in eras
         #: the same question per folder (:meth:`old_keras`), when the run mixes eras
         self._old_keras_folders = _old_keras_folders(modules) if {"old", "new"} <= eras else {}
+        #: modules imported, directly or not, by a module that turns eager execution off (:meth:`eager_off`)
+        self._eager_off_imported: frozenset | None = None if "off" in modes else frozenset()
         self._by_path = {os.path.normpath(m.path): m for m in modules}
         #: files of the run without facts: an import that finds one of them calls nothing known
         self._unread: frozenset = frozenset()
@@ -157,13 +171,35 @@ class Project:
             return False
         if not self._old_keras_folders:
             return self.old_keras_program
-        folder = os.path.dirname(os.path.abspath(module.path))
-        while folder not in self._old_keras_folders:
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return False
-            folder = parent
-        return self._old_keras_folders[folder]
+        return _in_folders(self._old_keras_folders, module)
+
+    def eager_off(self, module: ModuleFacts) -> bool:
+        """Whether ``module`` runs with eager execution off: it turns it off itself, or a module that
+        imports it (directly or through others) does, and it shows no eager execution of its own
+        (``main.py``'s ``disable_eager_execution()`` holds for every module the process imports after).
+        Keras there runs in graph mode: ``predict`` runs a function built once (a first-contact judge
+        measured 0.37 ms a call against 24.6 ms with eager execution on), and no TF 2 rule applies. A
+        script beside it that it does not import keeps its own mode."""
+        if module.eager_off:
+            return True
+        if module.tf_mode == "eager":
+            return False
+        if self._eager_off_imported is None:
+            self._eager_off_imported = self._imported_by([m for m in self.modules if m.tf_mode == "off"])
+        return id(module) in self._eager_off_imported
+
+    def _imported_by(self, roots: list) -> frozenset:
+        """The ids of the modules ``roots`` import, directly or through others (:attr:`ModuleFacts.imports`)."""
+        seen: set[int] = set()
+        todo = list(roots)
+        while todo:
+            importer = todo.pop()
+            for dotted in importer.imports:
+                found = self._module(importer, dotted)
+                if found is not None and id(found) not in seen:
+                    seen.add(id(found))
+                    todo.append(found)
+        return frozenset(seen)
 
     # ------------------------------------------------------------------ resolution
 

@@ -152,6 +152,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._per_step: dict = {}  # qualified class name -> "hook" or "callback" (methods run per step)
         self._keras_classes: set = set()  # qualified names of classes that subclass a Keras model directly
         self._project_stars: list = []  # modules of the checked tree star-imported at module level, last first
+        self._imports: list = []  # modules of the checked tree it may import (Project.eager_off follows them)
         self._keras_steps: list = []  # loops around ``model.predict(...)`` and the like (steps in graph mode)
         self.graph_mode = False  # the module uses a name that exists only in TF1 graph mode
         self.graph_only = False  # it makes a placeholder at module level, outside a graph block
@@ -387,6 +388,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         for alias in node.names:
             canonical = canonical_module(alias.name)
             project = canonical is None and self._is_project(alias.name)
+            if project:
+                self._imports.append(alias.name)
             if alias.asname is not None:
                 value = canonical if canonical is not None else ProjectRef(Ref(alias.name, "")) if project else OTHER
                 self._frame.scope[alias.asname] = value
@@ -397,6 +400,11 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = ("." * node.level) + (node.module or "")
         base = canonical_module(node.module) if node.level == 0 and node.module else None
+        if base is None and (node.level or self._is_project(module)):
+            # ``from pkg import module`` may import a module: both are candidates (phase 2 finds which exist)
+            self._imports.append(module)
+            self._imports.extend(f"{module}{'' if module.endswith('.') else '.'}{alias.name}"
+                                 for alias in node.names if alias.name != "*")
         for alias in node.names:
             if alias.name == "*":
                 if base is not None and len(self._frames) == 1:
@@ -764,6 +772,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         if value.__class__ is ProjectRef and (value.ref.module or value.ref.name != name):
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
+    reader.facts.imports = tuple(dict.fromkeys(reader._imports))
     reader._loop_binds = reader._for_nodes = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []

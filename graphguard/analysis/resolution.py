@@ -597,7 +597,7 @@ class Resolver:
         elif cls is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", "")
-            if last == "split" or last == "sample" or last in STRUCTURAL_METHODS:
+            if last in ("split", "sample", "choice") or last in STRUCTURAL_METHODS:
                 count = self._trips(value)  # ``folds = kf.split(x)``: that many splits; ``random.sample(xs, 10)``
                 new = None if count is None else ("len", count)
             elif last.endswith(("Fold", "ShuffleSplit")):
@@ -661,6 +661,12 @@ class Resolver:
         if (iterable.__class__ is ast.Call and len(iterable.args) == 2 and not iterable.keywords
                 and callee_text(iterable.func) in ("random.sample", "sample")):
             return self._count_value(iterable.args[1])  # ``random.sample(sentences, 10)``: ten
+        if (iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Attribute and iterable.func.attr == "choice"
+                and dotted_name(iterable.func.value) in _RANDOM_MODULES):
+            # ``np.random.choice(len(x_test), 10, replace=False)``: a sample of ten (``size=``, too)
+            size = next((k.value for k in iterable.keywords if k.arg == "size"),
+                        iterable.args[1] if len(iterable.args) >= 2 else None)
+            return None if size is None else self._count_value(size)
         if (iterable.__class__ is ast.Subscript and iterable.slice.__class__ is ast.Slice
                 and iterable.slice.upper is not None and iterable.slice.step is None
                 and (iterable.slice.lower is None or constant_int(iterable.slice.lower) == 0)):
@@ -691,6 +697,8 @@ class SelfUses:
 _UNSET = object()
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _ARRAY_MODULES = frozenset({"np", "numpy", "tf", "tensorflow"})
+#: NumPy's random modules and generators, whose ``choice(a, size)`` draws ``size`` elements.
+_RANDOM_MODULES = frozenset({"np.random", "numpy.random", "rng", "random_state", "rs", "generator"})
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
 _COUNTED = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp)  # what _count_value may read as an int
 _STRUCTURES = (ast.Attribute, ast.Subscript)
