@@ -685,7 +685,9 @@ def run_sweep_demo(out: Optional[TextIO] = None, plot: Optional[str] = None) -> 
                     say(f"  trial {trial['name']!r}: {'; '.join(trial['reasons'])}")
                     for obj in trial["alive"]:
                         if judged_leak(obj):
-                            say(f"    {obj['chain_text'] or obj['name'] + ': alive'}")
+                            # as the sweep's own report prints it: name (type): chain
+                            label = f"{obj['name']} ({obj.get('type_name') or obj['name']})"
+                            say(f"    {label}: {obj['chain_text'] or 'alive'}")
             if expect_leak and not chained:
                 say(f"  expected {name} to report objects alive with their reference chains")
                 failures.append(f"sweep {name}")

@@ -361,7 +361,7 @@ def test_run_sweep_demo_end_to_end_on_the_numpy_pair(monkeypatch):
         leaking_mib, fixed_mib = float(row[3]), float(row[4])
         assert leaking_mib > 40 and abs(fixed_mib) < 16  # about 72 MiB against 0
         assert row[5:7] == ["2", "0"]
-    assert "module-level `numpy_sweep_leaking.ALL_MODELS` -> list[2] -> TwoLayerNet" in text
+    assert "    model (TwoLayerNet): module-level `numpy_sweep_leaking.ALL_MODELS` -> list[2] -> TwoLayerNet" in text
     assert "local `solvers` in main() -> dict[0.001] -> Solver" in text
     assert "GG202" in text or "(exit status 0: no findings)" in text  # shown, not judged
 

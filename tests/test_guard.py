@@ -7,6 +7,7 @@ fake session (no timing assertions); RSS-limit tests use a fake psutil process w
 
 import importlib.util
 import json
+import re
 import sys
 import threading
 import warnings
@@ -369,7 +370,8 @@ def test_growth_every_n_steps_is_reported_as_such_not_per_step(model):
                 if step % 5 == 0:
                     saver = tf.train.Saver([w])  # EPOCH-SAVER-RAISE
     first = str(info.value).splitlines()[0]
-    assert first.startswith(f"+{info.value.ops_added} ops every 5 session runs since step 5 (2 times, to step 10): ")
+    # two events are one gap, no cadence yet (a sixth new user's trial): their steps and spacing
+    assert re.match(r"\+\d+ ops at steps 5 and 10 \(5 session runs apart\): ", first), first
     assert (info.value.step, info.value.lineno) == (10, _line("EPOCH-SAVER-RAISE")) and saver is not None
 
 

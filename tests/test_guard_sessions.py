@@ -220,7 +220,7 @@ def test_a_sweep_building_a_model_per_trial_on_one_graph_is_reported(tmp_path):
     assert "for session 4 on this graph" in growth
     # the first three lines with their ops and calls, then how many more, each below on a line of its own
     # (a fourth new user's trial: growth lines of over 1,000 characters)
-    assert f"at {where(str(script), 10)} (tf.placeholder)" in growth and "; and 3 more lines, below" in growth, growth
+    assert f"at {where(str(script), 10)} (tf.placeholder)" in growth and "; and 3 more lines (all 6 listed below)" in growth, growth
     for line in (13, 14):
         assert f"\n  {where(str(script), line)}: " in err, err
 

@@ -219,7 +219,7 @@ def test_demo_incorrect_script_exits_non_zero_and_names_its_line():
     # the creating lines (a helper's own lines are followed by the line that called it: "called from")
     places = [int(n) for n in re.findall(r"(?<!called from )fixtures/demo/train_incorrect\.py:(\d+)", growth)]
     assert places and all("tf." in source[n - 1] for n in places)
-    assert "; and 5 more lines, below" in growth and len(growth) < 600, growth  # (a fourth trial: 1,082 characters)
+    assert "; and 5 more lines (all 8 listed below)" in growth and len(growth) < 600, growth  # (a fourth trial: 1,082 characters)
     assert "fixtures/demo/train_incorrect.py:135: saver = tf.train.Saver()" in err
     assert re.search(r"graphguard run: graph growth found: \+70 ops/step, from fixtures/demo/train_incorrect\.py:86 "
                      r"\(tf\.nn\.relu\) and 7 more lines$", err.rstrip())
@@ -451,3 +451,23 @@ def test_a_stopped_or_warned_run_names_each_construct_with_its_own_fix(tmp_path,
         assert "finalize mode: each session's graph finalized at its first run" in err
         assert "graphguard: 2 guarded steps in finalize mode; graph has" in err  # no unused warm-up steps
         assert "site-packages" not in err and "tensorflow/python" not in err
+
+
+def test_tf_layers_under_keras_3_without_tf1_says_what_to_install_and_to_run_with_tf1():
+    # A sixth new user's trial: a compat.v1 script's tf.layers.dense failed under Keras 3 with no hint
+    # when run without --tf1. The error is TensorFlow's own, raised in this process.
+    tf = pytest.importorskip("tensorflow")
+    from graphguard.runtime import launcher
+    from graphguard.runtime.tf1 import tf_keras_available
+
+    if tf_keras_available() or not tf.__version__.startswith("2."):
+        pytest.skip("Keras 2 is installed: tf.layers works")
+    try:
+        with tf.Graph().as_default():
+            tf.compat.v1.layers.dense(tf.compat.v1.placeholder(tf.float32, [None, 3]), 4)
+    except AttributeError as error:
+        hint = launcher._tf1_suggestion(error)
+    else:
+        pytest.skip("tf.layers works on this TensorFlow")
+    assert hint is not None and hint.startswith("graphguard run: tf.layers needs Keras 2 on this TensorFlow: pip install tf_keras")
+    assert "graphguard run --tf1" in hint and "\n" not in hint

@@ -67,8 +67,8 @@ def predict_on_batch(file, row: int, column: int, through: bool) -> tuple[Option
         edits.append(Edit(arg.end_lineno, start, call.end_lineno, end, ""))
     dropped = f", dropping {', '.join(sorted(k.arg + '=' for k in call.keywords))}" if call.keywords else ""
     if single:
-        return Fix(SAFE, f"call predict_on_batch on the one sample{dropped}", tuple(edits)), ""
-    return Fix(UNSAFE, f"call predict_on_batch{dropped} (unsafe: the data is run as one batch, not in batches "
+        return Fix(SAFE, f"Call predict_on_batch on the one sample{dropped}", tuple(edits)), ""
+    return Fix(UNSAFE, f"Call predict_on_batch{dropped} (unsafe: the data is run as one batch, not in batches "
                        "of 32)", tuple(edits)), ""
 
 

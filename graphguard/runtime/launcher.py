@@ -330,8 +330,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _print_script_error(error, script)
         hint = _tf1_explain(error) if shim else _tf1_suggestion(error)
         said = shim.said if shim is not None else None
-        if hint and not (said and any(key in hint and key in said for key in ("tf_keras", "without --tf1"))):
-            print(hint, file=sys.stderr)  # (each hint once: --tf1 may have said it before the script ran)
+        # (said again at the error when it names what to install: a sixth new user's trial found the line
+        # said before the run buried under TensorFlow's log; "run it without --tf1" is said once)
+        if hint and not (said and "without --tf1" in hint and "without --tf1" in said):
+            print(hint, file=sys.stderr)
         status = 1
         if not stopped_by_guard:
             failed = f"it raised {type(error).__name__}"
@@ -510,6 +512,11 @@ def _tf1_suggestion(error: BaseException) -> Optional[str]:
     in ``tf.compat.v1`` (``tf.placeholder``, ``tf.Session``): one line saying to run it with ``--tf1``."""
     if not isinstance(error, AttributeError):
         return None
+    if "not available with Keras 3" in str(error):  # ``tf.compat.v1.layers.dense`` on TF 2.16 and later
+        from graphguard.runtime.tf1 import keras_2_pin
+
+        return (f"graphguard run: tf.layers needs Keras 2 on this TensorFlow: pip install {keras_2_pin()}, then "
+                f"run the script with graphguard run --tf1 (it makes tf.layers and tf.keras use Keras 2)")
     match = re.search(r"module 'tensorflow' has no attribute '(\w+)'", str(error))
     tensorflow = sys.modules.get("tensorflow")
     if not match or tensorflow is None:

@@ -107,6 +107,11 @@ class Growth:
         if self.steps == 1:
             return f"+{_ops(self.ops_per_step)} at step {self.first_step}"
         every = self.every
+        if every and self.steps == 2:
+            # one gap is no cadence (a sixth new user's trial: "every 3 session runs" from two events of
+            # a loop that makes 2 runs an iteration and a third every 10th)
+            return (f"+{_ops(self.ops_per_step)} at steps {self.first_step} and {self.last_step} "
+                    f"({self.last_step - self.first_step} session runs apart)")
         return f"+{_ops(self.ops_per_step)} every {every}" if every else f"+{_ops(self.ops_per_step)}/step"
 
     def __str__(self) -> str:
@@ -119,7 +124,7 @@ class Growth:
         if len(self.groups) <= groups + 1:
             return str(self)
         more = len(self.groups) - groups
-        return self._text("; ".join(str(g) for g in self.groups[:groups]) + f"; and {more} more lines, below")
+        return self._text("; ".join(str(g) for g in self.groups[:groups]) + f"; and {more} more lines (all {len(self.groups)} listed below)")
 
     def _text(self, groups: str) -> str:
         if self.refused is not None:
@@ -129,7 +134,7 @@ class Growth:
                 f"+{_ops(self.ops_per_step)} for session {self.session} on this graph, from lines that built ops "
                 f"for {self.steps} session{'s' if self.steps != 1 else ''} on it after the first: {groups}"
             )
-        if self.kind == "burst" or self.steps == 1:
+        if self.kind == "burst" or self.steps == 1 or (self.steps == 2 and self.every):
             return f"{self.rate()}: {groups}"
         if self.every:
             return (f"{self.rate()} since step {self.first_step} ({self.steps} times, to step {self.last_step}): "

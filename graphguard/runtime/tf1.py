@@ -179,6 +179,12 @@ class Tf1Shim:
 _HOOK_CODE = Tf1Shim._import.__code__
 
 
+def keras_2_pin() -> str:
+    """What to ``pip install`` for Keras 2 beside the installed TensorFlow: ``tf_keras==2.21.0``."""
+    version = _tf_version()
+    return f"tf_keras=={version}" if version else "tf_keras (the version of your TensorFlow)"
+
+
 def _uses_keras(text: str) -> bool:
     """Whether the script's code (not its comments or strings) reads a ``.layers`` or ``.keras``
     attribute (``tf.layers.dense``, ``tf.keras.Model``); the text's match when it does not parse."""
