@@ -36,8 +36,9 @@ INSTALL = "drawing a plot needs matplotlib: pip install -e '.[plot]' in a clone 
 INCORRECT_COLOR = "#d62728"
 CORRECT_COLOR = "#1f77b4"
 #: a sweep's trial flagged only by its RSS (over the limit, or the sweep's steady rise): no object or
-#: graph op was found kept, so it is a question, not a verdict (the table's ``LEAK? (RSS)``, ``RSS trend``)
-FLAGGED_COLOR = "#ff7f0e"
+#: graph op was found kept, so it is reported, not failed: a neutral grey, not a warning colour (a
+#: correct Keras sweep drawn mostly orange read as flagged; a new user's trial)
+RSS_ONLY_COLOR = "#8c8c8c"
 #: Pixels per inch of the PNG files (a 11 x 4.4 inch figure is 1100 x 440 pixels).
 DPI = 100
 
@@ -427,14 +428,47 @@ def plot_guard_report(report, path: str) -> str:
         return _save(figure, path)
 
 
+def _over_limit(trial: Mapping[str, Any], limit: Optional[int]) -> bool:
+    """Whether a judged trial of ``SweepReport.as_dict()`` retained more RSS than ``limit``."""
+    return limit is not None and not trial.get("warmup") and (trial.get("retained_bytes") or 0) > limit
+
+
+def _sweep_title(trials: list, confirmed: list[bool], trend: Optional[Mapping[str, Any]], limit: Optional[int]) -> str:
+    """:func:`plot_sweep_report`'s title: trials counted (not objects: a fifth trial read "9 kept objects"
+    of 46), on two lines when long. When no trial kept anything, RSS flagged alone is a note, as the text
+    and the exit status have it (``RSS rises about 3.6 MiB per trial: reported, not failed; ...``), not a
+    count of flagged trials (a correct Keras sweep was titled "35 flagged by RSS only")."""
+    kept = sum(confirmed)
+    flagged = sum(1 for trial in trials if trial["leaked"]) - kept
+    count = f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}"
+    if kept or not flagged:
+        title = f"{count}, {kept or 'none'} of them kept objects or graph ops"
+        if flagged:
+            title += f", {flagged} flagged by RSS only (reported, not failed)"
+        if trend:  # a steady rise under the limit: equal bars below the dashed line, judged across them
+            title += (f"\nRSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "
+                      f"{trend['first']}-{trend['last']}")
+        return title
+    if not trend:  # a script's earlier loop's trend (the sweep's is the last loop's): the last trial on one
+        trend = next((trial["rss_trend"] for trial in reversed(trials)
+                      if trial.get("leaked") and trial.get("rss_trend")), None)
+    said = [f"RSS rises about {trend['bytes_per_trial'] / 2**20:.1f} MiB per trial"] if trend else []
+    over = sum(1 for trial, sure in zip(trials, confirmed)
+               if trial["leaked"] and not sure and _over_limit(trial, limit))
+    if over:
+        said.append(f"RSS over the {limit / 2**20:.0f} MiB limit in {over} trial{'s' if over != 1 else ''}")
+    return f"{count}\nnote: {'; '.join(said) or 'RSS flagged'}: reported, not failed; no trial kept objects or graph ops"
+
+
 def plot_sweep_report(report, path: str) -> str:
     """One sweep as a picture: seconds and RSS retained (MiB) per trial, from ``report.as_dict()`` (a
     :class:`~graphguard.runtime.sweep_report.SweepReport`): trials that kept objects or graph ops in red
     (``LEAK`` written in the bar when it is tall enough, else a cross above it), trials flagged by their
-    RSS alone in orange (``RSS``, a dot), the others blue, warm-up trials
-    hatched (their RSS is not judged), the ``max_retained_bytes`` limit dashed, the sweep's RSS trend
-    (``rss_trend``: RSS rising steadily across the trials) in the title. Past 20 trials only every n-th
-    name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
+    RSS alone in grey (reported, not failed; over the limit: ``RSS``, or a dot), the others blue, warm-up
+    trials hatched (their RSS is not judged), the ``max_retained_bytes`` limit dashed, the sweep's RSS
+    trend (``rss_trend``: RSS rising steadily across the trials) in the title, which is a note when no
+    trial kept anything (``RSS rises about 3.6 MiB per trial: reported, not failed; ...``). Past 20 trials
+    only every n-th name is written. Writes a 1000 x 640 PNG to ``path`` and returns it. Raises
     :class:`PlotUnavailable`, ``ValueError`` when there is no trial or ``path`` is not a ``.png`` name,
     ``OSError``."""
     from matplotlib.lines import Line2D
@@ -450,7 +484,7 @@ def plot_sweep_report(report, path: str) -> str:
         seconds, memory = figure.subplots(2, 1, sharex=True)
         numbers = list(range(1, len(trials) + 1))
         confirmed = [trial["leaked"] and _kept_something(trial) for trial in trials]
-        colors = [INCORRECT_COLOR if sure else FLAGGED_COLOR if trial["leaked"] else CORRECT_COLOR
+        colors = [INCORRECT_COLOR if sure else RSS_ONLY_COLOR if trial["leaked"] else CORRECT_COLOR
                   for sure, trial in zip(confirmed, trials)]
         hatches = ["//" if trial.get("warmup") else None for trial in trials]
         retained = [_mib(trial.get("retained_bytes")) or 0.0 for trial in trials]
@@ -463,7 +497,7 @@ def plot_sweep_report(report, path: str) -> str:
         # only what the picture shows (a fifth new user's trial: "LEAK" in the legend of a clean sweep)
         handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")] if any(confirmed) else []
         if any(trial["leaked"] and not sure for sure, trial in zip(confirmed, trials)):
-            handles.append(Patch(color=FLAGGED_COLOR, label="flagged by RSS only (RSS)"))
+            handles.append(Patch(color=RSS_ONLY_COLOR, label="RSS rose, nothing kept (reported, not failed)"))
         handles += [Patch(color=CORRECT_COLOR, label="nothing kept"),
                    Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
         limit = data.get("max_retained_bytes")
@@ -477,14 +511,14 @@ def plot_sweep_report(report, path: str) -> str:
         memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
         tall = memory.get_ylim()[1] * 0.12
         for number, trial, value, sure in zip(numbers, trials, retained, confirmed):
-            if not trial["leaked"]:
-                continue
+            if not trial["leaked"] or not (sure or _over_limit(trial, limit)):
+                continue  # (a trial on the RSS trend alone: the title says it once)
             if value >= tall and len(trials) <= 30:  # inside the bar, where no threshold line can cover it
                 memory.text(number, value / 2, "LEAK" if sure else "RSS", ha="center", va="center", fontsize=9,
                             color="white", fontweight="bold")
             else:
                 memory.plot([number], [max(value, 0.0) + tall / 3], marker="x" if sure else "o",
-                            color=INCORRECT_COLOR if sure else FLAGGED_COLOR, markersize=7)
+                            color=INCORRECT_COLOR if sure else RSS_ONLY_COLOR, markersize=7)
         every = max(1, -(-len(trials) // 20))
         names = [_label(trial["name"], number) if (number - 1) % every == 0 else ""
                  for number, trial in zip(numbers, trials)]
@@ -492,16 +526,6 @@ def plot_sweep_report(report, path: str) -> str:
         memory.set_xticks(numbers, names, rotation=30 if slanted else 0, ha="right" if slanted else "center")
         for axes in (seconds, memory):
             axes.grid(True, axis="y", alpha=0.3)
-        kept, flagged = sum(confirmed), sum(1 for trial in trials if trial["leaked"]) - sum(confirmed)
-        # trials counted, not objects (a fifth trial read "9 kept objects" of 46), on two lines when long
-        title = (f"graphguard: {len(trials)} trial{'s' if len(trials) != 1 else ''}, {kept or 'none'} of them kept "
-                 f"objects or graph ops")
-        if flagged:
-            title += f", {flagged} flagged by RSS only"
-        trend = data.get("rss_trend")
-        if trend:  # a steady rise under the limit: equal bars below the dashed line, judged across them
-            title += (f"\nRSS rising steadily: +{trend['bytes_per_trial'] / 2**20:.1f} MiB per trial over trials "
-                      f"{trend['first']}-{trend['last']}")
-        figure.suptitle(title)
+        figure.suptitle(_sweep_title(trials, confirmed, data.get("rss_trend"), limit))
         figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 3), frameon=False)
         return _save(figure, path)

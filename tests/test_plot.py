@@ -236,14 +236,48 @@ def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, mo
     monkeypatch.setattr(plot, "_save", lambda figure, path: drawn.setdefault("figure", figure) and path)
     plot.plot_sweep_report(Report(), str(tmp_path / "t.png"))
     figure = drawn["figure"]
-    assert figure._suptitle.get_text() == "graphguard: 4 trials, 1 of them kept objects or graph ops, 1 flagged by RSS only"
+    assert figure._suptitle.get_text() == ("graphguard: 4 trials, 1 of them kept objects or graph ops, 1 flagged by RSS "
+                                           "only (reported, not failed)")
     labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
-    assert labels[:3] == ["kept objects or graph ops (LEAK)", "flagged by RSS only (RSS)", "nothing kept"]
+    assert labels[:3] == ["kept objects or graph ops (LEAK)", "RSS rose, nothing kept (reported, not failed)", "nothing kept"]
     memory = figure.axes[1]
     assert [text.get_text() for text in memory.texts] == ["RSS"]  # fold 3's bar is too short for a word
     colors = [bar.get_facecolor()[:3] for bar in memory.patches]
     assert colors[1] != colors[2] and colors[1] != colors[3]
 
+
+
+def test_a_sweep_flagged_by_rss_alone_is_drawn_neutral_and_titled_as_a_note(tmp_path, monkeypatch):
+    # A new user's trial: a correct Keras sweep (clear_session(), del, gc.collect() per trial) was drawn
+    # mostly orange, titled "35 flagged by RSS only", above an exit status of 0 and "reported, not failed".
+    trend = {"bytes_per_trial": 3.6 * 2**20, "first": 2, "last": 8, "trials": 7, "r2": 0.99}
+
+    class Report:
+        def __init__(self, over=()):
+            self.over = over
+
+        def as_dict(self):
+            return {"max_retained_bytes": 32 * 2**20, "rss_trend": trend, "trials": [
+                {"name": f"units={n}", "seconds": 0.4, "leaked": n >= 6 or n in self.over, "warmup": n == 1,
+                 "retained_bytes": (40 if n in self.over else 3.6) * 2**20, "alive": [],
+                 "rss_trend": trend if n >= 6 else None} for n in range(1, 9)]}
+
+    drawn = []
+    monkeypatch.setattr(plot, "_save", lambda figure, path: drawn.append(figure) or path)
+    plot.plot_sweep_report(Report(), str(tmp_path / "t.png"))
+    plot.plot_sweep_report(Report(over=(3,)), str(tmp_path / "t.png"))
+    trend_only, over = drawn
+    assert trend_only._suptitle.get_text() == ("graphguard: 8 trials\nnote: RSS rises about 3.6 MiB per trial: reported, "
+                                               "not failed; no trial kept objects or graph ops")
+    memory = trend_only.axes[1]
+    colors = [matplotlib.colors.to_hex(bar.get_facecolor()) for bar in memory.patches]
+    assert colors == [plot.CORRECT_COLOR] * 5 + [plot.RSS_ONLY_COLOR] * 3 and "#ff7f0e" not in colors
+    assert len(memory.texts) == 0 and not [line for line in memory.lines if line.get_marker() not in ("None", None, "")]
+    labels = [text.get_text() for legend in trend_only.legends for text in legend.get_texts()]
+    assert labels[0] == "RSS rose, nothing kept (reported, not failed)"
+    assert over._suptitle.get_text().endswith("note: RSS rises about 3.6 MiB per trial; RSS over the 32 MiB limit in 1 "
+                                              "trial: reported, not failed; no trial kept objects or graph ops")
+    assert [text.get_text() for text in over.axes[1].texts] == ["RSS"]  # the trial over the limit is marked
 
 def test_awkward_reports_still_draw(tmp_path):
     # From a new user's trial: names with $ (mathtext), unicode, tabs and empty names; 60 trials; leaking

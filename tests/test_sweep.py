@@ -10,6 +10,7 @@ import gc
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -245,7 +246,8 @@ def test_a_steady_rise_under_the_limit_is_judged_by_its_trend():
     assert report.trials[5].rss_trend.last == 6 and report.trials[5].reasons[0].startswith("RSS rising steadily: +")
     text = str(report)
     assert text.splitlines()[0] == "graphguard sweep: 7 trials, 1 warm-up, limit 32.0 MiB retained per trial"
-    assert text.count("  RSS trend") == 2 and "over trials 2-7 (least-squares slope; +" in text
+    # the trend marked once in the table, where it starts, with its slope (not on every row after)
+    assert text.count("  RSS trend from here on: +") == 1 and "over trials 2-7 (least-squares slope; +" in text
     hoard.clear()
     # Look-alikes: a cache filled in two trials, then flat; the same rise with no RSS limit (objects only).
     for limit, fills in ((32 * MiB, (1, 2)), (None, range(7))):
@@ -274,7 +276,8 @@ def test_a_steady_rise_is_one_warning_and_one_report_line():
     assert [record.leaked for record in report.trials] == [False] * 5 + [True] * 4
     assert len([w for w in caught if issubclass(w.category, SweepLeakWarning)]) == 1
     text = str(report)
-    assert text.count("  RSS trend") == 4 and text.count("RSS rising steadily") == 2, text
+    assert text.count("  RSS trend") == 1 and text.count("RSS rising steadily") == 2, text
+    assert [line.endswith("(reported, not failed)") for line in report.table()[2:]] == [False] * 5 + [True] + [False] * 3
     assert "(and 3 later trials on the same trend: 'trial 7', 'trial 8', 'trial 9')" in text, text
     hoard.clear()
 
@@ -920,3 +923,136 @@ def test_each_sweep_loop_of_a_script_fits_its_own_trend():
     report = sweep.report()
     assert report.rss_trend is None and not any(record.leaked for record in report.trials[7:]), str(report)
     hoard.clear()
+
+
+# -- a new user's trial of graphguard run --sweep: long leak reports, a hint to call track(), a correct sweep
+# -- that read as flagged ---------------------------------------------------------------------------------
+
+def test_consecutive_trials_kept_by_one_holder_are_one_block_and_the_json_is_unchanged():
+    # An 80-trial leaking Keras sweep printed about 300 lines: each trial's chain, differing from the one
+    # before only in its list index. Consecutive trials of one shape are one block; the first stays in full.
+    # (graphguard run --sweep on a real one: test_graphguard_run_sweep_of_a_leaking_keras_sweep_...)
+    from graphguard.runtime.sweep_report import AliveObject
+
+    def record(units, index):
+        kept = () if index is None else (
+            AliveObject("model", "Net", "track", ReferenceChain("global", "module-level `m.KEPT`", (f"list[{index}]",), "Net")),)
+        return TrialRecord(units, f"units={units}", 0.1, None, None, kept, None, units == 1, bool(kept),
+                           ("1 object alive (model)",) if kept else ())
+
+    report = SweepReport(tuple(record(units, index) for units, index in
+                               ((1, 0), (2, 1), (3, 2), (4, 3), (5, 4), (6, None), (7, 5), (8, 6))), None, 1, False)
+    holder = "model (Net): module-level `m.KEPT` -> list"
+    text = str(report)
+    assert text[text.index("trial 'units=1': "):].splitlines() == [
+        "trial 'units=1': 1 object alive (model)",
+        f"  {holder}[0] -> Net",
+        f"trials 'units=2' .. 'units=5' (4 trials): {holder}[1..4] -> Net",
+        f"trials 'units=7' .. 'units=8' (2 trials): {holder}[5..6] -> Net"], text  # trial 6 kept nothing
+    data = report.as_dict()  # the JSON is what it was: every trial, every chain
+    assert sorted(data) == ["clear_session", "max_retained_bytes", "notes", "rss_available", "rss_trend", "trials",
+                            "warmup"]
+    assert [obj["chain_text"].split(" -> ")[1] for trial in data["trials"] for obj in trial["alive"]] == [
+        f"list[{index}]" for index in range(7)]
+
+
+def test_a_block_merges_the_numbers_its_trials_differ_by():
+    # Trials over the RSS limit and keeping default-graph ops: one head with the ranges, then the lines.
+    from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, block_lines
+
+    def record(index, retained, ops):
+        kept = tuple(AliveObject("Sequential", "Sequential", "keras",
+                                 ReferenceChain("global", "module-level `m.grid`", (f"list[{2 * index + k}]",), "Sequential"))
+                     for k in range(2))
+        reasons = ("2 objects alive (2 x Sequential)", f"+{retained} MiB RSS retained (over 32.0 MiB)",
+                   f"+{ops} ops kept in the default graph")
+        return TrialRecord(index, f"lr={index}", 1.0, None, None, kept, ops, False, True, reasons)
+
+    assert block_lines([record(1, 40.5, 214), record(2, 38.0, 230), record(3, 41.0, 214)]) == [
+        "trials 'lr=1' .. 'lr=3' (3 trials), each: 2 objects alive (2 x Sequential); +38.0..+41.0 MiB RSS retained "
+        "(over 32.0 MiB); +214..+230 ops kept in the default graph",
+        "  2 x Sequential: module-level `m.grid` -> list[2..7] -> Sequential"]
+
+
+def test_the_hint_says_what_was_watched_and_the_track_advice_is_for_nothing_watched():
+    # A correct Keras sweep under graphguard run --sweep was told to call trial.track(), which it cannot.
+    sweep = quiet(track_models=False)
+    for _ in range(2):
+        with sweep.trial() as trial:
+            trial.track(Net())  # freed at once
+    assert "(no tracked object was alive at the end of its trial, so no trial kept one)" in str(sweep.report())
+    nothing = quiet(track_models=False)
+    with nothing.trial():
+        pass
+    assert "track what a trial makes with trial.track(obj)" in str(nothing.report())
+
+
+def _png_pixels(path: Path, color: tuple) -> int:
+    """How many pixels of the PNG ``path`` are ``color`` (RGB bytes), give or take a little."""
+    image = pytest.importorskip("matplotlib.image").imread(str(path))[..., :3]
+    import numpy as np
+
+    return int(np.all(np.abs(image - np.array(color) / 255) < 0.02, axis=-1).sum())
+
+
+ORANGE, GREY, RED = (0xFF, 0x7F, 0x0E), (0x8C, 0x8C, 0x8C), (0xD6, 0x27, 0x28)
+SWEEP_HEAD = '''
+import gc
+import numpy as np
+import keras
+
+x, y = np.zeros((8, 4), "float32"), np.zeros((8, 1), "float32")
+models, cache = [], []
+for units in range(1, 8):
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(units), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=1, verbose=0)
+'''
+
+
+def run_sweep_script(tmp_path: Path, name: str, body: str) -> subprocess.CompletedProcess:
+    (tmp_path / f"{name}.py").write_text(SWEEP_HEAD + body)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")  # (the other forked tests' start-up environment)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return forked.run(["-m", "graphguard", "run", "--sweep", "--plot", f"{name}.png", f"{name}.py"], cwd=tmp_path,
+                      env=env, timeout=300)
+
+
+@needs_keras
+@needs_psutil
+def test_graphguard_run_sweep_of_a_leaking_keras_sweep_is_one_block_drawn_red(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = run_sweep_script(tmp_path, "keras_sweep_leak", "    models.append(model)\n")
+    assert result.returncode == 1, result.stderr[-3000:]
+    report = result.stderr[result.stderr.index("graphguard sweep: 7 trials"):]
+    holder = "model (Sequential): module-level `keras_sweep_leak.models` -> list"
+    assert f"trial 'units=1': 1 object alive (model)\n  {holder}[0] -> Sequential\n" in report, report
+    assert f"\ntrials 'units=2' .. 'units=7' (6 trials): {holder}[1..6] -> Sequential\n" in report, report
+    assert report.count("-> Sequential") == 2, report  # not one chain per trial
+    assert report.count("LEAK") == 7  # the table still marks every trial
+    picture = tmp_path / "keras_sweep_leak.png"
+    assert _png_pixels(picture, RED) > 2000 and _png_pixels(picture, ORANGE) == 0
+
+
+@needs_keras
+@needs_psutil
+def test_graphguard_run_sweep_of_a_correct_keras_sweep_does_not_read_as_flagged(tmp_path):
+    pytest.importorskip("matplotlib")
+    # clear_session() per trial, the model deleted, gc.collect(); the cache stands for TensorFlow's own,
+    # which grow a few MiB per fit: a steady RSS rise with no object of a trial kept
+    body = ("    cache.append(b'c' * (4 << 20))\n    del model\n    keras.backend.clear_session()\n"
+            "    gc.collect()\n")
+    result = run_sweep_script(tmp_path, "keras_sweep_ok", body)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = result.stderr[result.stderr.index("graphguard sweep: 7 trials"):]
+    rows = report.splitlines()[3:10]
+    flags = [re.fullmatch(r".*\s0(?:  (.*))?", row)[1] or "" for row in rows]  # after the alive column, 0 each
+    marked = [number for number, flag in enumerate(flags) if flag.startswith("RSS trend from here on: +")]
+    assert len(marked) == 1 and flags[marked[0]].endswith(" MiB per trial (reported, not failed)"), report
+    assert flags[0] == "warm-up" and not any(flags[1:marked[0]] + flags[marked[0] + 1:]), report  # the trend once
+    assert "(no model or value bound by the loop's body was alive at the end of its trial, so no trial kept one)" \
+        in report and "track(" not in report, report
+    assert re.search(r"the sweep kept no object alive; RSS rises about \d+\.\d MiB per trial \(the RSS trend: "
+                     r"reported, not failed\)", report.splitlines()[-2]), report
+    picture = tmp_path / "keras_sweep_ok.png"
+    assert _png_pixels(picture, GREY) > 2000 and _png_pixels(picture, ORANGE) == 0 and _png_pixels(picture, RED) == 0

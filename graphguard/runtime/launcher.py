@@ -627,7 +627,13 @@ def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
         text = f"the sweep kept objects alive in {len(kept)}{of} (a leak: exit status 1)"
     else:
         text = "the sweep kept no object alive"
-    if flagged:
+    trend = report.rss_trend or next((record.rss_trend for record in reversed(flagged) if record.trend_only), None)
+    if flagged and not kept and trend is not None and all(record.trend_only for record in flagged):
+        # one steady rise, not a count of the trials after its start (a correct Keras sweep read "the RSS
+        # trend flagged in 35 of 40 trials" as mostly flagged; a new user's trial)
+        text += (f"; RSS rises about {trend.bytes_per_trial / 2**20:.1f} MiB per trial (the RSS trend"
+                 + (")" if failed_anyway else ": reported, not failed)"))
+    elif flagged:
         # which of them: a new user's trial found "RSS or graph ops" vague where the guard knew
         kinds = [kind for kind, test in (
             ("the RSS trend", lambda r: r.rss_trend is not None),

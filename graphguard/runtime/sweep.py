@@ -127,7 +127,8 @@ from graphguard.runtime.sweep_references import (
     loop_variables,
 )
 from graphguard.runtime.sweep_judgement import _Judgement, _measure_reasons
-from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, RssTrend, SweepReport, TrialRecord
+from graphguard.runtime.sweep_report import (AliveObject, ReferenceChain, RssTrend, SweepReport, TrialRecord,
+                                             trial_label)
 
 if TYPE_CHECKING:
     from graphguard.runtime.sweep_engines import OptunaCallback
@@ -260,6 +261,7 @@ class Trial:
                     f"track the object that holds it (a model, a solver) instead"
                 ) from None
         self._tracked.extend(refs)
+        self._guard._watched.add("track")
         return (obj, *others) if others else obj
 
     def __enter__(self) -> "Trial":
@@ -361,14 +363,15 @@ class Trial:
                 objects.append((weakref.ref(value), name, "track"))
                 targets.append(value)
             del namespace, value
-        if guard.track_models:
-            for obj, source in _instances(_auto_classes()):  # modules imported during the trial count too
-                before = self._before.get(id(obj))
-                if (before is not None and before() is obj) or id(obj) in seen or not _weakrefable(obj):
-                    continue
-                seen.add(id(obj))
-                objects.append((weakref.ref(obj), _type_name(obj), source))
-                targets.append(obj)
+        classes = _auto_classes() if guard.track_models else []  # modules imported during the trial count too
+        guard._watched.update(source for _, source in classes)  # what was looked for, for the report's words
+        for obj, source in _instances(classes):
+            before = self._before.get(id(obj))
+            if (before is not None and before() is obj) or id(obj) in seen or not _weakrefable(obj):
+                continue
+            seen.add(id(obj))
+            objects.append((weakref.ref(obj), _type_name(obj), source))
+            targets.append(obj)
         if targets:
             guard._note_holders(targets, self.index)
         del targets
@@ -532,6 +535,7 @@ class SweepGuard(_Judgement):
         self._finish_hooks: list[Callable[[], Any]] = []  # engines' work once the last trial is judged
         self._keep_last = False  # Keras's callback: a search's last fit may be its result (see _keep_result)
         self._track_bound = False  # graphguard run --sweep: track the values the trial's loop body binds
+        self._watched: set[str] = set()  # SweepReport.watched: track() called, models looked for ("keras"...)
         self._engine_site: Optional[tuple[str, int]] = None  # (file, line) where the engine's callback was made
         self._fits = 0  # fits seen by this guard's Keras callbacks (one count, however many callbacks)
         # (frame key, {name: id(value)}) of the sweep's frame at an engine trial's end: where the next
@@ -606,33 +610,8 @@ class SweepGuard(_Judgement):
                                "the objective of a search guarded by sweep.optuna_callback() or sweep.keras_callback()")
         return active.track(obj, *others, name=name)
 
-    @staticmethod
-    def _label(pairs: tuple[tuple[str, Any], ...]) -> Optional[str]:
-        """``graphguard run --sweep``'s trial name from the loop target's names and values (``lr=0.001``):
-        the names bound to a number, a string, a bool or None (a short tuple of them), each ``repr`` cut
-        to 24 characters; None (the guard's ``trial N``) when none is, as for a k-fold's index arrays
-        (``train_idx=array([  0... 198, 199])`` made a 150-character table; a new user's trial)."""
-        import reprlib
-
-        def plain(value: Any) -> Any:
-            """A NumPy scalar as the Python number it holds (``np.logspace``'s ``np.float64(0.0015...)``
-            read ``lr=np.float64...``, the same for three trials: a new user's trial)."""
-            if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-                value = value.item()
-            return float(f"{value:.6g}") if isinstance(value, float) else value  # 6 significant digits
-
-        def simple(value: Any, depth: int = 0) -> bool:
-            if value is None or isinstance(value, (bool, int, float, str)):
-                return True
-            return (depth == 0 and isinstance(value, tuple) and len(value) <= 4
-                    and all(simple(item, 1) for item in value))
-
-        short = reprlib.Repr()
-        short.maxstring = short.maxother = 24
-        short.maxlist = short.maxtuple = short.maxdict = 4
-        values = [(name, plain(value)) for name, value in pairs]
-        kept = [f"{name}={short.repr(value)}" for name, value in values if simple(value)]
-        return ", ".join(kept) if kept else None
+    #: ``graphguard run --sweep``'s trial names (``lr=0.001``): :func:`~graphguard.runtime.sweep_report.trial_label`
+    _label = staticmethod(trial_label)
 
     def __reduce__(self) -> Any:
         """Pickled into a Ray Tune worker (a trainable that calls ``sweep.track(...)``), a guard is that
@@ -672,7 +651,8 @@ class SweepGuard(_Judgement):
         notes = tuple(note for source in self._remote for note in (source.note(),) if note)
         return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
                            rss_available=_rss() is not None, notes=notes,
-                           rss_trend=self._trend() if self.max_retained_bytes is not None else None)
+                           rss_trend=self._trend() if self.max_retained_bytes is not None else None,
+                           watched=tuple(sorted(self._watched | ({"bound"} if self._track_bound else set()))))
 
     def __enter__(self) -> "SweepGuard":
         return self

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from graphguard.runtime.records import bytes_text
 
-__all__ = ["AliveObject", "ReferenceChain", "RssTrend", "SweepReport", "TrialRecord"]
+__all__ = ["AliveObject", "ReferenceChain", "RssTrend", "SweepReport", "TrialRecord", "trial_label"]
 
 _FIX = (
     "Fix: keep only what you need from a trial (scores, a copy of the best weights), not the model or "
@@ -169,6 +169,66 @@ def leak_lines(leaks: tuple) -> list[str]:
             span = f"[{min(indices)}..{max(indices)}]" if indices else "[#]"
             lines.append(f"  {len(members)} x " + key.replace("[#]", span, 1))
     return lines
+
+
+#: The numbers a sweep's trials' leak lines differ by: a line's leading count (``5 x Sequential``) and list
+#: indices (``list[18]``, ``list[43..47]``); in their reasons, every number (``+7.2 MiB``, ``+214 ops``).
+_LEAK_NUMBER = re.compile(r"(?<=\A  )\d+(?= x )|\[\d+(?:\.\.\d+)?\]")
+_NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:\.\d+)?(?!\w)")
+
+
+def _slots(text: str, pattern: re.Pattern) -> tuple[tuple[str, ...], list[str]]:
+    """``text`` cut at ``pattern``'s matches: (the text between them, the matches)."""
+    parts, values, at = [], [], 0
+    for match in pattern.finditer(text):
+        parts.append(text[at:match.start()])
+        values.append(match.group())
+        at = match.end()
+    parts.append(text[at:])
+    return tuple(parts), values
+
+
+def _shape(record: TrialRecord) -> tuple:
+    """What two trials' report lines share when they differ only in numbers (list indices, counts, bytes):
+    their leak lines and reasons with those numbers cut out."""
+    return (tuple(_slots(line, _LEAK_NUMBER)[0] for line in leak_lines(record.leaks)),
+            tuple(_slots(reason, _NUMBER)[0] for reason in record.reasons))
+
+
+def _merged(texts: list[str], pattern: re.Pattern) -> str:
+    """One text for ``texts`` of one shape (:func:`_shape`): each number that differs between them as the
+    range of its values (``+7.1..+7.8``; a list index ``[1..39]``, the spans of ``[a..b]`` included)."""
+    cut = [_slots(text, pattern) for text in texts]
+    parts, out = cut[0][0], []
+    for slot in range(len(cut[0][1])):
+        values = [found[slot] for _, found in cut]
+        if values[0].startswith("["):
+            bounds = [int(bound) for value in values for bound in value[1:-1].split("..")]
+            low, high = min(bounds), max(bounds)
+            value = f"[{low}]" if low == high else f"[{low}..{high}]"
+        elif len(set(values)) == 1:
+            value = values[0]
+        else:
+            value = f"{min(values, key=float)}..{max(values, key=float)}"
+        out += [parts[slot], value]
+    return "".join([*out, parts[-1]])
+
+
+def block_lines(records: list[TrialRecord]) -> list[str]:
+    """The report's lines for consecutive leaking trials whose lines differ only in numbers (one
+    :func:`_shape`): one block, ``trials 'units=9' .. 'units=47' (39 trials): model (Sequential):
+    module-level `m.models` -> list[1..39] -> Sequential``, or, with other reasons or several lines, a
+    head ``trials ... (39 trials), each: <reasons>`` over the merged :func:`leak_lines` (a new user's
+    trial: an 80-trial leaking Keras sweep printed about 300 lines, each trial's chain differing from the
+    one before only in its list index)."""
+    first, last = records[0], records[-1]
+    head = f"trials {first.name!r} .. {last.name!r} ({len(records)} trials)"
+    each = [leak_lines(record.leaks) for record in records]
+    merged = [_merged([lines[row] for lines in each], _LEAK_NUMBER) for row in range(len(each[0]))]
+    if len(merged) == 1 and len(first.reasons) == 1 and first.leaks and not first.graph_ops:
+        return [f"{head}: {merged[0].strip()}"]  # the line names the object; its reason would repeat it
+    reasons = [_merged([record.reasons[row] for record in records], _NUMBER) for row in range(len(first.reasons))]
+    return [f"{head}, each: {'; '.join(reasons)}", *merged]
 
 
 def _holder(obj) -> str | None:
@@ -325,6 +385,35 @@ class TrialRecord:
         return any(obj.chain is not None and obj.chain.root_kind == "output" for obj in self.leaks)
 
 
+def trial_label(pairs: tuple[tuple[str, Any], ...]) -> Optional[str]:
+    """``graphguard run --sweep``'s trial name (``SweepGuard._label``, which the instrumented script calls)
+    from the loop target's names and values (``lr=0.001``): the names bound to a number, a string, a bool
+    or None (a short tuple of them), each ``repr`` cut to 24 characters; None (the guard's ``trial N``)
+    when none is, as for a k-fold's index arrays (``train_idx=array([  0... 198, 199])`` made a
+    150-character table; a new user's trial)."""
+    import reprlib
+
+    def plain(value: Any) -> Any:
+        """A NumPy scalar as the Python number it holds (``np.logspace``'s ``np.float64(0.0015...)``
+        read ``lr=np.float64...``, the same for three trials: a new user's trial)."""
+        if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+            value = value.item()
+        return float(f"{value:.6g}") if isinstance(value, float) else value  # 6 significant digits
+
+    def simple(value: Any, depth: int = 0) -> bool:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return True
+        return (depth == 0 and isinstance(value, tuple) and len(value) <= 4
+                and all(simple(item, 1) for item in value))
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = 24
+    short.maxlist = short.maxtuple = short.maxdict = 4
+    values = [(name, plain(value)) for name, value in pairs]
+    kept = [f"{name}={short.repr(value)}" for name, value in values if simple(value)]
+    return ", ".join(kept) if kept else None
+
+
 def _mib(nbytes: Optional[int], sign: bool = False) -> str:
     if nbytes is None:
         return "-"
@@ -339,7 +428,10 @@ class SweepReport:
     by each leaking trial's reasons and chains. :meth:`as_dict` gives plain JSON-ready data. ``notes``:
     what the guard could not measure and why (an engine whose trials it never saw), one line each.
     ``rss_trend``: the sweep's :class:`RssTrend` over its judged trials when RSS rose steadily across
-    them, else ``None``.
+    them, else ``None``. ``watched``: what the guard looked for in the trials, for the report's words
+    (``"track"``: ``track()`` was called; ``"keras"``, ``"tf.Graph"``, ``"tf.Session"``: those were
+    looked for automatically; ``"bound"``: ``graphguard run --sweep``'s values bound by the loop's body);
+    not in :meth:`as_dict`.
     """
 
     trials: tuple[TrialRecord, ...]
@@ -349,6 +441,7 @@ class SweepReport:
     rss_available: bool = True
     notes: tuple[str, ...] = ()
     rss_trend: Optional[RssTrend] = None
+    watched: tuple[str, ...] = ()
 
     @property
     def leaked(self) -> tuple[TrialRecord, ...]:
@@ -358,6 +451,7 @@ class SweepReport:
     def as_dict(self) -> dict[str, Any]:
         """The report as plain data (dicts, lists, numbers, strings), ``retained_bytes`` included."""
         data = asdict(self)
+        del data["watched"]  # the text's concern: the JSON is what it was
         for record, plain in zip(self.trials, data["trials"]):
             plain["retained_bytes"] = record.retained_bytes
             for obj, obj_plain in zip(record.alive, plain["alive"]):
@@ -376,19 +470,44 @@ class SweepReport:
 
         return plot_sweep_report(self, path)
 
+    def _blocks(self, leaked: tuple[TrialRecord, ...]) -> list[list[TrialRecord]]:
+        """``leaked`` in blocks of consecutive trials (no trial between them) whose lines differ only in
+        numbers (:func:`_shape`), for :func:`block_lines`; the first leaking trial alone, in full, and the
+        trials flagged by the RSS trend alone each alone (said once, below the table)."""
+        numbers = {id(record): number for number, record in enumerate(self.trials)}
+        blocks: list[list[TrialRecord]] = []
+        shapes: list[tuple] = []
+        first = None  # the first leaking trial's block: stays in full
+        for record in leaked:
+            shape = None if record.trend_only else _shape(record)
+            block = blocks[-1] if blocks else None
+            if (block is not None and shape is not None and block is not first and shapes[-1] == shape
+                    and numbers[id(record)] == numbers[id(block[-1])] + 1):
+                block.append(record)
+                continue
+            blocks.append([record])
+            shapes.append(shape)
+            if first is None and shape is not None:
+                first = blocks[-1]
+        return blocks
+
     def table(self) -> list[str]:
         """The summary table, one string per line."""
         width = max([len("trial"), *(len(record.name) for record in self.trials)])
         lines = [f"  {'trial':<{width}}  {'seconds':>8}  {'RSS before':>10}  {'RSS after':>10}  {'retained':>9}  {'alive':>5}",
                  f"  {'':<{width}}  {'':>8}  {'(MiB)':>10}  {'(MiB)':>10}  {'(MiB)':>9}  {'':>5}"]
         limit = self.max_retained_bytes
-        for record in self.trials:
+        for number, record in enumerate(self.trials):
             over = limit is not None and record.retained_bytes is not None and record.retained_bytes > limit
             leak = ("LEAK" if record.leaks or not record.judged else
                     "RSS trend" if record.rss_trend is not None and not over else "LEAK? (RSS)")
             if record.leaked and record.graph_ops and not record.warmup:
                 leak = "LEAK"
             flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
+            if record.trend_only:
+                # The trend once, where it starts, not on every row after (a correct Keras sweep read as
+                # flagged: "RSS trend" on 35 of 40 rows, reported, not failed; a new user's trial)
+                flag = "" if number and self.trials[number - 1].trend_only else f"  {self._trend_from(number)}"
             if record.warmup and record.leaked:
                 flag = f"  warm-up, {leak}"
             if not record.judged:
@@ -400,6 +519,33 @@ class SweepReport:
                 f"{_mib(record.rss_after):>10}  {_mib(record.retained_bytes, sign=True):>9}  {len(record.leaks):>5}{flag}"
             )
         return lines
+
+    def _trend_from(self, number: int) -> str:
+        """The table's mark at trial ``number`` (0-based), where a run of trials flagged by the RSS trend
+        alone starts: its slope as fitted at the run's last trial."""
+        end = number
+        while end + 1 < len(self.trials) and self.trials[end + 1].trend_only:
+            end += 1
+        return (f"RSS trend from here on: +{bytes_text(self.trials[end].rss_trend.bytes_per_trial)} per trial "
+                f"(reported, not failed)")
+
+    def _nothing_alive(self) -> str:
+        """The line for a sweep none of whose trials had a watched object alive at its end: what was
+        watched, when the guard looked for anything; else how to track (the Python API's trials)."""
+        watched = set(self.watched)
+        if "keras" in watched:  # a model, whether Keras's or a graph or session of TensorFlow's
+            watched -= {"tf.Graph", "tf.Session"}
+        kinds = [kind for kind, key in (("model", "keras"), ("tf.Graph", "tf.Graph"), ("session", "tf.Session"),
+                                        ("tracked object", "track"), ("value bound by the loop's body", "bound"))
+                 if key in watched]
+        if not kinds:
+            return ("(no object was tracked in any trial, so only RSS and graph ops were judged: track what a trial "
+                    "makes with trial.track(obj) or sweep.track(obj); Keras models, tf.Graphs and sessions are found "
+                    "without it)")
+        # (a correct Keras sweep under graphguard run --sweep, whose models were looked for in every trial, was
+        # told to call trial.track(), which it has no trial to call on; a new user's trial)
+        named = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+        return f"(no {named} was alive at the end of its trial, so no trial kept one)"
 
     def __str__(self) -> str:
         limit = ("no RSS limit per trial" if self.max_retained_bytes is None
@@ -424,18 +570,21 @@ class SweepReport:
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
             if not any(record.alive_at_end or record.alive for record in self.trials):
-                lines.append("(no object was tracked in any trial, so only RSS and graph ops were judged: track what "
-                             "a trial makes with trial.track(obj) or sweep.track(obj); Keras models, tf.Graphs and "
-                             "sessions are found without it)")
+                lines.append(self._nothing_alive())
         trend_said = False
-        for position, record in enumerate(leaked):
+        position = {id(record): number for number, record in enumerate(leaked)}
+        for block in self._blocks(leaked):
+            if len(block) > 1:
+                lines.extend(block_lines(block))
+                continue
+            record = block[0]
             if record.trend_only and trend_said:
                 continue  # the sweep's trend line above says it; the first such trial is named below
             lines.append(f"trial {record.name!r}: {'; '.join(record.reasons)}")
             lines.extend(leak_lines(record.leaks))
             if record.trend_only:
                 trend_said = True
-                later = [r.name for r in leaked[position + 1:] if r.trend_only]
+                later = [r.name for r in leaked[position[id(record)] + 1:] if r.trend_only]
                 if later:
                     lines.append(f"  (and {len(later)} later trial{'s' if len(later) != 1 else ''} on the same trend: "
                                  f"{', '.join(repr(name) for name in later[:3])}{', ...' if len(later) > 3 else ''})")
