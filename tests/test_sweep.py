@@ -1056,3 +1056,22 @@ def test_graphguard_run_sweep_of_a_correct_keras_sweep_does_not_read_as_flagged(
                      r"reported, not failed\)", report.splitlines()[-2]), report
     picture = tmp_path / "keras_sweep_ok.png"
     assert _png_pixels(picture, GREY) > 2000 and _png_pixels(picture, ORANGE) == 0 and _png_pixels(picture, RED) == 0
+
+
+@needs_keras
+def test_graphguard_run_without_sweep_says_a_loop_keeping_models_is_not_judged(tmp_path):
+    # A seventh new user's trial: `graphguard run` on a sweep keeping 12 models ended "no tf.function
+    # retracing", exit 0, with no word of --sweep; the linter reports GG202 there.
+    from graphguard.runtime.sweep_script import kept_model_rows
+
+    source = SWEEP_HEAD.replace("range(1, 8)", "range(1, 3)") + "    models.append(model)\n"
+    (tmp_path / "keeps.py").write_text(source)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")  # (the other forked tests' start-up environment)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    result = forked.run(["-m", "graphguard", "run", "keeps.py"], cwd=tmp_path, env=env, timeout=300)
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert last.endswith("models kept per iteration not judged: the loop at keeps.py:8 makes a Keras model per "
+                         "iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps"), last
+    freed = SWEEP_HEAD + "    del model\n    keras.backend.clear_session()\n"
+    assert kept_model_rows(freed.encode(), "freed.py") == [] and kept_model_rows(source.encode(), "keeps.py") == [8]

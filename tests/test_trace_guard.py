@@ -225,6 +225,26 @@ def test_each_line_is_compared_with_its_own_last_trace_when_two_lines_share_a_fu
     assert set(by_line) <= {("value", "lr"), ("shape", "x"), ("value", "x"), ("shape", "lr")}
 
 
+def test_a_lines_first_trace_is_compared_with_the_trace_it_differs_least_from():
+    # A seventh new user's trial: a shape loop, then a float loop on one shape the first loop had traced;
+    # the float line's first trace was compared with the shape loop's last trace and blamed for the
+    # shape change. Floats read as floats (3.0, not 3).
+    @tf.function
+    def step(x, scale):
+        return tf.reduce_sum(x) * scale
+
+    with TraceGuard(max_traces=100) as guard:
+        for i in range(8):
+            step(tf.ones([i % 4 + 1, 3]), 0.5)  # shapes loop
+        for i in range(5):
+            step(tf.ones([2, 3]), float(i))  # floats loop
+    (function,) = guard.report().functions
+    by_cause = {(c.kind, c.argument): c for c in function.changes}
+    assert by_cause[("shape", "x")].at == at("shapes loop"), function.changes
+    assert by_cause[("value", "scale")].at == at("floats loop"), function.changes
+    assert by_cause[("value", "scale")].before.endswith(".0") and by_cause[("value", "scale")].after.endswith(".0")
+
+
 def test_reduce_retracing_does_not_help_python_ints():
     # Measured (TF 2.21): reduce_retracing relaxes shapes, not Python values: one trace per int.
     @tf.function(reduce_retracing=True)

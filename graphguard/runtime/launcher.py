@@ -360,7 +360,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
-    _print_reports(reports, args, grew, traces, failed, sweep_report)
+    unjudged = None if args.sweep or failed else _unjudged_sweep(args.script, script, code)
+    _print_reports(reports, args, grew, traces, failed, sweep_report, unjudged)
     if args.plot is not None:
         _plot(args.plot, reports, sweep_report)
     if status == EXIT_CLEAN and (grew or retraced or leaked):
@@ -665,8 +666,29 @@ def _line_keys(growths) -> tuple:
                          for line in group.lines}))
 
 
+def _unjudged_sweep(typed: str, script: str, code: Optional[types.CodeType]) -> Optional[str]:
+    """Without ``--sweep``: the verdict's note when the script has a loop the linter reads as keeping or
+    rebuilding a Keras model per iteration (GG201/GG202, however short), which only ``--sweep`` judges at
+    run time; None otherwise. A seventh new user's trial: a sweep keeping 12 models ended "no tf.function
+    retracing", exit 0, with no word of --sweep."""
+    if code is None or code.co_filename != script:
+        return None
+    from graphguard.runtime.sweep_script import kept_model_rows
+
+    try:
+        with io.open_code(script) as handle:
+            rows = kept_model_rows(handle.read(), script)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    if not rows:
+        return None
+    return (f"models kept per iteration not judged: the loop at {typed}:{', '.join(map(str, rows))} makes a Keras "
+            f"model per iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps")
+
+
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
-                   traces: TraceReport, failed: Optional[str] = None, sweep_report: Any = None) -> None:
+                   traces: TraceReport, failed: Optional[str] = None, sweep_report: Any = None,
+                   unjudged: Optional[str] = None) -> None:
     """Session reports (unless the script made no session but called tf.functions or ran a sweep), the
     trace report (only if it called a tf.function), and a verdict line. ``failed`` says how the script
     ended early (``it raised AttributeError``): then no growth seen is not a pass, and the verdict says
@@ -737,4 +759,6 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         parts.insert(0, _sweep_verdict(sweep_report, failed_anyway=bool(grew or stopped)))
     elif args.sweep:  # no loop to measure: say so first, so that what follows cannot read as the sweep's pass
         parts.insert(0, "no sweep measured (see the note at the start)")
+    elif unjudged is not None:
+        parts.append(unjudged)
     print(f"graphguard run: {'; '.join(parts)}", file=err, flush=True)

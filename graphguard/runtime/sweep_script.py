@@ -97,6 +97,19 @@ def _finding_rows(source: bytes, filename: str) -> list[int]:
     return sorted({d.loop_row for d in found if d.loop_row is not None})
 
 
+def kept_model_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the loops of the script's GG201/GG202 findings as the linter reports them (a loop that
+    calls ``clear_session()`` or keeps nothing has none), however few their iterations: the loops that
+    ``graphguard run`` without ``--sweep`` does not judge."""
+    from graphguard.checker import Checker
+
+    try:
+        found = Checker(["GG201", "GG202"], max_bounded_iterations=0).check_source(source, filename)
+    except Exception:  # the linter's trouble must not change the run's verdict
+        return []
+    return sorted({d.loop_row for d in found if d.loop_row is not None})
+
+
 def unwrapped_rows(source: bytes, filename: str) -> list[int]:
     """The rows of loops the linter reads as making a model per iteration that ``--sweep`` cannot wrap:
     comprehensions (``models = [train(u) for u in range(15)]``), which have no body of statements to put

@@ -43,6 +43,7 @@ This module imports TensorFlow only when a guard starts (never at ``import graph
 
 from __future__ import annotations
 
+import collections
 import inspect
 import logging
 from dataclasses import replace
@@ -72,6 +73,7 @@ __all__ = ["RetracingError", "RetracingWarning", "TraceGuard"]
 #: a step counter passed as a Python int within 9 calls (about 0.1 s of retracing, TF-FACTS).
 DEFAULT_MAX_TRACES = 8
 _MAX_SITES = 10  # calling lines kept per function
+_HISTORY = 16  # traces' arguments kept per tf.function object, for a calling line's first trace
 _MAX_CHANGES = 8  # causes kept per function: distinct (kind of change, argument) pairs
 _MAX_ITEMS = 16  # elements of a list/tuple/dict summarised per level
 _MAX_DEPTH = 3  # nesting levels summarised
@@ -149,11 +151,11 @@ def _flatten(value: Any, path: str, out: dict[str, Leaf], depth: int = 0) -> Non
 
 def _shown(leaf: Leaf, other: Optional[Leaf] = None) -> str:
     """A value leaf's text for a person: a float to 6 significant digits (``0.1 * 3`` is ``0.3``, not
-    ``0.30000000000000004``), in full when that would hide its difference from ``other``."""
+    ``0.30000000000000004``; ``3.0`` stays ``3.0``), in full when that would hide its difference from ``other``."""
     text = leaf[2]
     if leaf[1] == "float":
         try:
-            short = f"{float(text):.6g}"
+            short = repr(float(f"{float(text):.6g}"))  # a float still reads as one: 3.0, not 3
             if other is None or other[1] != "float" or f"{float(other[2]):.6g}" != short:
                 return short
         except ValueError:
@@ -272,7 +274,7 @@ class _Object:
     """Counts for one ``tf.function`` object (weakly referenced: a dead one's record is dropped)."""
 
     # calls: the hot path's one increment; seen: experimental_get_tracing_count() after the last call
-    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials", "last_at")
+    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials", "last_at", "history")
 
     def __init__(self, ref: weakref.ref, code: _Code) -> None:
         self.ref, self.code, self.calls, self.traces, self.seen = ref, code, 0, 0, 0
@@ -282,6 +284,8 @@ class _Object:
         #: sharing one function each change their own argument (a trial's report: a shape on one line
         #: was blamed on a float the other line changes)
         self.last_at: dict[tuple, dict[str, Leaf]] = {}
+        #: the arguments of its latest traces (at most _HISTORY), for a calling line's first trace
+        self.history: collections.deque = collections.deque(maxlen=_HISTORY)
 
 
 class _SameCode:
@@ -603,7 +607,14 @@ class TraceGuard:
                 made = where(created[1], created[2]) if created is not None and created[0]() is fn else ""
                 changes = [ArgChange("new_function", "", "", made)]
             elif record.last is not None:
-                changes = _diff(record.last_at.get((filename, lineno), record.last), summary) or [ArgChange("unknown", "")]
+                base = record.last_at.get((filename, lineno))
+                if base is None:
+                    # A line's first trace: against the earlier trace it differs least from, not the last
+                    # one from another line (a seventh new user's trial: a float loop's first call was blamed
+                    # for a shape change that only the loop before it made)
+                    base = min(reversed(record.history), key=lambda earlier: len(_diff(earlier, summary)),
+                               default=record.last)
+                changes = _diff(base, summary) or [ArgChange("unknown", "")]
             else:
                 changes = []
             record.traces += traced
@@ -625,6 +636,7 @@ class TraceGuard:
             if changes:
                 code.note_causes(changes, where(filename, lineno) if filename else "", traced)
             record.last = code.last = summary
+            record.history.append(summary)
             if (filename, lineno) in record.last_at or len(record.last_at) < _MAX_SITES:
                 record.last_at[(filename, lineno)] = summary
             if failed or not _executing_eagerly():  # the call raised, or it traced inside another function's
