@@ -550,6 +550,12 @@ def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a
     assert "graph growth found" in last and "not failed" not in last, last
     assert "-- 3 sessions (Session): no graph growth after warm-up: 1-3 --" in leaking.stderr
     assert "-- session 5: graph growth from the same lines as session 4 --" in leaking.stderr
+    # the mid-run warning is one line; its lines and fix are said once, in the report at exit (a seventh
+    # new user's trial read each block twice)
+    warned = [line for line in leaking.stderr.splitlines() if "GraphGrowthWarning: " in line]
+    assert warned and all(line.endswith("(its lines and the fix are in graphguard run's report at exit)")
+                          for line in warned), leaking.stderr[-3000:]
+    assert leaking.stderr.count("Fix: build the graph once") == 1, leaking.stderr[-3000:]
     # Fixed by a reset per trial; then (sixth new-user trial) code after the sweep rebinds one of the
     # names in graphs of its own: the last trial's x is held by the default graph it built, one graph,
     # not growth; its w stays bound at module level, a loop variable. One run for both (suite time).

@@ -62,6 +62,7 @@ import runpy
 import sys
 import traceback
 import types
+import warnings
 import zipfile
 from typing import Any, Optional, Sequence
 
@@ -70,6 +71,7 @@ from graphguard.runtime.guard import (
     DEFAULT_MAX_BURST_RATIO,
     DEFAULT_MIN_GROWTH_SESSIONS,
     GraphGrowthError,
+    GraphGrowthWarning,
     RssGrowthError,
 )
 from graphguard.runtime.report import GuardReport
@@ -301,6 +303,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     trace_guard = TraceGuard(max_traces=args.max_traces, on_retrace=args.on_retrace)
     watch = Watch(options, trace_guard)
     watch.start()  # patches at once when TensorFlow is already imported (graphguard run called in-process)
+    shown = warnings.showwarning
+    warnings.showwarning = _short_growth_warning(shown)
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     shim = _tf1_shim(script) if args.tf1 else None
@@ -342,6 +346,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if shim is not None:
             shim.uninstall()
         sys.argv = saved_argv
+        if warnings.showwarning is not shown:  # (unless the script replaced it)
+            warnings.showwarning = shown
         if saved_path0 is not None and sys.path:
             sys.path[0] = saved_path0
         watch.stop()
@@ -664,6 +670,20 @@ def _line_keys(growths) -> tuple:
     """The sorted ``(file, line)`` pairs that ``growths`` (growth patterns) came from; ``()`` for none."""
     return tuple(sorted({(line.filename, line.lineno) for growth in growths for group in growth.groups
                          for line in group.lines}))
+
+
+def _short_growth_warning(show: Any) -> Any:
+    """``warnings.showwarning`` for the script's run: a ``GraphGrowthWarning`` (``--on-growth warn``, a
+    sweep's sessions) as its first line only, since the report at exit lists its lines and the fix (a
+    seventh new user's trial read each 7-line block twice under ``--sweep``). Other warnings as ``show``
+    shows them."""
+    def short(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if issubclass(category, GraphGrowthWarning) and "\n" in str(message):
+            message = (str(message).split("\n", 1)[0]
+                       + " (its lines and the fix are in graphguard run's report at exit)")
+        show(message, category, filename, lineno, file, line)
+
+    return short
 
 
 def _unjudged_sweep(typed: str, script: str, code: Optional[types.CodeType]) -> Optional[str]:
