@@ -615,8 +615,11 @@ def _bounded_note(patterns: list, warned: bool = False) -> str:
         counts += [bounded_trips((key, *path), cases=False) for key, path in paths]
     if not counts or None in counts:
         return ""
-    return (f" (bounded: its loops run {max(counts)} times in all, and graphguard check leaves loops of at most "
-            f"max-bounded-iterations = {BOUND} out" + ("" if warned else "; --on-growth warn lets the run finish") + ")")
+    # (a seventh new user's trial: the note half-excused a failed run; it says what to do first)
+    return (f" (bounded: its loops run {max(counts)} times in all, so the graph grows {max(counts)} times at most: "
+            f"fix it as the report says" + ("" if warned else ", or let the run finish with --on-growth warn")
+            + f"; graphguard check leaves loops of at most max-bounded-iterations = {BOUND} out, which "
+            f"--config 'max-bounded-iterations = 0' shows)")
 
 
 def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
