@@ -121,3 +121,25 @@ def test_a_line_outside_any_loop_is_told_apart(script, tmp_path):
     assert in_a_loop([(script, 15)]) and in_a_loop([(script, 31), (script, 35)])
     assert not in_a_loop([(script, 2)]) and not in_a_loop([(script, 31)])
     assert in_a_loop([(str(tmp_path / "gone.py"), 3)])  # unreadable: the usual wording
+
+
+def test_the_guards_bounded_note_says_what_to_do_in_each_front_ends_spelling(tmp_path):
+    # An eighth new user's trial: in a notebook the error pointed at graphguard run's --on-growth flag.
+    pytest.importorskip("tensorflow")
+    import os
+
+    import forked
+
+    (tmp_path / "short.py").write_text(
+        "import tensorflow.compat.v1 as tf\ntf.disable_eager_execution()\nx = tf.constant(1.0)\n"
+        "from graphguard import GraphGuard\n"
+        "with tf.Session() as sess, GraphGuard(sess, mode=\"count\") as guarded:\n    for epoch in range(3):\n"
+        "        for step in range(20):\n            guarded.run(x)\n        guarded.run(tf.reduce_mean(x))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")  # (the other forked tests' start-up environment)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    result = forked.run(["short.py"], cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert ("(Bounded: the loops around it run 3 times in all, as the source says: fix it as above, or let the run "
+            "finish with on_growth=\"warn\" (graphguard run --on-growth warn; %graphguard on on_growth=warn in a "
+            "notebook).") in result.stderr, result.stderr[-2000:]

@@ -471,3 +471,24 @@ def test_tf_layers_under_keras_3_without_tf1_says_what_to_install_and_to_run_wit
         pytest.skip("tf.layers works on this TensorFlow")
     assert hint is not None and hint.startswith("graphguard run: tf.layers needs Keras 2 on this TensorFlow: pip install tf_keras")
     assert "graphguard run --tf1" in hint and "\n" not in hint
+
+
+def test_the_verdict_names_the_pattern_the_guard_stopped_at_else_the_one_that_added_most():
+    # An eighth new user's trial: the verdict named a summary op built every 10 steps over the every-step
+    # op that added 2,700 ops, and over the op the error had stopped the run at.
+    from types import SimpleNamespace
+
+    from graphguard.runtime.launcher import _growth_summary
+    from graphguard.runtime.report import Growth, OpGroup, SourceLine
+
+    def pattern(lineno, first, last, steps, ops):
+        group = OpGroup((("Const", ops),), (SourceLine("t.py", lineno, ""),))
+        return Growth(first, last, steps, ops, (group,), min_gap=1 if steps > 1 else 0,
+                      max_gap=10 if lineno == 20 else 1)
+
+    summary, mean = pattern(20, 2, 450, 50, 8), pattern(17, 3, 451, 449, 6)
+    ran = [(1, "Session", SimpleNamespace(growth=(summary, mean), stopped=None))]
+    assert _growth_summary(ran).startswith(": +6 ops/step, from t.py:17"), _growth_summary(ran)
+    one_off, stop = pattern(20, 2, 2, 1, 8), pattern(17, 3, 3, 1, 6)
+    stopped = [(1, "Session", SimpleNamespace(growth=(one_off, stop), stopped="GraphGrowthError at step 3"))]
+    assert _growth_summary(stopped).startswith(": +6 ops at step 3, from t.py:17"), _growth_summary(stopped)

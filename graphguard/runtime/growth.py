@@ -228,9 +228,12 @@ class GrowthAccounting:
         if limits and None not in limits:
             # A new user's fifth trial: `check` hides a re-initializer per epoch of three, `run` stopped
             # the script at it. Growth it is; say that it is bounded and why the linter was silent.
-            message += (f"\n(Bounded: the loops around it run {max(limits)} times in all, as the source says; "
-                        f"graphguard check leaves loops of at most max-bounded-iterations = {BOUND} out. "
-                        f"on_growth=\"warn\" (graphguard run --on-growth warn) lets the run finish.)")
+            # (what to do first; the option in each front end's spelling: an eighth trial was pointed at a
+            # command-line flag in a notebook)
+            message += (f"\n(Bounded: the loops around it run {max(limits)} times in all, as the source says: fix it "
+                        f"as above, or let the run finish with on_growth=\"warn\" (graphguard run --on-growth warn; "
+                        f"%graphguard on on_growth=warn in a notebook). graphguard check leaves loops of at most "
+                        f"max-bounded-iterations = {BOUND} out.)")
         return growth, earlier, message, op_type, added
 
     def _act(self, growth: Growth, earlier: tuple[Growth, ...], message: str, op_type: Optional[str],

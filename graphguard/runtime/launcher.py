@@ -579,7 +579,7 @@ def _print_script_error(error: BaseException, script: str) -> None:
 
 
 def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = False) -> str:
-    """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the first growth pattern's size
+    """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the growth pattern that added most ops: its size
     and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized.
     Patterns from the same lines as one before (a session per trial) count once. ``warned``: the run
     went on at growth (``--on-growth warn``), so the bounded note does not suggest it."""
@@ -592,7 +592,11 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = 
                 patterns.append(growth)
     if not patterns:
         return ""
-    first = patterns[0]
+    # the pattern the guard stopped the run at, else the one that added most ops (an eighth new user's
+    # trial: the verdict named a summary op built every 10 steps, about 100 ops, over the every-step op of
+    # 2,700, and over the op the error had stopped at)
+    stopped = [report.growth[-1] for _, _, report in reports if report.stopped and report.growth]
+    first = stopped[0] if stopped else max(patterns, key=lambda growth: growth.ops)
     lines = list(dict.fromkeys(str(line) for group in first.groups for line in group.lines))
     text = f": {first.rate()}" + (f", from {lines[0]}" if lines else "")
     if len(lines) > 1:
