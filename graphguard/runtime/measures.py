@@ -168,28 +168,10 @@ class StepMeasures:
             rss = self._rss_last[1] if self._rss_last else None
             self._baseline = (recent, (steps - _SLOW_WINDOW + 1, steps), self._graph.version, rss)
             return None
-        base, base_steps, base_version, base_rss = self._baseline
-        if steps < base_steps[1] + _SLOW_WINDOW:
+        if steps < self._baseline[1][1] + _SLOW_WINDOW:
             return None  # the latest window still overlaps the baseline
-        if base <= 0 or recent < self._next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
-            return None
-        ratio = recent / base
-        while self._next_ratio <= ratio:
-            self._next_ratio *= self._slowdown_factor
-        rss_growth = None
-        if base_rss is not None and self._rss_last is not None:
-            rss_growth = self._rss_last[1] - base_rss
-        slowdown = Slowdown(
-            step=steps,
-            baseline_seconds=base,
-            baseline_steps=base_steps,
-            recent_seconds=recent,
-            recent_steps=(steps - _SLOW_WINDOW + 1, steps),
-            ratio=ratio,
-            ops_added=self._graph.version - base_version,
-            rss_growth_bytes=rss_growth,
-        )
-        self._slowdowns.append(slowdown)
+        slowdown, self._next_ratio = self._slower(steps, self._baseline, recent, self._next_ratio,
+                                                  (steps - _SLOW_WINDOW + 1, steps))
         return slowdown
 
     def _check_fetch_slowdown(self, steps: int) -> Optional[Slowdown]:
@@ -198,25 +180,32 @@ class StepMeasures:
         for label, times in self._by_fetch.items():
             if times.baseline is None or times.times[0][0] <= times.baseline[1][1]:
                 continue  # no baseline yet, or the latest samples still overlap it
-            base, base_steps, base_version, base_rss = times.baseline
             recent = statistics.median(s for _, s in times.times)
-            if base <= 0 or recent < times.next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
-                continue
-            ratio = recent / base
-            while times.next_ratio <= ratio:
-                times.next_ratio *= self._slowdown_factor
-            rss_growth = None
-            if base_rss is not None and self._rss_last is not None:
-                rss_growth = self._rss_last[1] - base_rss
-            slowdown = Slowdown(
-                step=steps, baseline_seconds=base, baseline_steps=base_steps, recent_seconds=recent,
-                recent_steps=(times.times[0][0], times.times[-1][0]), ratio=ratio,
-                ops_added=self._graph.version - base_version, rss_growth_bytes=rss_growth,
-                fetch=label, filename=times.where[0], lineno=times.where[1], runs=len(times.times),
-            )
-            self._slowdowns.append(slowdown)
-            return slowdown
+            slowdown, times.next_ratio = self._slower(
+                steps, times.baseline, recent, times.next_ratio, (times.times[0][0], times.times[-1][0]),
+                fetch=label, filename=times.where[0], lineno=times.where[1], runs=len(times.times))
+            if slowdown is not None:
+                return slowdown
         return None
+
+    def _slower(self, steps: int, baseline: tuple, recent: float, next_ratio: float,
+                recent_steps: tuple[int, int], **fetch: Any) -> tuple[Optional[Slowdown], float]:
+        """``(slowdown, next_ratio)``: a :class:`Slowdown` (kept in the report) when the ``recent`` median
+        (seconds) is ``next_ratio`` times ``baseline``'s (``(median, (first, last) step, graph version,
+        RSS)``) and at least :data:`_SLOW_MIN_SECONDS` more, with the ratio the next warning needs (another
+        factor); ``(None, next_ratio)`` otherwise. ``fetch``: :class:`Slowdown`'s fetch fields."""
+        base, base_steps, base_version, base_rss = baseline
+        if base <= 0 or recent < next_ratio * base or recent - base < _SLOW_MIN_SECONDS:
+            return None, next_ratio
+        ratio = recent / base
+        while next_ratio <= ratio:
+            next_ratio *= self._slowdown_factor
+        rss_growth = None if base_rss is None or self._rss_last is None else self._rss_last[1] - base_rss
+        slowdown = Slowdown(step=steps, baseline_seconds=base, baseline_steps=base_steps, recent_seconds=recent,
+                            recent_steps=recent_steps, ratio=ratio, ops_added=self._graph.version - base_version,
+                            rss_growth_bytes=rss_growth, **fetch)
+        self._slowdowns.append(slowdown)
+        return slowdown, next_ratio
 
     def _slowdown_message(self, slowdown: Slowdown) -> str:
         text = f"{slowdown}."
