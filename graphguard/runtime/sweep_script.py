@@ -84,30 +84,30 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
 
 
-def _finding_rows(source: bytes, filename: str) -> list[int]:
-    """The rows of the loops of the script's GG201/GG202/GG111 findings, read as if it freed nothing."""
+def _loop_rows(source: bytes, filename: str, codes: list[str], frees: bool = True) -> list[int]:
+    """The rows of the loops of the script's ``codes`` findings, however few their iterations (the
+    linter's max-bounded-iterations hides only what a user reads as noise); ``frees=False`` reads the
+    script as if it freed nothing. Empty when the linter fails: its trouble must not stop the run."""
     from graphguard.checker import Checker
 
     try:
-        # Every sweep loop, however few its trials: the guard measures what a short one keeps too
-        # (the linter's max-bounded-iterations hides only what a user reads as noise).
-        found = Checker(["GG201", "GG202", "GG111"], max_bounded_iterations=0).check_source(source, filename, frees=False)
-    except Exception:  # the linter's trouble must not stop the run: fall back to the shape
+        found = Checker(codes, max_bounded_iterations=0).check_source(source, filename, frees=frees)
+    except Exception:
         return []
     return sorted({d.loop_row for d in found if d.loop_row is not None})
+
+
+def _finding_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the loops of the script's GG201/GG202/GG111 findings, read as if it freed nothing:
+    every sweep loop, however few its trials (the guard measures what a short one keeps too)."""
+    return _loop_rows(source, filename, ["GG201", "GG202", "GG111"], frees=False)
 
 
 def kept_model_rows(source: bytes, filename: str) -> list[int]:
     """The rows of the loops of the script's GG201/GG202 findings as the linter reports them (a loop that
     calls ``clear_session()`` or keeps nothing has none), however few their iterations: the loops that
     ``graphguard run`` without ``--sweep`` does not judge."""
-    from graphguard.checker import Checker
-
-    try:
-        found = Checker(["GG201", "GG202"], max_bounded_iterations=0).check_source(source, filename)
-    except Exception:  # the linter's trouble must not change the run's verdict
-        return []
-    return sorted({d.loop_row for d in found if d.loop_row is not None})
+    return _loop_rows(source, filename, ["GG201", "GG202"])
 
 
 def unwrapped_rows(source: bytes, filename: str) -> list[int]:
