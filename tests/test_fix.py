@@ -294,6 +294,25 @@ def test_a_saver_does_not_climb_above_the_model_it_must_save(tmp_path):
         (tmp_path / "train.py").read_text()
 
 
+def test_a_summary_leaves_a_loop_whose_saver_reads_only_variables(tmp_path):
+    # An eighth new user's trial: "[*] 2 fixable" where --fix --unsafe-fixes fixed 3. A summary op joins
+    # the summaries collection, which the epoch loop's Saver does not read: its (unsafe, conditional)
+    # move out of both loops is counted and offered at once, and merge_all() still holds it back.
+    body = ("    for epoch in range(50):\n        for step in range(100):\n            sess.run(train_op)\n"
+            "            if step % 10 == 0:\n                summ = tf.summary.scalar(\"loss\", loss)\n"
+            "        {reader}\n")
+    head = "import tensorflow as tf\n\nwith tf.Session() as sess:\n"
+    (tmp_path / "train.py").write_text(head + body.format(reader="tf.train.Saver().save(sess, \"ckpt\")"))
+    result = graphguard("train.py", cwd=tmp_path)
+    assert "[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option)." \
+        in result.stderr
+    assert graphguard("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0
+    (tmp_path / "merged.py").write_text(head + body.format(reader="writer.add_summary(sess.run(tf.summary.merge_all()))"))
+    full = graphguard("--output-format", "full", "merged.py", cwd=tmp_path).stdout
+    assert "GG110" in full and "fix (unsafe): Build `scalar_op`" not in full
+    assert "no automatic fix: out of the loop at line 4, which repeats it too, the loop reads a graph collection" in full
+
+
 @pytest.mark.parametrize("setup, read", [
     ("    model.build()\n", "model.logits"),
     ("    ops[\"y\"] = tf.reduce_sum(x, 1)\n", "ops[\"y\"]"),

@@ -53,6 +53,10 @@ class Loop:
     row: int
     column: int
     runs_step: bool = False
+    #: it calls a Keras model's ``fit``/``predict`` in a module whose graph code is spelled through
+    #: ``compat.v1``: a session step only when the program runs in graph mode (phase 2 sets
+    #: ``runs_step`` unless :attr:`graphguard.analysis.fixpoint.Project.eager_program`)
+    keras_step: bool = False
     resets_graph: bool = False
     #: How many times the body runs, when the source says (``for case in (a, b, c)``: 3, ``range(4)``:
     #: 4); 1 for one-shot setup over one model's variables or a file of saved weights; None: unknown

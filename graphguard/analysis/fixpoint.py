@@ -122,6 +122,11 @@ class Project:
         # (a module-level placeholder would raise under eager execution: such a program runs in graph
         # mode, however it spells TF 1.x names; a third new user's trial: a helper module's op per step)
         self.eager_program = "compat" in modes and not modes & {"off", "v1"} and not any(m.graph_only for m in modules)
+        if not self.eager_program:
+            for module in modules:
+                for loop in module.loops:
+                    if loop.keras_step:
+                        loop.runs_step = True
         #: A program on standalone Keras before 2.4: some module says so (``lr=``, ``keras.layers.core``)
         #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
         eras = {_era(m) for m in modules}

@@ -782,9 +782,16 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as
         # ``.numpy()`` or ``tf.GradientTape``); in TF 2 it runs eagerly.
+        # Spelled through ``compat.v1``, the module may belong to a TF 2 program where Keras runs
+        # eagerly (an eighth new user's trial: a Keras sweep beside a ``compat.v1`` session loop): phase
+        # 2 decides (:attr:`Loop.keras_step`).
+        compat = runtime.compat_v1 and not reader.eager_off and not reader.graph_only
         for loops in reader._keras_steps:
             for loop in loops:
-                loop.runs_step = True
+                if compat:
+                    loop.keras_step = True
+                else:
+                    loop.runs_step = True
     eager_off = reader.facts.eager_off
     for facts in reader.facts.functions.values():
         if eager_off:  # nothing of this module repeats TF 2 work, through its callers neither

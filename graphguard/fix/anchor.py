@@ -30,7 +30,7 @@ _GRAPH_CONTEXTS = re.compile(r"as_default|_scope\(|\.scope\(|device\(|control_de
 
 
 def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False,
-                floor: Optional[cst.CSTNode] = None, collecting: bool = False,
+                floor: Optional[cst.CSTNode] = None, collecting: frozenset = frozenset(),
                 target: Optional[str] = None) -> cst.CSTNode:
     """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
     wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
@@ -39,8 +39,9 @@ def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: bool =
     leaves the graph alone (``with sess:`` enters the session's graph). ``capturing`` code (a Saver, an
     initializer, a collection read) does not climb above a block that builds anything before the loop:
     it would miss what that builds. ``floor``: a statement moved earlier in the pass whose name the code
-    reads, which it must stay below. ``collecting`` code (a summary, a variable, a ``tf.losses`` loss)
-    does not climb above a statement that reads a graph collection (``merge_all()``, an initializer, a
+    reads, which it must stay below. ``collecting``: the graph collections the code adds to
+    (:func:`graphguard.fix.safety.adds_to_collections`: summaries, variables, ``tf.losses`` losses); it
+    does not climb above a statement that reads one of them (``merge_all()``, an initializer, a
     ``Saver``): it would join what that reads (a summary that needs a feed in ``merge_all()``).
     ``target``: the name a moved ``target = ...`` binds, which no statement it climbs above may read or
     bind (``print(sess.run(y))`` there would print the new ``y``: issue 36's audit)."""
@@ -67,7 +68,7 @@ def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: bool =
             break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads
         if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in source.calls(statement)):
             break
-        if collecting and any(_reads_collections(module, call) for statement in node.body[:index]
+        if collecting and any(_reads_collections(module, call, collecting) for statement in node.body[:index]
                               for call in source.calls(statement)):
             break
         anchor = owner

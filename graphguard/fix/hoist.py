@@ -288,6 +288,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
     # the loops the finding names as repeating it too must be left, or its edit does not fix it
     needed = next((i for i, outer in enumerate(outers) if module.positions[outer].start.line == outer_row), -1)
     varies = {}
+    added: list = []  # why the move out of the loop the finding names is unsafe and the inner move is not
     for index in range(len(outers) - 1, -1, -1):  # the outermost first
         _restore(module, pass_moves, before)
         try:
@@ -304,6 +305,8 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             continue
         if index >= needed and _reasons(lifted) <= _reasons(fix):
             return lifted
+        if index == needed:
+            added = sorted(_reasons(lifted) - _reasons(fix))
     if needed >= 0:
         _restore(module, pass_moves, before)
         where = module.positions[outers[needed]].start.line
@@ -312,6 +315,9 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
             raise _NotFixable(f"it reads {', '.join(names)}, which the loop at line {where} around it changes: out of "
                               "the inner loop it would still be built on every iteration of that one (feed the value "
                               "through a placeholder)")
+        if added:  # it can leave the inner loop safely, the outer one only with a risk of its own
+            raise _NotFixable(f"out of the loop at line {where}, which repeats it too, {added[-1]}: build it by hand "
+                              "once before that loop")
         raise _NotFixable(f"it cannot move out of the loop at line {where}, which repeats it too: build it by hand "
                           "once before that loop, feeding what changes through a tf.compat.v1.placeholder")
     _restore(module, pass_moves, after)
@@ -481,7 +487,7 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     floor = max((anchor for anchor, _ in earlier.values()), key=lambda node: module.positions[node].start.line,
                 default=None)
     collecting = adds_to_collections(reads.tf_calls, reads.creates_variables)
-    if collecting and any(_reads_collections(module, call) for call in source.calls(loop.body)
+    if collecting and any(_reads_collections(module, call, collecting) for call in source.calls(loop.body)
                           if call is not expr and not source.inside(module.parents, call, expr)):
         unsafe.append("the loop reads a graph collection (merge_all, an initializer, a Saver) that the hoisted "
                       "code joins from the first iteration on")

@@ -35,20 +35,35 @@ def tf_name(module: Region, call: cst.Call) -> Optional[str]:
     return source.canonical(imported + ("." + rest if rest else "")) if imported is not None else None
 
 
-def reads_collections(module: Region, call: cst.Call) -> bool:
-    """Whether ``call`` reads what the graph's collections hold when it runs: ``merge_all()``,
-    ``get_collection()``, the variable lists, an initializer, a ``Saver``."""
+def reads_collections(module: Region, call: cst.Call, kinds: frozenset = frozenset({"summaries", "variables", "losses"})) -> bool:
+    """Whether ``call`` reads, when it runs, one of the graph collections ``kinds`` (those
+    :func:`adds_to_collections` names): ``merge_all()`` the summaries; a ``Saver``, an initializer and
+    the variable lists the variables; ``get_collection()`` any of them. A summary moved out of a loop
+    that makes a ``Saver`` per epoch joins nothing the ``Saver`` reads (an eighth new user's trial)."""
     name = tf_name(module, call)
-    return name is not None and (effect_of(name) in CAPTURING or CAPTURING_NAMES.search(name) is not None)
+    if name is None:
+        return False
+    if "get_collection" in name:
+        return bool(kinds)
+    if "merge_all" in name:
+        return "summaries" in kinds
+    return "variables" in kinds and (effect_of(name) in CAPTURING or CAPTURING_NAMES.search(name) is not None)
 
 
-def adds_to_collections(tf_calls: list, creates_variables: bool) -> bool:
-    """Whether the hoisted code adds to a graph collection: a summary, a variable, a ``tf.losses`` loss.
-    ``tf_calls``: the TensorFlow names it calls; ``creates_variables``: it creates variables otherwise (a
-    layer, an optimizer's slots)."""
-    return creates_variables or any(
-        effect_of(name) in (Effect.SUMMARY, Effect.VARIABLE) and name not in PLACEHOLDERS or name.startswith("tf.losses.")
-        for name in tf_calls)
+def adds_to_collections(tf_calls: list, creates_variables: bool) -> frozenset:
+    """Which graph collections the hoisted code adds to: ``"summaries"`` (a summary op), ``"variables"``
+    (a variable, or ``creates_variables``: a layer, an optimizer's slots), ``"losses"`` (a ``tf.losses``
+    loss); empty when none. ``tf_calls``: the TensorFlow names it calls."""
+    kinds = {"variables"} if creates_variables else set()
+    for name in tf_calls:
+        effect = effect_of(name)
+        if effect is Effect.SUMMARY:
+            kinds.add("summaries")
+        elif effect is Effect.VARIABLE and name not in PLACEHOLDERS:
+            kinds.add("variables")
+        elif name.startswith("tf.losses."):
+            kinds.add("losses")
+    return frozenset(kinds)
 
 
 #: Random ops that are not named ``random``: each new op draws from its own seed.
