@@ -69,6 +69,22 @@ for epoch in range(100):
     assert finding.message.startswith("`tf.reduce_mean(...)`")
 
 
+def test_a_kept_model_names_the_loop_that_repeats_it_not_a_loop_that_runs_once():
+    # A ninth new user's trial: GG202 named `for lr in [1e-3]:`, which runs once per trial.
+    source = b"""\
+import tensorflow as tf
+models = []
+for units in widths:
+    for lr in [1e-3]:
+        model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+        model.fit(x, y)
+        models.append(model)
+"""
+    findings = [f for f in CHECKER.check_source(source, "t.py") if f.code == "GG202"]
+    assert [(f.row, f.loop_row) for f in findings] == [(7, 3)]
+    assert "in the loop at line 3" in findings[0].message
+
+
 def test_innermost_session_loop_is_reported():
     source = b"""\
 import tensorflow as tf

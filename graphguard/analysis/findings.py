@@ -238,7 +238,7 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
                                      loop.row, loop.column, via=origin, outer_row=_outer_row(module, call, loop)))
     for call, callee in calls:
         if callee.retains is not None and call.loops and not bounded(module, call.loops, max(project.bound, 1)):
-            loop = module.loops[call.loops[-1]]
+            loop = module.loops[_once_skipped(module, call.loops)]
             found.append(Finding(module.path, call.site, Effect.RETAINED, f"`{call.callee}(...)`",
                                  loop.row, loop.column, via=callee.retains))
     for retention in facts.retentions:
@@ -246,9 +246,11 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             continue  # a store in the function body: reported at the calls in loops (above)
         if retention.refs and not any(project.is_model(module, ref, kind) for ref, kind in retention.refs):
             continue
-        loop = module.loops[retention.loop]
-        if bounded(module, retention.nest or (retention.loop,), max(project.bound, 1)):
+        nest = retention.nest or (retention.loop,)
+        if bounded(module, nest, max(project.bound, 1)):
             continue  # a loop that runs a handful of times keeps a handful of models (once: one)
+        loop = module.loops[_once_skipped(module, nest[:nest.index(retention.loop) + 1] if retention.loop in nest
+                                          else (retention.loop,))]
         found.append(Finding(module.path, retention.site, Effect.RETAINED,
                              f"`{retention.text}` (holding {retention.value})", loop.row, loop.column))
     if not project.eager_off(module) and not project.old_keras(module):
@@ -392,16 +394,25 @@ def _eager_loop(project: Project, module: ModuleFacts, item):
     does or the loops around it run at most ``max-bounded-iterations`` times in all."""
     if not item.loops or bounded(module, item.loops, max(project.bound, 1), item.exempt):
         return None
-    index = _repeating(item)
+    index = _repeating(module, item)
     return None if index is None else module.loops[index]
 
 
-def _repeating(item):
+def _once_skipped(module: ModuleFacts, loops) -> int:
+    """The innermost of ``loops`` (indices, outermost first) that the source does not say runs once
+    (``for lr in [1e-3]:``); the innermost when all do."""
+    return next((index for index in reversed(loops) if module.loops[index].trips != 1), loops[-1])
+
+
+def _repeating(module: ModuleFacts, item):
     """The innermost loop around ``item`` that repeats it: a loop ``item`` is exempt from (a retry
     loop that ends in ``break``, a once-guard on its counter) runs it once per entry, so the loop
     around that one repeats it (first contact: a grid over table rows, each trial in a 30-try retry
-    loop, was read as built once). None when every loop is exempt."""
-    return next((index for index in reversed(item.loops) if index not in item.exempt), None)
+    loop, was read as built once); so does a loop the source says runs once (``for lr in [1e-3]:``
+    inside the sweep's loop, a ninth new user's trial), unless no loop around it repeats it. None
+    when every loop is exempt."""
+    repeating = [index for index in item.loops if index not in item.exempt]
+    return _once_skipped(module, repeating) if repeating else None
 
 def _model_loop(module: ModuleFacts, item, bound: int):
     """The innermost loop that repeats a model construction or call ``item``, or None when that
@@ -410,7 +421,7 @@ def _model_loop(module: ModuleFacts, item, bound: int):
     around it run at most ``bound`` times in all (``max-bounded-iterations``; at least once)."""
     if not item.loops or bounded(module, item.loops, max(bound, 1), item.exempt):
         return None  # a 5-fold split, ``max_evals=10``, ``for x in [a, b]``: a handful of models
-    index = _repeating(item)
+    index = _repeating(module, item)
     if index is None or module.loops[index].resets_graph:
         return None
     return module.loops[index]
