@@ -14,6 +14,7 @@ Nothing here imports TensorFlow.
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from graphguard.runtime.attribution import first_location, growth_groups
@@ -35,6 +36,24 @@ from graphguard.runtime.sessions import ledger_for
 
 # Distinct growth patterns kept in the report; further ones are only counted.
 _MAX_PATTERNS = 50
+#: An IPython cell's file name, ``<ipython-input-7-0123456789ab>``: its run number, then a hash of its
+#: code (``IPython.core.compilerop.code_name``).
+_CELL_RUN = re.compile(r"<ipython-input-\d+-")
+
+
+def _same_cell(key: tuple) -> tuple:
+    """``key`` ((filename, lineno), call path) with IPython's run number taken out of every cell's file
+    name: a cell run again with the same code is the same line. ipykernel names a cell's file by its
+    code alone, so this is for IPython's own shell (a ninth new user's trial: a cell re-run three times,
+    each adding ops, was three one-offs)."""
+    line, path = key
+
+    def plain(location):  # (filename, lineno), or None where frames not the user's came between
+        if location is None or not isinstance(location[0], str) or "<ipython-input-" not in location[0]:
+            return location
+        return _CELL_RUN.sub("<ipython-input-", location[0]), *location[1:]
+
+    return plain(line), tuple(plain(l) for l in path)
 
 
 class Pattern:
@@ -173,7 +192,7 @@ class GrowthAccounting:
         paths = {pair for g in groups for pair in g.callers} or {(key, ()) for key in lines}
         sustained = False
         for key in paths:
-            seen_steps = self._line_steps.setdefault(key, [0, None])
+            seen_steps = self._line_steps.setdefault(_same_cell(key), [0, None])
             if seen_steps[1] != steps:
                 seen_steps[0] += 1
                 seen_steps[1] = steps
@@ -198,8 +217,10 @@ class GrowthAccounting:
             self._one_off_ops += added
             return self._for_session(groups, added, new_ops) if per_session else None
         # Held events from the same lines are part of this growth now; others stay one-offs.
+        cells = {_same_cell(((f, n), ()))[0] for f, n in lines}
         earlier = tuple(
-            e for e in self._one_offs if any((l.filename, l.lineno) in lines for g in e.groups for l in g.lines)
+            e for e in self._one_offs
+            if any(_same_cell(((l.filename, l.lineno), ()))[0] in cells for g in e.groups for l in g.lines)
         )
         for event in earlier:
             self._record(event.first_step, event.ops_per_step, event.groups, None)
