@@ -148,6 +148,10 @@ class EagerReader(SampleReader):
             return
         frame = self._frame
         self._traced[self._qualname(node.name)] = traced
+        if isinstance(decorator, ast.Call) and any(
+                k.arg in ("reduce_retracing", "experimental_relax_shapes") and not (
+                    isinstance(k.value, ast.Constant) and not k.value.value) for k in decorator.keywords):
+            self._relaxed.add(self._qualname(node.name))  # a new shape makes one more general trace
         if frame.is_class or (frame.facts.name == "<module>" and not frame.loops) or _in_init(frame.facts.name):
             return  # once per program, class or object
         frame.facts.constructions.append(
@@ -428,15 +432,36 @@ class EagerReader(SampleReader):
             return
         candidates = []
         for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if isinstance(arg, ast.Starred) or not self._is_number(arg) or _few_values(arg):
+            if isinstance(arg, ast.Starred) or _few_values(arg):
                 continue
-            names = self._read_names(arg, numbers_only=True)
+            if self._is_number(arg):
+                names = self._read_names(arg, numbers_only=True)
+            else:
+                # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
+                # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
+                # calls). A slice of fixed length (``data[i:i + 64]``) keeps its shape.
+                shape = _shape_of_new(arg)
+                if shape is None or any(_few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
+                    continue
+                names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))
             if names:
                 construction = self._new_construction(
                     Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` in `{short(callee_text(node.func))}(...)")
                 candidates.append((construction, names))
         if candidates:
             self._defer(lambda frame, c=tuple(candidates), t=traced: self._settle_retrace(frame, c, t))
+
+    def _relaxed_callee(self, func_value, node: ast.Call) -> bool:
+        """Whether the called tf.function of this module relaxes shapes (``reduce_retracing=True``):
+        after a second shape it traces one function for any size, so a changing shape adds no trace."""
+        if isinstance(func_value, ProjectRef) and func_value.ref.module == "":
+            return func_value.ref.name in self._relaxed
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.resolve(node.func.value)
+            if isinstance(receiver, Instance):
+                member = receiver.cls.member(node.func.attr)
+                return member.module == "" and member.name in self._relaxed
+        return False
 
     def _settle_new_function(self, frame, construction, names: frozenset) -> None:
         """``tf.function(f)`` in a loop is GG302 unless the loop changes ``f`` (or what it closes over)."""
@@ -652,6 +677,30 @@ def _data_argument(node: ast.Call) -> ast.AST | None:
     if node.args:
         return node.args[0]
     return next((keyword.value for keyword in node.keywords if keyword.arg == "x"), None)
+
+
+#: Calls that make a tensor or array of the shape given by their first argument (or ``shape=``/``size=``).
+_SHAPED_FIRST = frozenset({"tf.ones", "tf.zeros", "tf.fill", "tf.random.normal", "tf.random.uniform",
+                           "tf.random.truncated_normal", "tf.random_normal", "tf.random_uniform", "np.ones",
+                           "np.zeros", "np.empty", "np.full", "numpy.ones", "numpy.zeros", "numpy.empty", "numpy.full"})
+#: Calls whose positional arguments are the dimensions: ``np.random.rand(n, 8)``.
+_SHAPED_ALL = frozenset({"np.random.rand", "np.random.randn", "numpy.random.rand", "numpy.random.randn"})
+
+
+def _shape_of_new(node: ast.AST) -> tuple | None:
+    """The shape expressions of the tensor or array that ``node`` makes (``tf.ones((n, 8))``: ``n``,
+    ``8``), or None when ``node`` makes none of those or its shape is not written out."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = callee_text(node.func)
+    if name in _SHAPED_ALL:
+        return tuple(node.args)
+    shape = next((k.value for k in node.keywords if k.arg in ("shape", "size", "dims")), None)
+    if shape is None and name in _SHAPED_FIRST and node.args:
+        shape = node.args[0]
+    if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")):
+        return None
+    return tuple(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else (shape,)
 
 
 def _few_values(node: ast.AST) -> bool:

@@ -161,6 +161,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.keras = False  # the module names Keras (Runtime.keras): a predict receiver may be taken by its use
         self.lookups = False  # the module looks up tensors or layers by name (Runtime.lookups)
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
+        self._relaxed: set = set()  # qualified names of tf.functions traced with reduce_retracing=True
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         self._for_nodes: dict[int, ast.For] = {}  # ``for`` loop index -> its statement (GG301's value loops)
         self._in_decorator = False

@@ -9,14 +9,16 @@ class PythonNumberRetracesFunction(Rule):
     ## What it does
     Finds a call of a `tf.function` in a loop that passes a Python number changing on every iteration:
     the loop's counter (`for step in range(n)`, the index of `enumerate`), or a number the loop body
-    assigns (`step += 1`, `lr = lr * decay`), or arithmetic on one (`epoch * n + i`, `float(lr)`). The
+    assigns (`step += 1`, `lr = lr * decay`), or arithmetic on one (`epoch * n + i`, `float(lr)`), or a
+    tensor or array whose shape such a number sets (`tf.ones((n, 8))`, `np.random.rand(n, 8)`). The
     `tf.function` may be a decorated function or method of the checked tree (also in another module) or
     `f = tf.function(g)`, or what a project factory returns (`train_step = make_train_step(model)`). A
     function with an `input_signature` is not reported.
 
     ## Why is this bad?
     A `tf.function` traces a new graph for every new Python value it is given: Python numbers are part
-    of its trace key, tensors only by shape and dtype. Passing the step as an `int` traces on every step:
+    of its trace key, tensors by shape and dtype (inputs of a new shape each call: 50 traces in 50 calls).
+    Passing the step as an `int` traces on every step:
     measured on TF 2.21, 200 traces in 200 calls, 12.5 ms per call against 0.34 ms with a tensor (37x),
     and about 148 KiB of RSS kept per call, since each trace keeps its concrete function.
     `reduce_retracing=True` does not help here (measured: 20 traces in 20 calls); TensorFlow warns only
@@ -155,6 +157,20 @@ def augment(images, flip):
 for step in range(100000):
     augment(next(batches), step % 2)
     augment(next(batches), float(step > 5000))
+""",
+        # Batches cut at a fixed length: one shape, and one more for a short last batch.
+        """\
+import numpy as np
+import tensorflow as tf
+
+@tf.function
+def score(x):
+    return tf.reduce_sum(tf.matmul(x, w))
+
+data = np.ones((100000, 8), np.float32)
+for epoch in range(100):
+    for start in range(0, len(data), 64):
+        score(data[start:start + 64])
 """,
         # Four values in all: each epoch passes the same four heads, each traced once.
         """\
@@ -301,6 +317,17 @@ class Trainer:
         for x in dataset:
             self.train_step(x, self.step)  # GG301
             self.step += 1
+""",
+        # A tensor whose shape the loop's counter sets: a tensor's shape is part of the trace key.
+        """\
+import tensorflow as tf
+
+@tf.function
+def score(x):
+    return tf.reduce_sum(tf.matmul(x, w))
+
+for rows in range(1, 1000):
+    score(tf.ones((rows, 8)))  # GG301
 """,
     )
 
