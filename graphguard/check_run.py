@@ -259,7 +259,7 @@ def check(args) -> int:
         else:
             print(f"All checks passed ({_count(len(files), 'file')} checked){hid}.", file=sys.stderr)
 
-        if output_format in ("concise", "full") and not args.statistics:
+        if output_format in ("concise", "full"):  # after --statistics too, as ruff prints it
             note = _fixable_note(diagnostics, args.unsafe_fixes)
             if not note and fixable_files > _NOTE_FILES:
                 note = ("(findings in {} files are of rules with automatic fixes: --diff shows what --fix would change, "

@@ -155,9 +155,10 @@ def write_statistics(diagnostics: list, output_format: str, out, unsafe: bool = 
     """Counts per code, as ruff's ``--statistics`` writes them: most frequent first, then by code. A
     finding is fixable when it carries a fix that ``--fix`` applies (a safe one; an unsafe one too with
     ``unsafe``): the fixes must be attached (``check_run._with_fixes``). Text: ``count<TAB>code<TAB>``,
-    then ``[*]`` (every finding of the code fixable), ``[-]`` (some) or ``[ ]`` (none) before the name
+    then ``[*]`` (every finding of the code fixable), ``[~]`` (some) or ``[ ]`` (none) before the name
     when any finding of the run is fixable. JSON: ``code``, ``name``, ``count``, ``fixable`` (every
-    finding fixable, ruff's backward-compatible meaning) and ``fixable_count``. (Before issue 39, ``[*]``
+    finding fixable, ruff's backward-compatible meaning) and ``fixable_count`` (ruff's marks and fields since
+    its pull request 21513, 2025-11). (Before issue 39, ``[*]``
     marked every code that has a fix somewhere, though a finding of it may have none.)"""
     counts: dict[tuple[str, str], list[int]] = {}
     for d in diagnostics:
@@ -182,7 +183,7 @@ def write_statistics(diagnostics: list, output_format: str, out, unsafe: bool = 
     code_width = max(len(code) for (code, _), _ in rows)
     any_fixable = any(fixable for _, (_, fixable) in rows)
     for (code, name), (count, fixable) in rows:
-        mark = ("[*] " if fixable == count else "[-] " if fixable else "[ ] ") if any_fixable else ""
+        mark = ("[*] " if fixable == count else "[~] " if fixable else "[ ] ") if any_fixable else ""
         out.write(f"{count:>{count_width}}\t{code:<{code_width}}\t{mark}{name}\n")
 
 

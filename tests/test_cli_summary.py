@@ -173,11 +173,13 @@ MIXED_FIXES = textwrap.dedent(
 
 def test_statistics_mark_the_findings_fix_would_fix_as_ruff_does(tmp_path):
     # A new user's trial: `[*]` marked GG101 though one of its findings had no fix. ruff's markers:
-    # [*] every finding of the code fixable, [-] some, [ ] none (when any code is); count, tab, code, tab.
+    # [*] every finding of the code fixable, [~] some, [ ] none (when any code is); count, tab, code, tab.
+    # Then the summary and the fixable count, as without --statistics (a ninth new user's trial).
     (tmp_path / "t.py").write_text(MIXED_FIXES)
     text = graphguard("check", "--no-cache", "--statistics", ".", cwd=tmp_path)
     assert text.returncode == 1
-    assert text.stdout == "3\tGG101\t[-] op-in-session-loop\n1\tGG102\t[*] saver-in-session-loop\n"
+    assert text.stdout == "3\tGG101\t[~] op-in-session-loop\n1\tGG102\t[*] saver-in-session-loop\n"
+    assert text.stderr.splitlines()[-1].startswith("[*] 2 fixable with the `--fix` option"), text.stderr
     unsafe = graphguard("check", "--no-cache", "--statistics", "--unsafe-fixes", "--output-format", "json", ".",
                         cwd=tmp_path)
     assert json.loads(unsafe.stdout) == [

@@ -632,3 +632,12 @@ def test_several_number_arguments_share_one_sentence_and_floats_are_shown_short(
     assert (change.before, change.after) == ("Python float 0.1", "0.3")
     (close,) = _diff({"lr": ("value", "float", repr(0.3))}, {"lr": ("value", "float", repr(0.1 * 3))})
     assert close.after == "0.30000000000000004"  # shortened, the two would read alike
+
+
+def test_a_call_sites_comment_is_left_out_of_the_report_line():
+    # A ninth new user's trial: `called from a.py:24: g(tf.ones((n, 8)))   # varying batch size (9 traces)`.
+    from graphguard.runtime.trace_report import _without_comment
+
+    assert _without_comment("g(tf.ones((n, 8)))               # varying batch size") == "g(tf.ones((n, 8)))"
+    assert _without_comment('log("# of steps", step)  # note') == 'log("# of steps", step)'
+    assert _without_comment("step(x, lr)") == "step(x, lr)"
