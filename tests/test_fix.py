@@ -203,7 +203,7 @@ def test_json_and_sarif_carry_the_fix(tmp_path):
     (item,) = json.loads(graphguard("--output-format", "json", "train.py", cwd=tmp_path).stdout)
     assert item["fix"] == {
         "applicability": "safe",
-        "message": "Build `argmax_op` once before the loop at line 4",
+        "message": "Build `argmax_op` once before the loop at line 4, above its `with` statement at line 3",
         "edits": [
             {"content": "argmax_op = tf.argmax(y, 1)\n", "location": {"row": 3, "column": 1},
              "end_location": {"row": 3, "column": 1}},
@@ -660,7 +660,9 @@ def test_a_nested_finding_names_the_outer_loop_and_its_fix_moves_above_it():
     from graphguard.fix import propose_fixes
 
     (fix,) = propose_fixes(source, [finding]).values()
-    assert (fix.applicability, fix.message) == ("safe", "Build `argmax_op` once before the loop at line 4")
+    # (above the session's `with` it climbs over: the message says where the edit inserts)
+    assert (fix.applicability, fix.message) == (
+        "safe", "Build `argmax_op` once before the loop at line 4, above its `with` statement at line 3")
     assert fix.edits[0].row == 3  # above the session's with as well
 
 
@@ -781,7 +783,8 @@ def test_a_move_that_needs_an_unsafe_move_first_is_unsafe_and_the_summary_agrees
     fixed = graphguard("--fix", str(script))
     assert "passes" not in fixed.stderr and "(0 fixed, 7 remaining); 6 more fixable with --unsafe-fixes." in fixed.stderr
     full = graphguard("--output-format", "full", str(script)).stdout
-    assert "Move `per_example = ...` before the loop at line 123 (unsafe: it needs the unsafe move of `rows = ...` first)" in full
+    assert ("Move `per_example = ...` before the loop at line 123, above its `with` statement at line 120 (unsafe: it "
+            "needs the unsafe move of `rows = ...` first)") in full
 
 
 def test_an_assign_of_a_step_value_in_a_step_loop_inside_an_epoch_loop_is_fed_from_before_both(tmp_path):

@@ -508,6 +508,9 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
                   for _, fix in earlier.values() if fix.applicability != SAFE)
     applicability = UNSAFE if unsafe else SAFE
     why = f" (unsafe: {'; '.join(unsafe)})" if unsafe else ""
+    if anchor is not loop:  # the code climbs above the session's ``with`` (a ninth new user's trial: the
+        # message named only the loop, the edit inserted three rows higher)
+        why = f", above its `with` statement at line {anchor_start.line}{why}"
     # A Saver with the default max_to_keep would delete what the Savers made per iteration kept.
     keep_all = [(module.module.code_for_node(saver), module.module.code_for_node(with_keep_all(saver)))
                 for saver in savers_to_keep_all(module, loop, expr)]
