@@ -55,6 +55,11 @@ def decay(sess):
             sess.run(tf.assign(lr, lr * 0.5))         # 44: on every 100th of 300 steps
         if not (step + 1) % 3:
             sess.run(tf.assign(lr, lr * 0.9))         # 46: on every 3rd: 100 times
+
+def shown(sess):
+    for step in range(100):
+        if step % 20 == 0:
+            print(step, sess.run(tf.reduce_max(out)))  # 51: prints the case, builds the same op
 '''
 
 
@@ -68,7 +73,7 @@ def script(tmp_path):
 
 
 @pytest.mark.parametrize("line, expected", [(7, 4), (11, 4), (15, None), (19, None), (24, None), (28, None),
-                                            (39, None), (2, None)])
+                                            (39, None), (2, None), (51, None)])
 def test_a_line_in_loops_over_its_cases_is_bounded(script, line, expected):
     assert bounded_trips([(script, line)]) == expected
 

@@ -197,7 +197,8 @@ class GrowthAccounting:
                 seen_steps[0] += 1
                 seen_steps[1] = steps
             sustained = sustained or seen_steps[0] >= self._min_growth_steps
-        if sustained and all(bounded_trips((key[0], *key[1])) is not None for key in paths):
+        cases = sustained and all(bounded_trips((key[0], *key[1])) is not None for key in paths)
+        if cases:
             sustained = False  # a loop over a fixed handful of cases (four dtypes): see runtime/bounded.py
         op_type = new_ops[0].type if new_ops else None
         if not sustained:
@@ -213,7 +214,7 @@ class GrowthAccounting:
             # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
             # loop. Kept for the report; it becomes growth if growth comes again at a later step.
             if len(self._one_offs) < _MAX_PATTERNS:
-                self._one_offs.append(Growth(steps, steps, 1, added, groups, None))
+                self._one_offs.append(Growth(steps, steps, 1, added, groups, None, "cases" if cases else "step"))
             self._one_off_ops += added
             return self._for_session(groups, added, new_ops) if per_session else None
         # Held events from the same lines are part of this growth now; others stay one-offs.

@@ -48,7 +48,9 @@ class Growth:
             one graph for each new session on it: the lines built ops for ``steps`` sessions, the
             latest being session ``session`` on that graph; ``ops_per_step`` is the ops it added
             for that session), or ``"burst"`` (one step added more than ``max_burst_ops`` ops and
-            more than ``max_burst_ratio`` times the ops the graph had when guarding started).
+            more than ``max_burst_ratio`` times the ops the graph had when guarding started), or
+            ``"cases"`` (a held one-off from a loop over a handful of cases the line reads, each op a
+            different one: :mod:`graphguard.runtime.bounded`).
         session: ``kind="session"``: the number of the session on its graph (2 for the second
             session guarded on that graph) when growth was confirmed; ``0`` otherwise.
         min_gap, max_gap: ``kind="step"``: the fewest and the most steps between two consecutive
@@ -405,6 +407,9 @@ class GuardReport:
                 # user's trial "fixed" such correct code from an unconditional fix line)
                 lines.append("  if these lines build ops on every step (not once, on first use), then:")
                 lines.append(fix_lines(event.groups))
+            elif event.kind == "cases":  # (a tenth new user's trial: a bounded case read "fewer than 2 steps")
+                lines.append(f"bounded case (tolerated: a loop over a handful of cases that the line reads, each op a "
+                             f"different one, as graphguard check leaves it out): {event}")
             else:
                 lines.append(f"one-off (tolerated: its lines added ops on fewer than min_growth_steps="
                              f"{self.min_growth_steps} steps): {event}")
