@@ -641,3 +641,21 @@ def test_a_call_sites_comment_is_left_out_of_the_report_line():
     assert _without_comment("g(tf.ones((n, 8)))               # varying batch size") == "g(tf.ones((n, 8)))"
     assert _without_comment('log("# of steps", step)  # note') == 'log("# of steps", step)'
     assert _without_comment("step(x, lr)") == "step(x, lr)"
+
+
+def test_a_python_bool_flag_takes_two_traces_without_counting_as_retracing():
+    # A tenth new user's trial: a `training` flag's second trace under a step-decay schedule was counted
+    # against max_traces, and the fix said to pass the flag as a tensor (docs call such a flag healthy).
+    @tf.function
+    def step(x, scale, training):
+        return x * scale if training else x
+
+    with TraceGuard(max_traces=2) as guard:
+        for epoch in range(8):
+            step(tf.constant(1.0), 0.1 * 0.5 ** (epoch // 4), epoch % 2 == 0)  # two rates, two flag values
+    assert not guard.report().retracing
+    with pytest.raises(RetracingError) as caught, TraceGuard(max_traces=2):
+        for epoch in range(8):
+            step(tf.constant(1.0), 0.1 * 0.9 ** epoch, epoch % 2 == 0)  # a new rate every epoch
+    fix = str(caught.value).split("Fix: ", 1)[1]
+    assert "`scale`" in fix and "training" not in fix, fix

@@ -31,7 +31,8 @@ Counts are kept per Python code object (``Function.python_function`` unwrapped, 
 own warning) and per ``tf.function`` object. A function is *retracing* when:
 
 * one ``tf.function`` object traced more than ``max_traces`` times under the guard (not counting traces
-  made only because a new model, layer, optimizer or ``tf.Module`` was passed: a new trial), or
+  made only because a new model, layer, optimizer or ``tf.Module`` was passed: a new trial; nor those
+  made only because a Python bool flag such as ``training`` changed: two values), or
 * the same Python code (not a method, not TensorFlow's or Keras' own code) traced more than
   ``max_traces`` times through several ``tf.function`` objects, with at least half of its calls
   tracing: a ``tf.function`` made anew per call. A new model per trial in a sweep (Keras' train
@@ -278,7 +279,8 @@ class _Object:
 
     def __init__(self, ref: weakref.ref, code: _Code) -> None:
         self.ref, self.code, self.calls, self.traces, self.seen = ref, code, 0, 0, 0
-        self.trials = 0  # traces made because a new model, layer, optimizer or tf.Module was passed
+        self.trials = 0  # traces made because a new model, layer, optimizer or tf.Module was passed, a
+        # loop handed the call its case (a dtype, a shape), or a Python bool flag took its other value
         self.last: Optional[dict[str, Leaf]] = None
         #: the arguments of the last trace from each calling line: a train step and an evaluation step
         #: sharing one function each change their own argument (a trial's report: a shape on one line
@@ -625,6 +627,12 @@ class TraceGuard:
                 # a loop over a handful of cases handing the call its case (a dtype, a shape): each
                 # trace is needed, as a session's op per case is (runtime/bounded.py); a Python number
                 # per iteration is not (one tensor argument would serve every value)
+                record.trials += traced
+            elif changes and all(change.kind == "value" and change.before.startswith("Python bool ")
+                                 for change in changes):
+                # a Python bool flag (``training``) has two values: a trace for each is needed, not a
+                # retrace (docs/trace-guard.md; a tenth new user's trial: a flag's second trace under a
+                # step-decay schedule was counted against max_traces, and its fix said to make it a tensor)
                 record.trials += traced
             code.traces += traced
             code.max_object_traces = max(code.max_object_traces, record.traces)

@@ -172,8 +172,11 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
     if retracing == "new_function" or any(c.kind == "new_function" for c in changes):
         advice["create the tf.function once, outside the loop (decorate the function at module level or "
                "build it before the loop), and call that same object in the loop"] = None
+    flags_only = all(c.kind == "value" and c.before.startswith("Python bool ") for c in changes)
     for change in changes:
         arg = change.argument.split("[", 1)[0] or "x"
+        if change.kind == "value" and change.before.startswith("Python bool ") and not flags_only:
+            continue  # a flag's two values are two traces, not the retracing (docs/trace-guard.md)
         if change.kind == "value":
             # tf.constant of a Python int is an int32 tensor: in a function that multiplies it with floats,
             # the fix as written would raise (issue 40's second trial); say which dtype to give.
