@@ -294,3 +294,23 @@ def test_a_cell_run_again_in_ipythons_own_shell_is_growth_at_its_second_run():
     cells = [line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.startswith("CELL ")]
     assert [cell[0] for cell in cells] == ["ok", "ok", "ok", "ok", "GraphGrowthError", "GraphGrowthError"], done.stdout
     assert "+2 ops at step" in cells[4][1] and "cell In[5], line 2" in cells[4][1], cells[4]
+
+
+def test_a_timed_cell_is_named_and_its_line_classified_as_any_cell():
+    # A tenth new user's trial: in a `%%time` cell the error read `<timed exec>:3` with no source line
+    # and the operator rule (GG106) for a tf.argmax call.
+    import os
+    import subprocess
+    import sys
+
+    timed = ("%%time\nwith g.as_default():\n    for step in range(100):\n"
+             "        pred = tf.argmax(y, 0)\n        sess.run(pred, feed_dict={x: [[1, 2, 3]]})")
+    script = IPYTHON_CELLS.replace("SETUP", repr(GRAPH_SETUP.replace("tf.reduce_sum(tf.matmul(x, w))",
+                                                                     "tf.reduce_sum(tf.matmul(x, w), 1)")))
+    script = script.replace('] + ["with g.as_default():\\n    out = sess.run(y * 2.0, feed_dict={x: [[1, 2, 3]]})"] * 3',
+                            "] + [" + repr(timed) + "]")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    cells = [line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.startswith("CELL ")]
+    assert [cell[0] for cell in cells] == ["ok", "ok", "ok", "GraphGrowthError"], done.stdout + done.stderr
+    assert cells[3][1].endswith("at cell In[4], line 4 (tf.argmax)"), cells[3]

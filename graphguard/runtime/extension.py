@@ -189,12 +189,24 @@ def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offse
 _LOADED: dict[int, NotebookGuard] = {}
 
 
+def _note_cell(info: Any) -> None:
+    """IPython's ``pre_run_cell`` event: :func:`graphguard.runtime.notebook.note_cell`."""
+    from graphguard.runtime.notebook import note_cell, running_shell
+
+    shell = running_shell()
+    if shell is not None:
+        note_cell(shell, getattr(info, "raw_cell", ""))
+
+
 def load(shell: Any) -> NotebookGuard:
     """``%load_ext graphguard``: guard from now on and register ``%graphguard``; returns the guard."""
     guard = _LOADED.get(id(shell))
     if guard is None:
         guard = _LOADED[id(shell)] = NotebookGuard(shell)
         shell.register_magic_function(guard.magic, magic_kind="line", magic_name="graphguard")
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", _note_cell)
     if guard.watch is None:
         guard.on()
     return guard
@@ -206,5 +218,8 @@ def unload(shell: Any) -> None:
     if guard is None:
         return
     guard.off()
+    events = getattr(shell, "events", None)
+    if events is not None and _note_cell in events.callbacks.get("pre_run_cell", ()):
+        events.unregister("pre_run_cell", _note_cell)
     magics = getattr(getattr(shell, "magics_manager", None), "magics", {})
     magics.get("line", {}).pop("graphguard", None)
