@@ -115,6 +115,11 @@ def test_a_reported_finding_and_a_hidden_one_are_both_said(bounded):
     assert result.stderr == ("Found 1 finding in 1 of 3 files checked; 2 findings in short loops not shown "
                              "(max-bounded-iterations = 10, 30 for TF 2 Keras models; --config 'max-bounded-iterations = 0' shows them).\n"
                              "[*] 1 fixable with the `--fix` option.\n")
+    # After --fix, "0 remaining" must not read as done: the run still stops at what the bound hid (a
+    # tenth new user's trial).
+    fixed = graphguard("check", "--no-cache", "--fix", ".", cwd=bounded)
+    assert fixed.stderr.startswith("Found 1 finding (1 fixed, 0 remaining); 2 findings in short loops"), fixed.stderr
+    assert fixed.stderr.endswith("--fix leaves them, and graphguard run still stops at such growth).\n"), fixed.stderr
 
 
 @pytest.mark.parametrize("layout", [{}, {"notes.txt": "hello\n", "data/readme.md": "# data\n"}])
