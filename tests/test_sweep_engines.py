@@ -10,6 +10,7 @@ import gc
 import importlib.util
 import json
 import os
+import re
 import pickle
 import subprocess
 import sys
@@ -547,6 +548,10 @@ def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a
     # it "not failed" (fifth trial), the clean sessions are one line and the repeated growth another
     assert "  lr=0.001 " in leaking.stderr and "FAILED" not in leaking.stderr, leaking.stderr[-3000:]
     last = leaking.stderr.strip().splitlines()[-1]
+    # the last trial's objects are kept by the graph that kept every trial's before it, not excused as
+    # a loop variable's (a tenth new user's trial)
+    trials = len(re.findall(r"^  lr=", leaking.stderr, re.M))
+    assert f"kept objects alive in {trials} of {trials} trials" in last, last
     assert "graph growth found" in last and "not failed" not in last, last
     assert "-- 3 sessions (Session): no graph growth after warm-up: 1-3 --" in leaking.stderr
     assert "-- session 5: graph growth from the same lines as session 4 --" in leaking.stderr
