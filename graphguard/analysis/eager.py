@@ -444,6 +444,12 @@ class EagerReader(SampleReader):
                 if shape is None or any(_few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
                     continue
                 names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))
+                if names:  # (a tenth new user's trial: "a Python number" read as if the tensor were one)
+                    construction = self._new_construction(
+                        Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}`, whose shape "
+                        f"`{'`, `'.join(sorted(names))}` sets, in `{short(callee_text(node.func))}(...)")
+                    candidates.append((construction, names))
+                continue
             if names:
                 construction = self._new_construction(
                     Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` in `{short(callee_text(node.func))}(...)")

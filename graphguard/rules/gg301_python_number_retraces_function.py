@@ -38,8 +38,9 @@ class PythonNumberRetracesFunction(Rule):
     TITLE = "Python number passed to a tf.function in a loop"
     MESSAGE = "{subject}: a Python number changing in the loop at line {loop_row} retraces the tf.function"
     ADVICE = (
-        "a tf.function traces a new graph for every new Python value: pass a tensor (tf.constant(...)) or "
-        "give the function an input_signature"
+        "a tf.function traces a new graph for every new Python value and every new input shape: pass "
+        "numbers as tensors (tf.constant(...)) or give the function an input_signature (None for a "
+        "dimension that changes; or reduce_retracing=True)"
     )
 
     FIX_SAFETY = """\
