@@ -395,7 +395,17 @@ def _lint(say: Callable[[str], None], relative: dict[str, str], names: tuple[str
             say(f"  {line}")
         verdict = "findings reported" if result.returncode == 1 else "no findings"
         say(f"  (exit status {result.returncode}: {verdict})")
+        if result.returncode == 0 and name in _LINT_BLIND:
+            say(f"  ({_LINT_BLIND[name]})")
     return failures
+
+
+#: Leaking demo scripts whose leak the linter does not see, and why (a tenth new user's trial: the
+#: Optuna pair's leaking script "passes the linter without comment").
+_LINT_BLIND = {
+    "optuna_sweep_leaking.py": "the linter reports Keras and TensorFlow models kept across trials; this sweep keeps "
+                               "NumPy solvers in Optuna's storage (trial.set_user_attr), which only the run below sees",
+}
 
 
 def _train(say: Callable[[str], None], relative: dict[str, str], steps: int, results: Optional[dict] = None) -> list[str]:

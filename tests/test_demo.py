@@ -386,6 +386,8 @@ def test_run_sweep_demo_runs_the_optuna_pair_when_optuna_is_installed(monkeypatc
     assert ("local `study` in main() -> Study._storage -> InMemoryStorage._studies -> dict[0] -> _StudyInfo.trials "
             "-> list[2] -> FrozenTrial._user_attrs -> dict['solver'] -> Solver") in text
     assert "optuna_sweep_fixed.py: no trial leaked" in text
+    # the leaking script's clean lint is explained, not left to read as a pass (a tenth new user's trial)
+    assert "which only the run below sees)" in text[:text.index("== 2. Run")]
 
 
 def test_run_sweep_demo_says_when_optuna_is_missing(monkeypatch):
