@@ -597,7 +597,7 @@ class Resolver:
         elif cls is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", "")
-            if last in ("split", "sample", "choice") or last in STRUCTURAL_METHODS:
+            if last in ("split", "array_split", "sample", "choice") or last in STRUCTURAL_METHODS:
                 count = self._trips(value)  # ``folds = kf.split(x)``: that many splits; ``random.sample(xs, 10)``
                 new = None if count is None else ("len", count)
             elif last.endswith(("Fold", "ShuffleSplit")):
@@ -667,6 +667,12 @@ class Resolver:
             size = next((k.value for k in iterable.keywords if k.arg == "size"),
                         iterable.args[1] if len(iterable.args) >= 2 else None)
             return None if size is None else self._count_value(size)
+        if (iterable.__class__ is ast.Call and len(iterable.args) >= 2
+                and callee_text(iterable.func) in ("np.array_split", "numpy.array_split", "np.split", "numpy.split")
+                and iterable.args[1].__class__ is not ast.List and iterable.args[1].__class__ is not ast.Tuple):
+            # ``np.array_split(data, 4)``: four parts (a tenth new user's trial: predict over each of four
+            # large batches was read as per-step predict); a list of indices is not a count
+            return self._count_value(iterable.args[1])
         if (iterable.__class__ is ast.Subscript and iterable.slice.__class__ is ast.Slice
                 and iterable.slice.upper is not None and iterable.slice.step is None
                 and (iterable.slice.lower is None or constant_int(iterable.slice.lower) == 0)):
