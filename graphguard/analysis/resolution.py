@@ -667,6 +667,18 @@ class Resolver:
             size = next((k.value for k in iterable.keywords if k.arg == "size"),
                         iterable.args[1] if len(iterable.args) >= 2 else None)
             return None if size is None else self._count_value(size)
+        if (iterable.__class__ is ast.Call and iterable.args and callee_text(iterable.func) in ("itertools.product", "product")
+                and not any(arg.__class__ is ast.Starred for arg in iterable.args)):
+            # ``itertools.product([8, 16, 32, 64], [1e-3, 1e-2], ...)``: the product of the lengths (a tenth
+            # new user's trial: a 24-point grid was reported where a 24-step range was not); ``repeat=k``
+            counts = [self._trips(arg) for arg in iterable.args]
+            repeat = next((self._count_value(k.value) for k in iterable.keywords if k.arg == "repeat"), 1)
+            if None in counts or repeat is None or any(k.arg != "repeat" for k in iterable.keywords):
+                return None
+            total = 1
+            for count in counts:
+                total *= count
+            return total ** repeat
         if (iterable.__class__ is ast.Call and len(iterable.args) >= 2
                 and callee_text(iterable.func) in ("np.array_split", "numpy.array_split", "np.split", "numpy.split")
                 and iterable.args[1].__class__ is not ast.List and iterable.args[1].__class__ is not ast.Tuple):
