@@ -796,3 +796,15 @@ def test_an_assign_of_a_step_value_in_a_step_loop_inside_an_epoch_loop_is_fed_fr
     diff = graphguard("--diff", "--unsafe-fixes", str(script)).stdout
     assert "+lr_value = tf.placeholder(lr.dtype.base_dtype, lr.shape)" in diff
     assert "+            sess.run(assign_lr_op, feed_dict={lr_value: 0.1 * 0.99 ** step})" in diff
+
+
+def test_a_graph_tensor_handed_to_a_helper_does_not_make_a_move_unsafe(tmp_path):
+    # A tenth new user's trial: "unsafe: the loop hands logits to a call that may change it in place" for
+    # `logits = tf.matmul(x, w)`; no Python call changes a graph tensor. A list handed over still may be.
+    source = ("import tensorflow as tf\n\nlogits = tf.matmul(x, w)\nhistory = []\nsess = tf.Session()\n"
+              "for step in range(1000):\n    sess.run(tf.argmax(logits, 1))\n    report(logits)\n"
+              "    sess.run(tf.reduce_sum(history))\n    record(history)\n")
+    (tmp_path / "train.py").write_text(source)
+    full = graphguard("--output-format", "full", "train.py", cwd=tmp_path).stdout
+    assert "fix (safe): Build `argmax_op` once before the loop at line 6" in full, full
+    assert "the loop hands history to a call that may change it in place" in full, full

@@ -467,7 +467,10 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
     touched = sorted((reads.roots | reads.names) & facts.method_roots - set(module.aliases))
     if touched:
         unsafe.append(f"a method called in the loop may change {', '.join(touched)}")
-    handed = sorted((reads.roots | reads.names) & facts.passed - set(module.aliases) - set(touched))
+    # (a graph tensor handed to a call is not changed by it: a tenth new user's trial read "may change
+    # logits in place" for `logits = tf.matmul(x, w)`)
+    handed = sorted((reads.roots | reads.names) & facts.passed - set(module.aliases) - set(touched)
+                    - (module.file.graph_values() if not _in_function(module, loop) else set()))
     if handed:
         unsafe.append(f"the loop hands {', '.join(handed)} to a call that may change it in place; the hoisted "
                       "op would keep the first value")
@@ -693,3 +696,13 @@ def _ancestors(module: Region, expr: cst.CSTNode, loop: cst.CSTNode) -> Optional
         chain.append(node)
         node = module.parents.get(node)
     return chain if node is loop.body else None
+
+
+def _in_function(module: Region, node: cst.CSTNode) -> bool:
+    """Whether ``node`` stands in a function's body (its names are that function's, not the module's)."""
+    parent = module.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return True
+        parent = module.parents.get(parent)
+    return False

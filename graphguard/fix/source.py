@@ -170,6 +170,34 @@ class File:
                     found |= self.globals_set(node.func.id, seen)
         return found
 
+    def graph_values(self) -> set:
+        """The module-level names every module-level binding of which is the result of a TensorFlow call
+        (``logits = tf.matmul(x, w)``), and that no function declares ``global``: graph tensors, ops and
+        variables, which no Python call changes in place (an op built from one reads its value when it
+        runs). Another binding at module level (a loop target, an augmented assignment) leaves a name out."""
+        if getattr(self, "_graph_values", None) is None:
+            tf_bound: set = set()
+            other: set = set(self.rebound_globals())
+            todo = list(self.tree.body)
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    other.add(getattr(node, "name", ""))
+                    continue  # another scope
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    value = node.value
+                    dotted = dotted_name(value.func) if isinstance(value, ast.Call) else None
+                    head = dotted.split(".")[0] if dotted else None
+                    full = canonical(self.aliases[head] + dotted[len(head):]) if head in self.aliases else None
+                    (tf_bound if full is not None else other).add(node.targets[0].id)
+                    todo.append(value)
+                    continue
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    other.add(node.id)
+                todo.extend(ast.iter_child_nodes(node))
+            self._graph_values = tf_bound - other
+        return self._graph_values
+
     def rebound_globals(self) -> set:
         """The names some function of this file (a method, a nested function) declares ``global`` or
         ``nonlocal``: a call of it may rebind them."""
