@@ -138,7 +138,7 @@ def warn_at(message: str, category: type, filename: Optional[str], lineno: Optio
     prints that line's source after the message: a message of several lines ends by saying so, or the
     source would read as the last line of its fix (a fifth new user's trial)."""
     if "\n" in message and filename and lineno:
-        message = message.rstrip("\n") + f"\n(warned at {where(filename, lineno)}:)"
+        message = message.rstrip("\n") + f"\n(warned at {where(filename, lineno)}, the line below)"
     warnings.warn_explicit(message, category, filename or "<graphguard>", lineno or 0)
 
 

@@ -393,7 +393,9 @@ class GuardReport:
                 ("no growth confirmed before the run was stopped" if unconfirmed
                  else f"no growth seen: the run ended within its {_plural(self.warmup_steps, 'warm-up step')}"
                  if early
-                 else "no sustained graph growth after warm-up" if self.one_off else "no graph growth after warm-up")
+                 else "no sustained graph growth after warm-up" if self.one_off
+                 else "no graph growth (finalize mode: no op was added)" if self.mode == "finalize"
+                 else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
         for event in self.one_off:

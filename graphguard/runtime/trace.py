@@ -670,7 +670,7 @@ class TraceGuard:
         if self.on_retrace == "warn":
             if first_warning:
                 if filename and lineno:  # Python adds the line's source after it: say what it is (as warn_at)
-                    message = f"{message.rstrip()}\n(warned at {where(filename, lineno)}:)"
+                    message = f"{message.rstrip()}\n(warned at {where(filename, lineno)}, the line below)"
                 warnings.warn_explicit(message, RetracingWarning, filename or "<graphguard>", lineno or 0)
             return None
         self.on_retrace(snapshot)  # type: ignore[operator]
