@@ -696,7 +696,8 @@ def run_sweep_demo(out: Optional[TextIO] = None, plot: Optional[str] = None) -> 
                     for obj in trial["alive"]:
                         if judged_leak(obj):
                             # as the sweep's own report prints it: name (type): chain
-                            label = f"{obj['name']} ({obj.get('type_name') or obj['name']})"
+                            kind = obj.get("type_name") or obj["name"]  # as AliveObject prints it: no "Sequential (Sequential)"
+                            label = obj["name"] if kind == obj["name"] else f"{obj['name']} ({kind})"
                             say(f"    {label}: {obj['chain_text'] or 'alive'}")
             if expect_leak and not chained:
                 say(f"  expected {name} to report objects alive with their reference chains")

@@ -105,7 +105,7 @@ class Tf1Shim:
         version = _tf_version()
         pin = f"tf_keras=={version}" if version else "tf_keras (the version of your TensorFlow)"
         return (f"graphguard run --tf1: this script uses tf.layers or tf.keras, which need Keras 2 on TensorFlow "
-                f"with Keras 3: pip install {pin} (TF 2 code runs as it is, without --tf1)")
+                f"with Keras 3: pip install {pin}")
 
     def install(self) -> None:
         if "TF_USE_LEGACY_KERAS" not in os.environ and "tensorflow" not in sys.modules and tf_keras_available():
