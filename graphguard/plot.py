@@ -498,8 +498,11 @@ def plot_sweep_report(report, path: str) -> str:
         handles = [Patch(color=INCORRECT_COLOR, label="kept objects or graph ops (LEAK)")] if any(confirmed) else []
         if any(trial["leaked"] and not sure for sure, trial in zip(confirmed, trials)):
             handles.append(Patch(color=RSS_ONLY_COLOR, label="RSS rose, nothing kept (reported, not failed)"))
-        handles += [Patch(color=CORRECT_COLOR, label="nothing kept"),
-                   Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)")]
+        # (a tenth new user's trial: "nothing kept" listed in blue with no blue bar, the crosses unexplained)
+        if CORRECT_COLOR in colors:
+            handles.append(Patch(color=CORRECT_COLOR, label="nothing kept"))
+        if any(hatches):
+            handles.append(Patch(facecolor="white", edgecolor="gray", hatch="//", label="warm-up trial (RSS not judged)"))
         limit = data.get("max_retained_bytes")
         top = max([*retained, 0.0])
         if limit is not None:
@@ -510,6 +513,7 @@ def plot_sweep_report(report, path: str) -> str:
         memory.set_ylim(top=(top or 1.0) * 1.15)
         memory.set(ylabel="RSS retained (MiB)", xlabel="trial")
         tall = memory.get_ylim()[1] * 0.12
+        crossed = False
         for number, trial, value, sure in zip(numbers, trials, retained, confirmed):
             if not trial["leaked"] or not (sure or _over_limit(trial, limit)):
                 continue  # (a trial on the RSS trend alone: the title says it once)
@@ -519,6 +523,10 @@ def plot_sweep_report(report, path: str) -> str:
             else:
                 memory.plot([number], [max(value, 0.0) + tall / 3], marker="x" if sure else "o",
                             color=INCORRECT_COLOR if sure else RSS_ONLY_COLOR, markersize=7)
+                crossed = crossed or sure
+        if crossed:
+            handles.append(Line2D([], [], linestyle="none", marker="x", color=INCORRECT_COLOR, markersize=7,
+                                  label="LEAK on a bar too short to write it in"))
         every = max(1, -(-len(trials) // 20))
         names = [_label(trial["name"], number) if (number - 1) % every == 0 else ""
                  for number, trial in zip(numbers, trials)]

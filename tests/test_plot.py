@@ -246,6 +246,25 @@ def test_a_trial_flagged_by_rss_alone_is_not_drawn_as_a_kept_object(tmp_path, mo
     assert colors[1] != colors[2] and colors[1] != colors[3]
 
 
+def test_the_sweep_legend_lists_only_what_is_drawn_and_explains_the_crosses(tmp_path, monkeypatch):
+    # A tenth new user's trial: "nothing kept" (blue) in the legend with no blue bar, and red crosses that
+    # no legend entry explained.
+    kept = {"leaked": True, "chain_text": "module-level `m.KEPT` -> list[0] -> Sequential"}
+
+    class Report:
+        def as_dict(self):
+            return {"max_retained_bytes": 32 * 2**20, "rss_trend": None, "trials": [
+                {"name": f"lr={n}", "seconds": 1.0, "leaked": True, "warmup": False, "retained_bytes": 2**20,
+                 "alive": [kept]} for n in range(1, 5)]}
+
+    drawn = {}
+    monkeypatch.setattr(plot, "_save", lambda figure, path: drawn.setdefault("figure", figure) and path)
+    plot.plot_sweep_report(Report(), str(tmp_path / "t.png"))
+    labels = [text.get_text() for legend in drawn["figure"].legends for text in legend.get_texts()]
+    assert labels == ["kept objects or graph ops (LEAK)", "limit: 32 MiB retained per trial",
+                      "LEAK on a bar too short to write it in"], labels
+
+
 
 def test_a_sweep_flagged_by_rss_alone_is_drawn_neutral_and_titled_as_a_note(tmp_path, monkeypatch):
     # A new user's trial: a correct Keras sweep (clear_session(), del, gc.collect() per trial) was drawn
