@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from graphguard.analysis import tf_api
 from graphguard.analysis.facts import ModuleFacts
-from graphguard.analysis.findings import Finding, findings as project_findings, hidden_findings
+from graphguard.analysis.findings import Finding, era_hidden_findings, findings as project_findings, hidden_findings
 from graphguard.analysis.runtimes import read_runtime
 from graphguard.analysis.fixpoint import Project, module_names
 from graphguard.diagnostics import Diagnostic
@@ -135,6 +135,10 @@ class Report:
     hidden: list[Diagnostic] = field(default_factory=list)
     #: the rule findings behind ``hidden``, kept by the cache as ``findings`` are
     hidden_findings: list = field(default_factory=list, repr=False)
+    #: TF 2 findings not reported because another module of the program spells TF 1.x's own names
+    #: (:func:`graphguard.analysis.findings.era_hidden_findings`), and those modules' paths
+    era_hidden: list[Diagnostic] = field(default_factory=list)
+    era_evidence: list[str] = field(default_factory=list)
 
 
 def _utf8_lines(source: bytes) -> list[bytes]:
@@ -500,9 +504,14 @@ class Checker:
         if not report.hidden_findings:
             return
         shown = {(d.filename, d.row, d.column, d.code) for d in report.diagnostics}
-        hidden = [d for d in (self._diagnostic(self._by_effect[f.effect], f) for f in report.hidden_findings)
+        bounded = [f for f in report.hidden_findings if not f.hidden_by]
+        era = [f for f in report.hidden_findings if f.hidden_by]
+        hidden = [d for d in (self._diagnostic(self._by_effect[f.effect], f) for f in bounded)
                   if (d.filename, d.row, d.column, d.code) not in shown]
         report.hidden = _unique(hidden)
+        if era:
+            report.era_hidden = _unique([self._diagnostic(self._by_effect[f.effect], f) for f in era])
+            report.era_evidence = sorted({f.hidden_by for f in era})
 
     def _moved_only(self, paths: list[str], keys: dict, changed: list[str], results: dict, before: dict, last,
                     signature: tuple) -> Report | None:
@@ -635,7 +644,7 @@ class Checker:
                     report.diagnostics.append(self._diagnostic(rule, finding))
                     report.findings.append(finding)
             try:
-                hidden = hidden_findings(project, module, findings)
+                hidden = hidden_findings(project, module, findings) + era_hidden_findings(project, module)
             except Exception as error:
                 if reraise:
                     raise

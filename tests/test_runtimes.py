@@ -324,6 +324,22 @@ def test_a_program_that_runs_tf1_runs_keras_before_2_4(tmp_path, graph, expected
     assert _run(tmp_path, {"agent.py": AGENT, "main.py": MAIN, "graph.py": graph}) == expected
 
 
+def test_tf2_findings_left_out_by_a_tf1_module_of_the_program_are_said_in_the_summary(tmp_path):
+    # An eleventh new user's trial: a Keras file beside a `tf.placeholder` file lost its GG305/GG306,
+    # and the run read "All checks passed".
+    import subprocess
+    import sys
+
+    (tmp_path / "fit.py").write_text("import numpy as np\nimport keras\nmodel = keras.Sequential([keras.layers.Dense(1)])\n"
+                                     "for i in range(len(X)):\n    model.fit(X[i:i + 1], Y[i:i + 1], verbose=0)\n")
+    (tmp_path / "tiny.py").write_text("import tensorflow as tf\nx = tf.placeholder(tf.float32)\n")
+    result = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "."], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout == ""
+    assert result.stderr.startswith("No findings shown (2 files checked); 1 TF 2 finding in 1 file not shown: "
+                                    "tiny.py spells TF 1.x's own names"), result.stderr
+
+
 def test_spells_tf1_reads_tf1_names_not_their_compat_spelling():
     assert spells_tf1(b"import tensorflow as tf\nwith tf.Session() as s: pass\n")
     assert spells_tf1(b"import tensorflow as tf\nnet = tf.contrib.layers.flatten(x)\n")

@@ -40,6 +40,9 @@ class Finding:
     #: the row of the outermost session loop of the same function around the loop at ``loop_row`` that
     #: repeats it too (``for epoch`` around ``for batch``), or 0: the fix hoists above that loop
     outer_row: int = 0
+    #: a TF 2 finding not reported because another module of the program (this path) spells TF 1.x's
+    #: own names, so the program runs Keras before 2.4 (:func:`era_hidden_findings`); "" otherwise
+    hidden_by: str = ""
 
 
 def findings(project: Project, module: ModuleFacts) -> list[Finding]:
@@ -91,6 +94,27 @@ def hidden_findings(project: Project, module: ModuleFacts, found: list[Finding])
         project.bound = bound
     shown = {(f.site.row, f.site.column, f.effect) for f in found}
     return [f for f in unbounded if (f.site.row, f.site.column, f.effect) not in shown]
+
+
+def era_hidden_findings(project: Project, module: ModuleFacts) -> list[Finding]:
+    """The TF 2 findings (GG3xx) of ``module`` that are not reported only because another module of its
+    program spells TF 1.x's own names (``tf.placeholder``: the program runs TensorFlow before 2.0, so
+    Keras before 2.4, :meth:`Project.old_keras`), each with ``hidden_by`` naming such a module. Counted,
+    not reported: the summary line says so (an eleventh new user's trial: a Keras 3 file beside a TF 1.x
+    file lost its GG305/GG306 in silence). Empty when ``module`` shows an era or eager mode of its own."""
+    if module.keras_era or module.tf1 or module.cheap_predict or not project.old_keras(module) \
+            or project.eager_off(module):
+        return []
+    evidence = next((m.path for m in project.modules if m.tf1), "")
+    found: list[Finding] = []
+    for facts in module.functions.values():
+        extra = project.flow.extra_constructions.get((module.path, facts.name))
+        constructions = [*facts.constructions, *(c for c in extra if c.loops)] if extra else list(facts.constructions)
+        calls = project.resolved_calls(module, facts.name)
+        if facts.eager_checks or calls or any(c.effect in EAGER_EFFECTS for c in constructions):
+            found.extend(replace(f, hidden_by=evidence)
+                         for f in _eager_findings(project, module, facts, constructions, calls))
+    return found
 
 
 #: What rebuilding a model adds to the graph (GG111): ops, variables, an imported graph.
