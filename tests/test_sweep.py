@@ -282,6 +282,25 @@ def test_a_steady_rise_is_one_warning_and_one_report_line():
     hoard.clear()
 
 
+@needs_psutil
+def test_the_trend_alone_is_never_raised_nor_handed_to_a_callable():
+    # An eleventh new user's trial: on_leak="raise" failed a correct sweep on a note that said "reported,
+    # not failed"; a callable (and optuna_callback(stop_on_leak=True)) would stop it the same way.
+    handed = []
+    for on_leak in ("raise", handed.append):
+        sweep, hoard = SweepGuard(on_leak=on_leak), []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(8):
+                with sweep.trial():
+                    hoard.append(b"x" * 8_000_000)
+            report = sweep.report()
+        assert [record.trend_only for record in report.trials] == [False] * 5 + [True] * 3
+        assert len([w for w in caught if issubclass(w.category, SweepLeakWarning)]) == 1
+        hoard.clear()
+    assert handed == []
+
+
 # -- what runs without TensorFlow stays without TensorFlow -------------------------------------------------
 
 

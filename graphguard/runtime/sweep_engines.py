@@ -233,7 +233,8 @@ class OptunaCallback:
                               RuntimeWarning, stacklevel=2)
             if record.leaked:
                 self.leaked.append(number)
-                if self.stop_on_leak and stop:
+                # (the RSS trend alone is a note: it stops no study; an eleventh new user's trial)
+                if self.stop_on_leak and stop and not record.trend_only:
                     study.stop()
 
 
