@@ -1094,3 +1094,17 @@ def test_graphguard_run_without_sweep_says_a_loop_keeping_models_is_not_judged(t
                          "iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps"), last
     freed = SWEEP_HEAD + "    del model\n    keras.backend.clear_session()\n"
     assert kept_model_rows(freed.encode(), "freed.py") == [] and kept_model_rows(source.encode(), "keeps.py") == [8]
+
+
+def test_keras_predict_or_fit_per_step_is_named_as_not_judged_at_run_time():
+    # An eleventh new user's trial: 200 one-row predicts took 27 s (7 s batched) under a verdict of "no
+    # tf.function retracing", exit 0; the linter reports GG303 there. The note reads the linter, as the
+    # kept-models note does; batched predict over a few parts has none.
+    from graphguard.runtime.sweep_script import keras_step_rows
+
+    per_row = ("import numpy as np\nimport keras\nmodel = keras.Sequential([keras.layers.Dense(1)])\n"
+               "X = np.random.rand(200, 4)\nfor i in range(len(X)):\n    model.predict(X[i:i + 1], verbose=0)\n")
+    batched = per_row.replace("for i in range(len(X)):\n    model.predict(X[i:i + 1], verbose=0)\n",
+                              "for part in np.array_split(X, 4):\n    model.predict(part, verbose=0)\n")
+    assert keras_step_rows(per_row.encode(), "per_row.py") == [5]
+    assert keras_step_rows(batched.encode(), "batched.py") == []

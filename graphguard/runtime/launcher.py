@@ -366,7 +366,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
-    unjudged = None if args.sweep or failed else _unjudged_sweep(args.script, script, code)
+    unjudged = None if failed else _unjudged(args.script, script, code, args.sweep)
     _print_reports(reports, args, grew, traces, failed, sweep_report, unjudged)
     if args.plot is not None:
         _plot(args.plot, reports, sweep_report)
@@ -693,24 +693,32 @@ def _short_growth_warning(show: Any) -> Any:
     return short
 
 
-def _unjudged_sweep(typed: str, script: str, code: Optional[types.CodeType]) -> Optional[str]:
-    """Without ``--sweep``: the verdict's note when the script has a loop the linter reads as keeping or
-    rebuilding a Keras model per iteration (GG201/GG202, however short), which only ``--sweep`` judges at
-    run time; None otherwise. A seventh new user's trial: a sweep keeping 12 models ended "no tf.function
-    retracing", exit 0, with no word of --sweep."""
+def _unjudged(typed: str, script: str, code: Optional[types.CodeType], sweep: bool) -> Optional[str]:
+    """The verdict's note on what the script does that no runtime guard judged, read by the linter: a
+    loop that keeps or rebuilds a Keras model per iteration (GG201/GG202, however short; without
+    ``--sweep`` only, which judges it), and Keras' ``predict``/``fit`` per step (GG303/GG306, as the
+    linter reports them). None when there is neither. Seventh and eleventh new users' trials: a sweep
+    keeping 12 models, and 200 one-row predicts (27 s against 7 s batched), each ended in a verdict
+    that read as a pass."""
     if code is None or code.co_filename != script:
         return None
-    from graphguard.runtime.sweep_script import kept_model_rows
+    from graphguard.runtime.sweep_script import keras_step_rows, kept_model_rows
 
     try:
         with io.open_code(script) as handle:
-            rows = kept_model_rows(handle.read(), script)
+            source = handle.read()
+        kept = [] if sweep else kept_model_rows(source, script)
+        steps = keras_step_rows(source, script)
     except (OSError, SyntaxError, ValueError):
         return None
-    if not rows:
-        return None
-    return (f"models kept per iteration not judged: the loop at {typed}:{', '.join(map(str, rows))} makes a Keras "
-            f"model per iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps")
+    notes = []
+    if kept:
+        notes.append(f"models kept per iteration not judged: the loop at {typed}:{', '.join(map(str, kept))} makes a "
+                     f"Keras model per iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps")
+    if steps:
+        notes.append(f"Keras predict or fit per step not judged: the loop at {typed}:{', '.join(map(str, steps))} calls "
+                     f"it on one step's data (GG303/GG306; graphguard check {typed} shows where)")
+    return "; ".join(notes) or None
 
 
 def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.Namespace, grew: bool,
@@ -786,6 +794,6 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         parts.insert(0, _sweep_verdict(sweep_report, failed_anyway=bool(grew or stopped)))
     elif args.sweep:  # no loop to measure: say so first, so that what follows cannot read as the sweep's pass
         parts.insert(0, "no sweep measured (see the note at the start)")
-    elif unjudged is not None:
+    if unjudged is not None:
         parts.append(unjudged)
     print(f"graphguard run: {'; '.join(parts)}", file=err, flush=True)

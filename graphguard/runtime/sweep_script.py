@@ -84,14 +84,15 @@ def plan(source: bytes, filename: str) -> Optional[SweepPlan]:
     return SweepPlan(code, tuple(sorted(node.lineno for node in chosen)), why)
 
 
-def _loop_rows(source: bytes, filename: str, codes: list[str], frees: bool = True) -> list[int]:
+def _loop_rows(source: bytes, filename: str, codes: list[str], frees: bool = True, bound: int = 0) -> list[int]:
     """The rows of the loops of the script's ``codes`` findings, however few their iterations (the
-    linter's max-bounded-iterations hides only what a user reads as noise); ``frees=False`` reads the
-    script as if it freed nothing. Empty when the linter fails: its trouble must not stop the run."""
+    linter's max-bounded-iterations hides only what a user reads as noise; ``bound``: hide loops of at
+    most that many, as the linter does); ``frees=False`` reads the script as if it freed nothing. Empty
+    when the linter fails: its trouble must not stop the run."""
     from graphguard.checker import Checker
 
     try:
-        found = Checker(codes, max_bounded_iterations=0).check_source(source, filename, frees=frees)
+        found = Checker(codes, max_bounded_iterations=bound).check_source(source, filename, frees=frees)
     except Exception:
         return []
     return sorted({d.loop_row for d in found if d.loop_row is not None})
@@ -108,6 +109,14 @@ def kept_model_rows(source: bytes, filename: str) -> list[int]:
     calls ``clear_session()`` or keeps nothing has none), however few their iterations: the loops that
     ``graphguard run`` without ``--sweep`` does not judge."""
     return _loop_rows(source, filename, ["GG201", "GG202"])
+
+
+def keras_step_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the loops of the script's GG303/GG306 findings (Keras' predict or fit per step), as
+    ``graphguard check`` reports them by default: no runtime guard judges their cost."""
+    from graphguard.config import Config
+
+    return _loop_rows(source, filename, ["GG303", "GG306"], bound=Config().max_bounded_iterations)
 
 
 def unwrapped_rows(source: bytes, filename: str) -> list[int]:
