@@ -993,6 +993,25 @@ def test_a_block_merges_the_numbers_its_trials_differ_by():
         "  2 x Sequential: module-level `m.grid` -> list[2..7] -> Sequential"]
 
 
+def test_a_block_merges_dict_keys_and_lists_a_trials_objects_in_one_order():
+    # An eleventh new user's trial: a grid keeping each History in a dict by (units, lr) printed every
+    # trial in full, its chains in a different order per trial.
+    from graphguard.runtime.sweep_report import AliveObject, ReferenceChain, block_lines
+
+    def record(index, units, order):
+        kept = tuple(AliveObject("Sequential", "Sequential", "keras",
+                                 ReferenceChain("global", "module-level `m.histories`", (f"dict[({units}, {lr})]",
+                                                                                          "History._model"), "Sequential"))
+                     for lr in order)
+        return TrialRecord(index, f"units={units}", 1.0, None, None, kept, 0, False, True, ("2 objects alive (2 x Sequential)",))
+
+    records = [record(2, 16, (0.01, 0.001)), record(3, 32, (0.001, 0.01))]
+    assert block_lines(records) == [
+        "trials 'units=16' .. 'units=32' (2 trials), each: 2 objects alive (2 x Sequential)",
+        "  Sequential: module-level `m.histories` -> dict[(16..32, 0.001)] -> History._model -> Sequential",
+        "  Sequential: module-level `m.histories` -> dict[(16..32, 0.01)] -> History._model -> Sequential"]
+
+
 def test_the_hint_says_what_was_watched_and_the_track_advice_is_for_nothing_watched():
     # A correct Keras sweep under graphguard run --sweep was told to call trial.track(), which it cannot.
     sweep = quiet(track_models=False)

@@ -141,7 +141,9 @@ def leak_lines(leaks: tuple) -> list[str]:
     are one line too, ``6 objects (5 SymbolicTensor, 1 Operation) held by TensorFlow's default graph
     (...): h, logits, loss, train, x, y`` (a third trial: six such chains per trial of a TF1 sweep)."""
     groups: dict[str, list[tuple[object, str, int | None]]] = {}
-    for obj in leaks:
+    # named objects first, then the others by their text: the same order in every trial (an eleventh
+    # new user's trial read a grid's four chains in a different order per trial)
+    for obj in sorted(leaks, key=lambda obj: (obj.name == obj.type_name, str(obj))):
         text = str(obj)
         first = _INDEX.search(text)
         groups.setdefault(_INDEX.sub("[#]", text, count=1), []).append((obj, text, int(first[1]) if first else None))
@@ -171,9 +173,12 @@ def leak_lines(leaks: tuple) -> list[str]:
     return lines
 
 
-#: The numbers a sweep's trials' leak lines differ by: a line's leading count (``5 x Sequential``) and list
-#: indices (``list[18]``, ``list[43..47]``); in their reasons, every number (``+7.2 MiB``, ``+214 ops``).
-_LEAK_NUMBER = re.compile(r"(?<=\A  )\d+(?= x )|\[\d+(?:\.\.\d+)?\]")
+#: The numbers a sweep's trials' leak lines differ by: a line's leading count (``5 x Sequential``), list
+#: indices (``list[18]``, ``list[43..47]``) and the numbers of a dict key (``dict[(16, 0.001)]``,
+#: ``dict[0.01]``: an eleventh new user's trial's grid kept each trial's models by its hyperparameters); in
+#: their reasons, every number (``+7.2 MiB``, ``+214 ops``).
+_LEAK_NUMBER = re.compile(r"(?<=\A  )\d+(?= x )|\[\d+(?:\.\.\d+)?\]"
+                          r"|(?:(?<=[(\[])|(?<=, ))[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?=[\]),])")
 _NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:\.\d+)?(?!\w)")
 
 
