@@ -233,6 +233,7 @@ class _Code:
         except (TypeError, ValueError):
             pass
         self.traces = self.functions = self.max_object_traces = 0
+        self.excused = 0  # traces not counted against max_traces (a new trial, a loop's case, a bool flag)
         self.dead_calls = 0  # calls of this code's tf.function objects that are gone
         self.live: dict[int, "_Object"] = {}  # id -> record of this code's live objects
         self.sites: dict[tuple, list] = {}  # (filename, lineno) -> [text, traces]
@@ -266,7 +267,7 @@ class _Code:
             max_object_traces=self.max_object_traces, internal=self.internal,
             call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
             created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
-            changes=tuple(self.causes.values()), retracing=self.retracing,
+            changes=tuple(self.causes.values()), retracing=self.retracing, excused=self.excused,
             fix=fix_for(tuple(self.causes.values()), self.retracing) if self.retracing else "",
         )
 
@@ -622,18 +623,21 @@ class TraceGuard:
             record.traces += traced
             if changes and all(change.kind == "new_model" for change in changes):
                 record.trials += traced  # a new trial's model: its first trace is needed, not a retrace
+                code.excused += traced
             elif (changes and all(change.kind in ("dtype", "shape") for change in changes)
                   and bounded_trips(user_path(frames)) is not None):
                 # a loop over a handful of cases handing the call its case (a dtype, a shape): each
                 # trace is needed, as a session's op per case is (runtime/bounded.py); a Python number
                 # per iteration is not (one tensor argument would serve every value)
                 record.trials += traced
+                code.excused += traced
             elif changes and all(change.kind == "value" and change.before.startswith("Python bool ")
                                  for change in changes):
                 # a Python bool flag (``training``) has two values: a trace for each is needed, not a
                 # retrace (docs/trace-guard.md; a tenth new user's trial: a flag's second trace under a
                 # step-decay schedule was counted against max_traces, and its fix said to make it a tensor)
                 record.trials += traced
+                code.excused += traced
             code.traces += traced
             code.max_object_traces = max(code.max_object_traces, record.traces)
             site = code.sites.get((filename, lineno))

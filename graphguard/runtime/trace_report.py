@@ -123,6 +123,7 @@ class TracedFunction:
             times; ``"new_function"`` when the code traced more than ``max_traces`` times through
             several objects while at least half of its calls traced.
         fix: what to change, for the changes seen (``""`` when not retracing).
+        excused: its traces not counted against ``max_traces`` (see the field).
     """
 
     name: str
@@ -139,6 +140,9 @@ class TracedFunction:
     changes: tuple[ArgChange, ...] = ()
     retracing: Optional[str] = None
     fix: str = ""
+    #: traces not counted against ``max_traces``: a new model per trial, a case of a loop over a handful
+    #: (a dtype or shape per iteration, :mod:`graphguard.runtime.bounded`), a Python bool's other value
+    excused: int = 0
 
     @property
     def defined_at(self) -> str:
@@ -304,6 +308,13 @@ class TraceReport:
         for row in rows:
             lines.append(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  "
                          f"{row[3]:>{widths[3]}}  {row[4]:>{widths[4]}}  {row[5]}".rstrip())
+        for fn in shown:
+            if not fn.retracing and fn.excused and fn.traces > self.max_traces:
+                # (a twelfth new user's trial: 9 traces over a 9-case loop under max_traces=3 read "0
+                # retracing" with no word of why)
+                lines.append(f"  {fn.name.rsplit('.', 1)[-1]}: {fn.excused} of its {fn.traces} traces not counted against "
+                             f"max_traces (each for a new trial's model, a case of a loop over at most 10, or a "
+                             f"Python bool's other value)")
         if left_out:
             lines.append(f"  ... and {left_out} more tf.function{'s' * (left_out != 1)} with fewer traces, none "
                          f"retracing (TraceGuard.report().functions lists them all)")
