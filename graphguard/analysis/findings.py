@@ -102,10 +102,10 @@ def era_hidden_findings(project: Project, module: ModuleFacts) -> list[Finding]:
     Keras before 2.4, :meth:`Project.old_keras`), each with ``hidden_by`` naming such a module. Counted,
     not reported: the summary line says so (an eleventh new user's trial: a Keras 3 file beside a TF 1.x
     file lost its GG305/GG306 in silence). Empty when ``module`` shows an era or eager mode of its own."""
-    if module.keras_era or module.tf1 or module.cheap_predict or not project.old_keras(module) \
+    evidence = project.tf1_evidence
+    if not evidence or module.keras_era or module.tf1 or module.cheap_predict or not project.old_keras(module) \
             or project.eager_off(module):
-        return []
-    evidence = next((m.path for m in project.modules if m.tf1), "")
+        return []  # (an old era said by another module's Keras spelling, ``lr=``, is the docs' "one Keras")
     found: list[Finding] = []
     for facts in module.functions.values():
         extra = project.flow.extra_constructions.get((module.path, facts.name))

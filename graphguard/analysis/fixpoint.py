@@ -131,6 +131,9 @@ class Project:
         #: and none shows TF 2's Keras; its modules that say neither run that Keras too (no GG3xx).
         eras = {_era(m) for m in modules}
         self.old_keras_program = "old" in eras and "new" not in eras
+        #: the first module that spells TF 1.x's own names (``tf.placeholder``), or "": what says the
+        #: program runs Keras before 2.4 when a module shows no era (findings.era_hidden_findings)
+        self.tf1_evidence = next((m.path for m in modules if m.tf1), "")
         #: the same question per folder (:meth:`old_keras`), when the run mixes eras
         self._old_keras_folders = _old_keras_folders(modules) if {"old", "new"} <= eras else {}
         #: modules imported, directly or not, by a module that turns eager execution off (:meth:`eager_off`)

@@ -316,7 +316,7 @@ def propose(file: File, row: int, column: int, end_row: int, end_column: int,
                               "the inner loop it would still be built on every iteration of that one (feed the value "
                               "through a placeholder)")
         if added:  # it can leave the inner loop safely, the outer one only with a risk of its own
-            raise _NotFixable(f"out of the loop at line {where}, which repeats it too, {added[-1]}: build it by hand "
+            raise _NotFixable(f"out of the loop at line {where}, which repeats it too, {'; '.join(added)}: build it by hand "
                               "once before that loop")
         raise _NotFixable(f"it cannot move out of the loop at line {where}, which repeats it too: build it by hand "
                           "once before that loop, feeding what changes through a tf.compat.v1.placeholder")

@@ -89,6 +89,7 @@ class File:
                 self.all_functions.setdefault(node.name, []).append(node)
         self._pure: dict[str, bool] = {}
         self._rebound: Optional[set] = None
+        self._graph_values: Optional[set] = None
         self._links: Optional[dict] = None
         self.spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]),
                        node.end_lineno or node.lineno) for node in tree.body]
@@ -175,7 +176,7 @@ class File:
         (``logits = tf.matmul(x, w)``), and that no function declares ``global``: graph tensors, ops and
         variables, which no Python call changes in place (an op built from one reads its value when it
         runs). Another binding at module level (a loop target, an augmented assignment) leaves a name out."""
-        if getattr(self, "_graph_values", None) is None:
+        if self._graph_values is None:
             tf_bound: set = set()
             other: set = set(self.rebound_globals())
             todo = list(self.tree.body)

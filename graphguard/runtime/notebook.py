@@ -110,8 +110,6 @@ class OutputHistory:
 
 #: The file name IPython's ``%%time`` compiles a cell's body under (``IPython.core.magics.execution``).
 TIMED = "<timed exec>"
-#: The cell whose body ``%%time`` runs now: (its number, the row of its body's first line in the cell).
-_timed: dict[str, int] = {}
 
 
 def note_cell(shell: Any, raw_cell: str) -> None:
@@ -126,7 +124,6 @@ def note_cell(shell: Any, raw_cell: str) -> None:
 
     lines = body.splitlines(keepends=True)
     linecache.cache[TIMED] = (len(body), None, lines, TIMED)
-    _timed["offset"] = 1
 
 
 def cell_label(filename: Optional[str], lineno: Optional[int] = None) -> Optional[str]:
@@ -136,13 +133,13 @@ def cell_label(filename: Optional[str], lineno: Optional[int] = None) -> Optiona
     shell = running_shell()
     if shell is None or not filename:
         return None
-    if filename == TIMED and _timed:
+    if filename == TIMED:
         # the running cell is the last input IPython stored (its number is counted before or after
-        # ``pre_run_cell`` depending on the IPython version)
+        # ``pre_run_cell`` depending on the IPython version); its body starts on the cell's second line
         inputs = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
         if not inputs or not str(inputs[-1]).lstrip().startswith("%%time"):
             return None
-        line = f", line {lineno + _timed['offset']}" if lineno is not None else ""
+        line = f", line {lineno + 1}" if lineno is not None else ""
         return f"cell In[{len(inputs) - 1}]{line}"
     compiler = getattr(shell, "compile", None)
     mapping = getattr(compiler, "_filename_map", None)

@@ -621,21 +621,17 @@ class TraceGuard:
             else:
                 changes = []
             record.traces += traced
-            if changes and all(change.kind == "new_model" for change in changes):
-                record.trials += traced  # a new trial's model: its first trace is needed, not a retrace
-                code.excused += traced
-            elif (changes and all(change.kind in ("dtype", "shape") for change in changes)
-                  and bounded_trips(user_path(frames)) is not None):
-                # a loop over a handful of cases handing the call its case (a dtype, a shape): each
-                # trace is needed, as a session's op per case is (runtime/bounded.py); a Python number
-                # per iteration is not (one tensor argument would serve every value)
-                record.trials += traced
-                code.excused += traced
-            elif changes and all(change.kind == "value" and change.before.startswith("Python bool ")
-                                 for change in changes):
-                # a Python bool flag (``training``) has two values: a trace for each is needed, not a
-                # retrace (docs/trace-guard.md; a tenth new user's trial: a flag's second trace under a
-                # step-decay schedule was counted against max_traces, and its fix said to make it a tensor)
+            # Traces that are needed, not retraces: a new trial's model (its first trace); a loop over a
+            # handful of cases handing the call its case (a dtype, a shape), as a session's op per case is
+            # (runtime/bounded.py; a Python number per iteration is not: one tensor argument would serve
+            # every value); a Python bool flag's other value (``training``: two values; docs/trace-guard.md,
+            # a tenth new user's trial: a flag's second trace under a step-decay schedule was counted
+            # against max_traces, and its fix said to make it a tensor).
+            if changes and (all(change.kind == "new_model" for change in changes)
+                            or all(change.kind == "value" and change.before.startswith("Python bool ")
+                                   for change in changes)
+                            or (all(change.kind in ("dtype", "shape") for change in changes)
+                                and bounded_trips(user_path(frames)) is not None)):
                 record.trials += traced
                 code.excused += traced
             code.traces += traced
