@@ -8,6 +8,7 @@ line in a subprocess, as a user would run it.
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
 import textwrap
@@ -414,6 +415,49 @@ def test_the_scripts_own_exit_status_and_errors_pass_through(tmp_path, capsys):
     assert "graphguard run: 0 sessions guarded" in err
     assert err.rstrip().endswith("graphguard run: the script failed (it raised ValueError): no graph growth seen "
                                  "before it stopped, which is no verdict")  # not a pass (issue 39)
+
+
+def test_finalize_mode_refusing_an_op_built_once_says_so_and_not_build_it_before_the_loop(tmp_path, capsys):
+    # A twelfth new user's trial: --fix moved a Saver before the loop, after `sess.run(init)`; finalize
+    # mode refused it and the report said "build one Saver before the loop", the verdict "graph growth".
+    script = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+
+        with tf.Graph().as_default():
+            w = tf.Variable(tf.zeros([3]))
+            y = tf.reduce_sum(w)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                saver = tf.train.Saver()
+                for step in range(5):
+                    sess.run(y)
+        """, name="once.py")
+    assert launcher.main(["--mode", "finalize", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "built once, in no loop, after the session's first run: build it before that run" in err
+    assert "build one Saver before the loop" not in err
+    assert err.rstrip().splitlines()[-1] == (
+        f"graphguard run: finalize mode refused an op built once: at step 1, from {where(str(script), 8)} "
+        "(tf.train.Saver) (in no loop, after the session's first run: build it before that run, or run in count mode)")
+    assert launcher.main([str(script)]) == 0  # count mode tolerates it
+    capsys.readouterr()
+    guarded = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+        from graphguard import GraphGuard
+
+        with tf.Graph().as_default():
+            w = tf.Variable(tf.zeros([3]))
+            with tf.Session() as sess:
+                guarded = GraphGuard(sess)
+                guarded.run(tf.global_variables_initializer())
+                saver = tf.train.Saver()
+        """, name="api.py")
+    from graphguard import GraphGrowthError
+
+    with pytest.raises(GraphGrowthError) as raised:
+        runpy.run_path(str(guarded))
+    assert "The line is in no loop: it builds its ops once, after the session's first run" in str(raised.value)
+    assert "Fix: build it before the session's first run" in str(raised.value)
 
 
 SAVER_AND_ASSIGN = """\

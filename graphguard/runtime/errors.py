@@ -12,6 +12,7 @@ import warnings
 from typing import Optional
 
 from graphguard.runtime.fixes import BURST_FIX, BURST_WHY, SESSIONS_FIX, SESSIONS_WHY  # noqa: F401  (growth.py)
+from graphguard.runtime.records import built_once
 from graphguard.runtime.report import GuardReport, Growth, SourceLine, where
 
 __all__ = ["GraphGrowthError", "GraphGrowthWarning", "RssGrowthError", "SlowdownWarning"]
@@ -26,6 +27,16 @@ WHY_NO_LOOP = (
     "Every op added between session runs is copied into the session again on the next run; code that "
     "builds ops each time it runs (a notebook cell run again, a function called per step) keeps adding "
     "them, so each step gets slower and memory keeps growing."
+)
+#: What a finalized graph's refusal of an op built once means (:func:`graphguard.runtime.records.built_once`):
+#: nothing grows; finalize mode, like ``MonitoredSession``, needs every op built before the first run.
+BUILT_ONCE = (
+    "The line is in no loop: it builds its ops once, after the session's first run, and a finalized graph "
+    "refuses every op built after that run, as MonitoredSession's does. Nothing grows here."
+)
+BUILT_ONCE_FIX = (
+    "Fix: build it before the session's first run (above the first sess.run), or guard in count mode "
+    "(graphguard run's default; GraphGuard(sess, mode=\"count\")), which tolerates ops built once."
 )
 FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "
@@ -149,11 +160,12 @@ def finalized_error(
     text = f"  {where(line.filename, line.lineno)}"
     if line.text:
         text += f": {line.text}"
+    once = growth is not None and bool(growth.groups) and built_once(growth.groups)
     message = (
         f"tried to {what} at step {step} ({step} guarded run{'s' if step != 1 else ''} done), at {line}\n"
         f"{text}\n"
-        f"The graph was finalized {finalized_by}, so nothing was added. {WHY}\n"
-        f"{fix_text((growth,)) if growth is not None and growth.groups else FIX}"
+        f"The graph was finalized {finalized_by}, so nothing was added. {BUILT_ONCE if once else WHY}\n"
+        f"{BUILT_ONCE_FIX if once else fix_text((growth,)) if growth is not None and growth.groups else FIX}"
     )
     return GraphGrowthError(
         message, op_type=op_type, filename=line.filename, lineno=line.lineno, step=step, growth=growth

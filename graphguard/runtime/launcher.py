@@ -75,6 +75,7 @@ from graphguard.runtime.guard import (
     RssGrowthError,
 )
 from graphguard.runtime.report import GuardReport
+from graphguard.runtime.records import built_once
 from graphguard.runtime.sweep_script import GUARD_NAME
 from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
 from graphguard.runtime.trace_report import TraceReport
@@ -578,6 +579,10 @@ def _print_script_error(error: BaseException, script: str) -> None:
         print(f"checkpoint saved before stopping: {error.checkpoint}", file=sys.stderr)
 
 
+#: The verdict's words for a refused op whose lines run once (:func:`graphguard.runtime.records.built_once`).
+_ONCE = " (in no loop, after the session's first run: build it before that run, or run in count mode)"
+
+
 def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = False) -> str:
     """``: +12 ops every 30 steps, from train.py:14 (tf.train.Saver)``: the growth pattern that added most ops: its size
     and cadence (``Growth.rate``) and its first line, for the verdict; ``""`` when no pattern is itemized.
@@ -598,7 +603,10 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = 
     stopped = [report.growth[-1] for _, _, report in reports if report.stopped and report.growth]
     first = stopped[0] if stopped else max(patterns, key=lambda growth: growth.ops)
     lines = list(dict.fromkeys(str(line) for group in first.groups for line in group.lines))
-    text = f": {first.rate()}" + (f", from {lines[0]}" if lines else "")
+    once = first.refused is not None and len(patterns) == 1 and built_once(first.groups)
+    text = f": {'at step ' + str(first.first_step) if once else first.rate()}" + (f", from {lines[0]}" if lines else "")
+    if once:
+        text += _ONCE
     if len(lines) > 1:
         text += f" and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}"
     if len(patterns) > 1:
@@ -777,7 +785,9 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
         print(traces.format(), file=err)
     stopped = [report.stopped for _, _, report in reports if report.stopped and not report.grew]
     if grew and not stopped:
-        verdict = "graph growth found" + _growth_summary(reports, warned=args.on_growth == "warn")
+        summary = _growth_summary(reports, warned=args.on_growth == "warn")
+        # an op built once, refused by a finalized graph, is no growth (a twelfth new user's trial)
+        verdict = ("finalize mode refused an op built once" if _ONCE in summary else "graph growth found") + summary
     elif stopped:
         verdict = f"the guard stopped the script: {stopped[0]}"
     elif failed:

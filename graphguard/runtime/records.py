@@ -142,3 +142,26 @@ class OpGroup:
             return ""
         more = f" and {len(outer) - 1} more" if len(outer) > 1 else ""
         return f", called from {where(*outer[0])}{more}"
+
+
+def built_once(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> bool:
+    """Whether the ops of ``groups`` were built by code that runs once: every creating line, and every
+    user line on its call path, stands in no loop of its function, in a ``.py`` file on disk (a notebook
+    cell may be run again; a path with frames that are not the user's may come from a framework's loop).
+
+    A finalized graph refuses such an op as it refuses growth (``tf.train.Saver()`` made after the
+    session's first run, as ``--fix`` places it after ``sess.run(init)``): the report then says it was
+    built once, and what finalize mode needs, instead of "build it once before the loop" (a twelfth new
+    user's trial)."""
+    paths = {pair for group in groups for pair in group.callers} or {
+        ((line.filename, line.lineno), ()) for group in groups for line in group.lines}
+    if not paths:
+        return False
+    for key, path in paths:
+        located = (key, *path)
+        if any(place is None or not place[0] or not str(place[0]).endswith(".py") or not os.path.isfile(place[0])
+               for place in located):
+            return False
+        if in_a_loop(located):
+            return False
+    return True

@@ -18,6 +18,7 @@ from graphguard.runtime.records import (  # noqa: F401  (importable from here, a
     OpGroup,
     SourceLine,
     StepSample,
+    built_once,
     _plural,
     bytes_text,
     seconds_text,
@@ -373,7 +374,12 @@ class GuardReport:
             for growth in self.growth:
                 lines.append(f"growth: {growth.short()}")
                 lines.append(growth.source_lines())
-                if growth.kind != "session":
+                if growth.refused is not None and built_once(growth.groups):
+                    # (a twelfth new user's trial: a Saver that --fix had moved after `sess.run(init)` read
+                    # "build one Saver before the loop"; it was before the loop)
+                    lines.append("  built once, in no loop, after the session's first run: build it before that run, "
+                                 "or guard in count mode (graphguard run's default), which tolerates ops built once")
+                elif growth.kind != "session":
                     # (lines that build a model per session belong together, in a graph per trial: "build
                     # it once before the loop" per line contradicts that fix; a third new user's trial)
                     lines.append(fix_lines(growth.groups))
