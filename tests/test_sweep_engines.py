@@ -384,7 +384,10 @@ def test_graphguard_run_sweep_measures_the_training_loop_of_an_unedited_script(t
         assert result.returncode == 1, result.stderr
         assert "solver (Solver): module-level `plain_sweep.KEPT` -> list[2] -> Solver" in result.stderr
         # Issue 39: the last line said "no graph growth" (no session was made) while the status was 1.
-        assert last == "graphguard run: the sweep kept objects alive in 4 of 4 trials (a leak: exit status 1)", last
+        # (and a twelfth trial: why `graphguard check` left the 4-trial loop out)
+        assert last == ("graphguard run: the sweep kept objects alive in 4 of 4 trials (a leak: exit status 1) "
+                        "(bounded: 4 trials; graphguard check leaves loops of at most max-bounded-iterations = 10 "
+                        "out, which --config 'max-bounded-iterations = 0' shows)"), last
         assert result.stderr.count("Fix: keep only what you need from a trial") == 1  # once per sweep
     else:
         assert result.returncode == 0, result.stderr

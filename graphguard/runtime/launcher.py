@@ -647,6 +647,13 @@ def _sweep_verdict(report: Any, failed_anyway: bool = False) -> str:
     of = f" of {len(trials)} trial{'s' if len(trials) != 1 else ''}"
     if kept:
         text = f"the sweep kept objects alive in {len(kept)}{of} (a leak: exit status 1)"
+        from graphguard.runtime.bounded import BOUND
+
+        if len(trials) <= BOUND and not failed_anyway:
+            # (a twelfth new user's trial: `check` left a 5-fold loop out as short, `run --sweep` failed it;
+            # the two read as disagreeing, as GraphGuard's bounded note says for graph growth)
+            text += (f" (bounded: {len(trials)} trials; graphguard check leaves loops of at most "
+                     f"max-bounded-iterations = {BOUND} out, which --config 'max-bounded-iterations = 0' shows)")
     else:
         text = "the sweep kept no object alive"
     trend = report.rss_trend or next((record.rss_trend for record in reversed(flagged) if record.trend_only), None)
