@@ -509,10 +509,11 @@ def test_a_closure_over_the_loop_variable_is_not_a_leak_but_a_default_argument_i
     assert not any(record.leaked for record in sweep.report().trials), sweep.report()
     assert [closure() for closure in closures] == [0.001] * 3
     kept = []
-    with sweep.trial("default argument") as trial:
-        solver = trial.track(Box(), "solver")
-        kept.append(lambda s=solver: s)  # a default argument keeps this trial's object
-    (alive,) = sweep.report().trials[-1].alive
+    for name in ("default argument", "again"):
+        with sweep.trial(name) as trial:
+            solver = trial.track(Box(), "solver")
+            kept.append(lambda s=solver: s)  # a default argument keeps this trial's object
+    (alive,) = sweep.report().trials[-2].alive
     assert alive.leaked and str(alive.chain).startswith("local `kept` in ")
 
 
@@ -777,23 +778,40 @@ def test_the_last_trial_is_judged_when_the_sweep_is_finished():
     for index in range(2):
         with sweep.trial() as trial:
             model = trial.track(Net(), "model")
-            if index == 1:
-                kept.append(model)
-    assert seen == [] and not sweep.records[-1].judged and sweep.records[0].judged
+            kept.append(model)
+    assert [record.name for record in seen] == ["trial 1"]
+    assert not sweep.records[-1].judged and sweep.records[0].judged
     assert "objects not judged yet" in "\n".join(SweepReport(sweep.records, None, 1, False).table())
     report = sweep.report()
-    assert [record.name for record in seen] == ["trial 2"]
+    assert [record.name for record in seen] == ["trial 1", "trial 2"]
     last = report.trials[-1]
     assert last.judged and last.leaked and last.judged_at == "the end of the sweep (report() or finish())"
     assert [str(obj.chain) for obj in last.leaks] == [
-        "local `kept` in test_the_last_trial_is_judged_when_the_sweep_is_finished() -> list[0] -> Net"]
+        "local `kept` in test_the_last_trial_is_judged_when_the_sweep_is_finished() -> list[1] -> Net"]
     sweep.report()
-    assert len(seen) == 1  # judged and notified once
+    assert len(seen) == 2  # judged and notified once
 
     with pytest.raises(SweepLeakError, match=r"trial 'only' \(trial 1 of the sweep\) leaked"):
         with SweepGuard(on_leak="raise") as guard:  # the guard's with block finishes the sweep
             with guard.trial("only") as trial:
                 kept.append(trial.track(Net()))
+    del model
+
+
+def test_only_the_last_trial_keeping_its_model_is_the_sweeps_result_not_a_leak():
+    # A twelfth new user's trial: `if i == 3: keep.append(m)` raised SweepLeakError under on_leak="raise";
+    # one model kept after the sweep is no growth. As for a search's result, when no earlier trial kept
+    # an object, what the last trial leaves alive is the sweep's result (it is named, not raised).
+    kept = []
+    with SweepGuard(on_leak="raise") as sweep:
+        for index in range(4):
+            with sweep.trial(f"i={index}") as trial:
+                model = trial.track(Net(), "model")
+                if index == 3:
+                    kept.append(model)
+    last = sweep.report().trials[-1]
+    assert not last.leaked and [obj.kept for obj in last.alive] == ["the sweep's result"]
+    assert not any(record.leaked for record in sweep.report().trials)
     del model
 
 

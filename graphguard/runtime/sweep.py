@@ -676,7 +676,7 @@ class SweepGuard(_Judgement):
             gc.collect()  # what the code freed since the trial's end (an exception's traceback) goes
             slot = self._pending.slot
             self._judge(frame, _frame_key(frame), frozenset(), "the end of the sweep (report() or finish())", final=True)
-            if self._engine is not None and self._keep_last:
+            if (self._engine is not None and self._keep_last) or (self._engine is None and slot > 0):
                 self._keep_result(slot)
             self._records[slot] = replace(self._records[slot],
                                           guard_seconds=self._records[slot].guard_seconds + time.perf_counter() - started)

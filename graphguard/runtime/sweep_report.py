@@ -607,7 +607,7 @@ class SweepReport:
         if kept:
             obj = kept[-1]
             held = f": {obj.chain}" if obj.chain is not None else ""
-            lines.append(f"(the last trial's {obj.name} is the search's result, kept after it (a refit, a best model; no "
+            lines.append(f"(the last trial's {obj.name} is the sweep's result, kept after it (a refit, a best model; no "
                          f"earlier trial's object stayed): not growth{held})")
         if any(obj.chain is not None and obj.chain.root_kind == "output" for record in leaked for obj in record.leaks):
             lines.append(f"({_FIX_OUTPUT})")
