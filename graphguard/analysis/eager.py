@@ -170,8 +170,21 @@ class EagerReader(SampleReader):
         if kind is ast.Subscript:
             if (frame.samples or self._sample_loops) and value is not None:
                 self._note_filled(target, value)  # ``state[i] = minibatch[i][0]``
+            if frame.params and value is not None:
+                # ``s[i] = batch[i].state`` into ``np.zeros(...)``: ``s`` holds rows of the parameter
+                # ``batch``, so a ``predict(s)`` is one on what the callers pass (a new set's first
+                # contact: a DQN's replay minibatch copied row by row into arrays, then predicted)
+                read = [name for name in self._read_names(value, numbers_only=False) if name in frame.params]
+                container = target
+                while container.__class__ is ast.Subscript:
+                    container = container.value
+                dotted = dotted_name(container)
+                if read and dotted is not None and dotted not in frame.params:
+                    frame.filled[dotted] = frame.filled.get(dotted, frozenset()) | frozenset(read)
             return
         if kind is ast.Name:
+            if frame.filled and not augmented:
+                frame.filled.pop(target.id, None)
             self._note_count(frame, target.id, None if augmented else value)
         if kind is ast.Tuple and value is not None and value.__class__ is ast.Call:
             self._note_parts(target, value)
@@ -589,7 +602,9 @@ class EagerReader(SampleReader):
                 # ``def act(self, state): return self.model.predict(state)`` (or ``self.reshape(state)``):
                 # per call of ``act`` in a loop that passes one sample or the iteration's data for
                 # ``state`` (decided at the call, phase 3).
-                params = [name for name in self._read_names(data, numbers_only=False) if name in frame.params]
+                names = self._read_names(data, numbers_only=False)
+                params = {name for name in names if name in frame.params}
+                params.update(*(frame.filled[name] for name in names if name in frame.filled))
                 if params:
                     construction = self._new_construction(step[0], node, text)
                     frame.facts.predicts = [*frame.facts.predicts, *((p, construction, model) for p in sorted(params))]

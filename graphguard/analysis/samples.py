@@ -81,6 +81,18 @@ def maybe_number_or_sample_call(node: ast.Call) -> bool:
 _SAMPLE_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List, ast.Tuple)
 
 
+
+def draws_minibatch(value: ast.Call) -> bool:
+    """Whether the call ``value`` draws a random minibatch itself: ``random.sample(memory, n)``,
+    ``buffer.sample(32)``, ``memory.sample_memory(batch_size)``, ``replay.sample_batch(64)``,
+    ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``."""
+    func = value.func
+    last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
+    sampler = last == "sample" or (last is not None and last.startswith("sample_"))
+    return (sampler and (len(value.args) + len(value.keywords)) >= 1) or (
+        last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
+                                           or any(k.arg == "size" for k in value.keywords)))
+
 class SampleReader:
     """The samples half of the TF 2 reader (see the module docstring). Needs the reader's ``_frame``,
     ``resolve``, ``_count_value`` and ``_defer``; keeps per loop the names its body binds
@@ -94,13 +106,7 @@ class SampleReader:
         if value.__class__ is ast.Call:
             func = value.func
             last = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
-            # ``buffer.sample(32)``, ``memory.sample_memory(batch_size)``, ``replay.sample_batch(64)``
-            sampler = last == "sample" or (last is not None and last.startswith("sample_"))
-            drawn = (sampler and (len(value.args) + len(value.keywords)) >= 1) or (
-                last in ("choice", "randint") and (len(value.args) >= (2 if last == "choice" else 3)
-                                                   or any(k.arg == "size" for k in value.keywords)))
-            # ``np.random.choice(len(memory), 32)``, ``np.random.randint(0, n, size=32)``
-            if drawn:
+            if draws_minibatch(value):
                 frame.drew = True
                 return True
             if self._minibatch_functions and last in self._draw_names:
@@ -305,6 +311,8 @@ class SampleReader:
             names = self._read_names(arg, numbers_only=False)
             one = isinstance(arg, _SAMPLE_NODES) and (arg.__class__ is not ast.Call or maybe_number_or_sample_call(arg)) \
                 and self._one_sample(arg)
+            # ``learner.update(random.sample(memory, 32))``: a minibatch drawn in the call, per iteration
+            one = one or (arg.__class__ is ast.Call and draws_minibatch(arg))
             if names or one:
                 arguments.append((where, names, one))
         if arguments:
