@@ -420,6 +420,7 @@ def test_the_scripts_own_exit_status_and_errors_pass_through(tmp_path, capsys):
 def test_finalize_mode_refusing_an_op_built_once_says_so_and_not_build_it_before_the_loop(tmp_path, capsys):
     # A twelfth new user's trial: --fix moved a Saver before the loop, after `sess.run(init)`; finalize
     # mode refused it and the report said "build one Saver before the loop", the verdict "graph growth".
+    # Run as a user runs them (subprocesses): in pytest's process the test's own frames call the script.
     script = _script(tmp_path, """\
         import tensorflow.compat.v1 as tf
 
@@ -432,32 +433,56 @@ def test_finalize_mode_refusing_an_op_built_once_says_so_and_not_build_it_before
                 for step in range(5):
                     sess.run(y)
         """, name="once.py")
-    assert launcher.main(["--mode", "finalize", str(script)]) == 1
-    err = capsys.readouterr().err
-    assert "built once, in no loop, after the session's first run: build it before that run" in err
+    result = graphguard("run", "--mode", "finalize", str(script))
+    assert result.returncode == 1, result.stderr
+    err = result.stderr
+    assert "built once, in no loop, after the graph was finalized: build it before, or guard in count mode" in err
     assert "build one Saver before the loop" not in err
     assert err.rstrip().splitlines()[-1] == (
-        f"graphguard run: finalize mode refused an op built once: at step 1, from {where(str(script), 8)} "
+        f"graphguard run: finalize mode refused an op built once: at step 1, from {script}:8 "
         "(tf.train.Saver) (in no loop, after the session's first run: build it before that run, or run in count mode)")
     assert launcher.main([str(script)]) == 0  # count mode tolerates it
     capsys.readouterr()
+    # The API, and (a thirteenth trial) a helper in no loop of its own, called per step: growth, not "built once"
     guarded = _script(tmp_path, """\
         import tensorflow.compat.v1 as tf
-        from graphguard import GraphGuard
+        from graphguard import GraphGuard, GraphGrowthError
+
+
+        def head(x):
+            return tf.reduce_sum(x * 2.0)
+
 
         with tf.Graph().as_default():
             w = tf.Variable(tf.zeros([3]))
+            init = tf.global_variables_initializer()
             with tf.Session() as sess:
                 guarded = GraphGuard(sess)
-                guarded.run(tf.global_variables_initializer())
-                saver = tf.train.Saver()
+                guarded.run(init)
+                try:
+                    saver = tf.train.Saver()
+                except GraphGrowthError as error:
+                    print("ONCE:", str(error))
+        with tf.Graph().as_default():
+            w = tf.Variable(tf.zeros([3]))
+            init = tf.global_variables_initializer()
+            with tf.Session() as sess:
+                guarded = GraphGuard(sess)
+                guarded.run(init)
+                try:
+                    for step in range(5):
+                        guarded.run(head(w))
+                except GraphGrowthError as error:
+                    print("LOOP:", str(error))
         """, name="api.py")
-    from graphguard import GraphGrowthError
-
-    with pytest.raises(GraphGrowthError) as raised:
-        runpy.run_path(str(guarded))
-    assert "The line is in no loop: it builds its ops once, after the session's first run" in str(raised.value)
-    assert "Fix: build it before the session's first run" in str(raised.value)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    out = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=180, env=env,
+                         cwd=tmp_path).stdout
+    once, loop = out.split("LOOP:")
+    assert "The line is in no loop: it builds its ops once, after the graph was finalized" in once, out
+    assert "Fix: build it before the graph is finalized" in once
+    assert "in no loop" not in loop and "once before the loop" in loop, out
 
 
 SAVER_AND_ASSIGN = """\

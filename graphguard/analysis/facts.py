@@ -29,17 +29,24 @@ CALLER = -1
 #: the function's own. A call that passes the other truth for it (``run_epoch(is_training=True)``
 #: and a ``tf.no_op()`` in the ``else``) does not run what stands there.
 FLAG = "flag"
+#: The first item of a mark ``(PASSED, parameter, values)``: the call or construction happens only
+#: through a call of the function's parameter ``parameter`` (``action()`` in ``def button(msg,
+#: action)``), made for what callers pass there, the resolved ``values`` (a frozenset of
+#: ``("function", path, name)``). A call that passes another known function for it does not run it:
+#: every caller of such a helper is not blamed for what one of the functions passed to it builds.
+PASSED = "passed"
 
 
 def flag_marks(marks: frozenset) -> bool:
     """Whether an exemption's ``marks`` are all :data:`FLAG` marks: a branch on a parameter, which
     exempts nothing by itself (only a call passing the other truth does)."""
-    return all(mark.__class__ is tuple and mark[0] == FLAG for mark in marks)
+    return all(mark.__class__ is tuple and mark[0] in (FLAG, PASSED) for mark in marks)
 
 
 def flags_of(exempt: frozenset) -> frozenset:
-    """The :data:`FLAG` marks ``(FLAG, parameter, truth)`` among a construction's or call's exemptions."""
-    return frozenset(mark for mark in exempt if mark.__class__ is tuple and mark[0] == FLAG)
+    """The :data:`FLAG` marks ``(FLAG, parameter, truth)`` and :data:`PASSED` marks ``(PASSED, parameter,
+    values)`` among a construction's or call's exemptions."""
+    return frozenset(mark for mark in exempt if mark.__class__ is tuple and mark[0] in (FLAG, PASSED))
 #: Marks a construction of a project class in a ``tf.function`` whose object the body never builds
 #: (never calls it, nor ``build``s it): a Keras layer's sublayers made there have no variables yet.
 UNBUILT = -2

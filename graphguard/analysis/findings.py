@@ -241,7 +241,8 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
     for call, callee in calls:
         if id(call) in suppressed or not (callee.builds or callee.trains_model):
             continue
-        if callee.trains_model is not None and not project.worker_class(module, call.ref):
+        if callee.trains_model is not None and not project.worker_class(module, call.ref) and not (
+                callee.trains_guard and project.never_runs(module, call, callee, callee.trains_guard)):
             loop = _model_loop(module, call, model_bound)
             if loop is not None:
                 found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",

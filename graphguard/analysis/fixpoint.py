@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from graphguard.analysis.bindings import Param, Ref
+from graphguard.analysis.bindings import Param, ProjectRef, Ref
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
-from graphguard.analysis.facts import CALLER, ModuleFacts, flags_of, subject_of
-from graphguard.analysis.summaries import MODEL_METHODS, Origin, Summary, add_build, bounded, is_model_summary
+from graphguard.analysis.facts import CALLER, PASSED, ModuleFacts, flags_of, subject_of
+from graphguard.analysis.summaries import (MODEL_METHODS, Origin, Summary, add_build, bounded, is_model_summary,
+                                          merge_guards)
 from graphguard.analysis.values import SESSION_VALUE, StaleEdges, ValueFlow, source_order
 
 __all__ = ["Origin", "Project", "Summary", "bounded", "module_names"]
@@ -340,11 +341,31 @@ class Project:
         such a default (``run_epoch(sess, data, is_training=True)`` and ``tf.no_op()`` under ``else``)."""
         if not marks:
             return False
-        for _, param, truth in marks:
+        for kind, param, truth in marks:
+            if kind == PASSED:
+                passed = self._function_given(importer, call, callee, param)
+                if passed is not None and passed.isdisjoint(truth):
+                    return True  # ``button("Quit", quit_game)``: the model comes from another function passed
+                continue
             given = self._flag_given(importer, call, callee, param)
             if given is not None and given is not truth:
                 return True
         return False
+
+    def _function_given(self, importer: ModuleFacts, call, callee: Summary, param: str) -> set | None:
+        """The project functions ``call`` passes for ``param`` of ``callee`` (resolved values
+        ``("function", path, name)``), when the argument names one; None when it passes something else
+        or nothing the analysis follows (a lambda, its own parameter, ``*args``)."""
+        if call.nargs < 0 or param not in callee.params:
+            return None
+        position = callee.params.index(param) - (1 if self.passes_receiver(importer, call) else 0)
+        for where, value in call.values:
+            if where == param or where == position:
+                if not isinstance(value, ProjectRef):
+                    return None
+                found = self.flow.concrete(importer, None, value)
+                return found if found and all(v[0] == "function" for v in found) else None
+        return None
 
     def _flag_given(self, importer: ModuleFacts, call, callee: Summary, param: str) -> bool | None:
         """The truth ``call`` gives parameter ``param`` of ``callee``, when the source says (a constant
@@ -600,10 +621,17 @@ class Project:
                     summary.opens_session = changed = True  # (not behind a once-guard such as ``if sess is None:``)
                 if callee.resets_graph and not call.loops and not summary.resets_graph:
                     summary.resets_graph = changed = True
-                if repeats_model and callee.trains_model is not None and summary.trains_model is None \
-                        and not summary.resets_graph:
-                    summary.trains_model = callee.trains_model
-                    changed = True
+                if repeats_model and callee.trains_model is not None and not summary.resets_graph and not (
+                        callee.trains_guard and self.never_runs(module, call, callee, callee.trains_guard)):
+                    marks = flags_of(call.exempt) if call.exempt else frozenset()
+                    if summary.trains_model is None:
+                        summary.trains_model, summary.trains_guard = callee.trains_model, marks
+                        changed = True
+                    elif summary.trains_guard:
+                        merged = merge_guards(summary.trains_guard, marks)
+                        if merged != summary.trains_guard:
+                            summary.trains_guard = merged
+                            changed = True
                 if repeats and callee.trains is not None and summary.trains is None and not call.loops and not call.branched:
                     summary.trains = callee.trains
                     changed = True

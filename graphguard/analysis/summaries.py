@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graphguard.analysis.catalog import Effect
-from graphguard.analysis.facts import ModuleFacts
+from graphguard.analysis.facts import FLAG, PASSED, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Summary:
     opens_session: bool = False
     model_positions: frozenset = frozenset()  #: where it returns a model-like object (GG202)
     trains_model: Origin | None = None  #: makes a Keras model and trains or evaluates it on every call (GG201)
+    #: the marks every way of ``trains_model`` stands under (as :attr:`guards` for ``builds``)
+    trains_guard: frozenset = frozenset()
     #: runs a whole training (a Keras ``fit`` of several epochs) on every call: a loop calling it is a
     #: trial loop, where one ``predict`` per iteration is the trial's evaluation (GG303)
     trains: Origin | None = None
@@ -71,7 +73,7 @@ def add_build(summary: Summary, effect, origin: Origin, marks: frozenset) -> boo
     guard = summary.guards.get(effect)
     if guard is None:
         return False
-    shared = guard & marks
+    shared = merge_guards(guard, marks)
     if shared == guard:
         return False
     if shared:
@@ -79,6 +81,19 @@ def add_build(summary: Summary, effect, origin: Origin, marks: frozenset) -> boo
     else:
         del summary.guards[effect]
     return True
+
+
+def merge_guards(guard: frozenset, marks: frozenset) -> frozenset:
+    """The marks two ways of building an effect share: the FLAG marks both stand under, and for a
+    parameter both reach through a call of it (PASSED marks), the union of the functions passed
+    (``button(..., run_agent)`` and ``button(..., train_agent)`` both build a model: a call passing
+    ``quit_game`` builds none)."""
+    shared = {mark for mark in guard & marks if mark[0] == FLAG}
+    passed = {mark[1]: mark[2] for mark in marks if mark[0] == PASSED}
+    for mark in guard:
+        if mark[0] == PASSED and mark[1] in passed:
+            shared.add((PASSED, mark[1], mark[2] | passed[mark[1]]))
+    return frozenset(shared)
 
 
 def is_model_summary(summary, kind: str) -> bool:

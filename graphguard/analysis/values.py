@@ -22,7 +22,10 @@ kind: ``variable``, ``iterator``, ...), ``("instance", path, qualname)``, ``("cl
 qualname)``, or ``("elements", value, setup)`` for a Python container of such values (a list of variables
 passed to ``sync(variables, values)``, whose loop then knows ``v`` is a variable). Where it stops: values kept in containers or attributes of other objects are followed
 only inside one module (phase 1); ``*args``/``**kwargs`` are not followed; a value reaching a parameter
-from any caller counts for every call (the analysis does not tell call sites apart).
+from any caller counts for every call (the analysis does not tell call sites apart), except a function
+called through its parameter (``action()`` in ``def button(msg, action)``): what that call builds is
+marked with the function passed (:data:`~graphguard.analysis.facts.PASSED`), so a caller that passes
+another known function is not blamed for it (:meth:`Project.never_runs`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from graphguard.analysis.bindings import (
     Ref,
     TFObject,
 )
-from graphguard.analysis.facts import Construction, ModuleFacts, ProjectCall
+from graphguard.analysis.facts import PASSED, Construction, ModuleFacts, ProjectCall
 
 #: The most rounds of "flow values, then turn uses into calls"; real projects settle in two or three.
 MAX_ROUNDS = 6
@@ -393,6 +396,14 @@ class ValueFlow:
         elif kind == "function" and use.method is None:
             ref = absolute_ref(value[1], value[2])
             bound = False
+            if isinstance(use.receiver, Param):
+                # ``action()`` in ``def button(msg, action)``: only the calls that pass this function run
+                # it (a first-contact set: every menu button blamed for the model one of them builds)
+                call = ProjectCall(ref, use.site, use.callee, use.loops,
+                                   use.exempt | {(PASSED, use.receiver.name, frozenset({value}))}, bound, use.values,
+                                   use.samples)
+                self.extra_calls.setdefault(key, []).append(call)
+                return call
         elif kind == "class" and use.method is None:
             ref = absolute_ref(value[1], f"{value[2]}.__init__")  # ``agent_cls(4, 2)`` after ``run(DQNAgent)``
             bound = True

@@ -31,12 +31,13 @@ WHY_NO_LOOP = (
 #: What a finalized graph's refusal of an op built once means (:func:`graphguard.runtime.records.built_once`):
 #: nothing grows; finalize mode, like ``MonitoredSession``, needs every op built before the first run.
 BUILT_ONCE = (
-    "The line is in no loop: it builds its ops once, after the session's first run, and a finalized graph "
-    "refuses every op built after that run, as MonitoredSession's does. Nothing grows here."
+    "The line is in no loop: it builds its ops once, after the graph was finalized, and a finalized graph "
+    "refuses every op, as MonitoredSession's does. Nothing grows here."
 )
 BUILT_ONCE_FIX = (
-    "Fix: build it before the session's first run (above the first sess.run), or guard in count mode "
-    "(graphguard run's default; GraphGuard(sess, mode=\"count\")), which tolerates ops built once."
+    "Fix: build it before the graph is finalized (before GraphGuard(sess) is made; under graphguard run, "
+    "above the session's first run), or guard in count mode (graphguard run's default; "
+    "GraphGuard(sess, mode=\"count\")), which tolerates ops built once."
 )
 FIX = (
     "Fix: build the op once, before the loop, and reuse it in the loop; feed values that change per "

@@ -47,7 +47,8 @@ import threading
 import time
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import live_frames, source_line, traceback_frames, user_origin, user_traceback
+from graphguard.runtime.attribution import (live_frames, source_line, traceback_frames, user_origin, user_path,
+                                          user_traceback)
 from graphguard.runtime.errors import (
     GraphGrowthError,
     GraphGrowthWarning,
@@ -362,9 +363,14 @@ class _Monitor(GrowthAccounting, StepMeasures):
     def _refuse(self, caller: Any) -> None:
         """The graph is finalized and TF is about to change it (``caller`` is TF's frame): raise."""
         op_type, what = refused_change(caller)
-        filename, lineno, called = user_origin(live_frames(caller))
+        frames = live_frames(caller)
+        filename, lineno, called = user_origin(frames)
         line = source_line(filename, lineno, called)
-        group = OpGroup(((op_type, 1),) if op_type else (), (line,))
+        # the call path too: a helper's line is in no loop, its caller's is (a thirteenth new user's
+        # trial: the demo's `model()` called per step read "built once" without it)
+        path = user_path(frames)
+        callers = frozenset({(path[0], tuple(path[1:]))}) if path else frozenset()
+        group = OpGroup(((op_type, 1),) if op_type else (), (line,), callers)
         with self._lock:
             steps = self._steps
             self._record(steps, 0, (group,), what)

@@ -158,8 +158,10 @@ def built_once(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> bool:
     if not paths:
         return False
     for key, path in paths:
-        located = (key, *path)
-        if any(place is None or not place[0] or not str(place[0]).endswith(".py") or not os.path.isfile(place[0])
+        located = [key, *path]
+        while located and located[-1] is None:  # the runner's frames outside the outermost user line
+            located.pop()
+        if not located or any(place is None or not place[0] or not str(place[0]).endswith(".py") or not os.path.isfile(place[0])
                for place in located):
             return False
         if in_a_loop(located):

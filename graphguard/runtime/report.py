@@ -377,8 +377,8 @@ class GuardReport:
                 if growth.refused is not None and built_once(growth.groups):
                     # (a twelfth new user's trial: a Saver that --fix had moved after `sess.run(init)` read
                     # "build one Saver before the loop"; it was before the loop)
-                    lines.append("  built once, in no loop, after the session's first run: build it before that run, "
-                                 "or guard in count mode (graphguard run's default), which tolerates ops built once")
+                    lines.append("  built once, in no loop, after the graph was finalized: build it before, or guard "
+                                 "in count mode (graphguard run's default), which tolerates ops built once")
                 elif growth.kind != "session":
                     # (lines that build a model per session belong together, in a graph per trial: "build
                     # it once before the loop" per line contradicts that fix; a third new user's trial)
