@@ -17,8 +17,8 @@ Two halves with one job:
 __version__ = "0.2.0"
 
 _RUNTIME = ("GraphGuard", "GraphGrowthError", "GraphGuardHook", "SlowdownWarning", "GraphGrowthWarning",
-            "RssGrowthError", "SweepGuard", "SweepLeakError", "SweepLeakWarning", "TraceGuard", "RetracingError",
-            "RetracingWarning")
+            "RssGrowthError", "SweepGuard", "SweepLeakError", "SweepLeakWarning", "SweepTrendWarning", "TraceGuard",
+            "RetracingError", "RetracingWarning")
 
 __all__ = [*_RUNTIME, "__version__"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import forked
 import pytest
 
-from graphguard import SweepGuard, SweepLeakError, SweepLeakWarning
+from graphguard import SweepGuard, SweepLeakError, SweepLeakWarning, SweepTrendWarning
 from graphguard.runtime import ReferenceChain, SweepReport, TrialRecord
 from graphguard.runtime.sweep import find_chain
 
@@ -247,7 +247,7 @@ def test_a_steady_rise_under_the_limit_is_judged_by_its_trend():
     text = str(report)
     assert text.splitlines()[0] == "graphguard sweep: 7 trials, 1 warm-up, limit 32.0 MiB retained per trial"
     # the trend marked once in the table, where it starts, with its slope (not on every row after)
-    assert text.count("  RSS trend from here on: +") == 1 and "over trials 2-7 (least-squares slope; +" in text
+    assert text.count("  RSS trend from here on: +") == 1 and "over trials 2-7 (least-squares slope)" in text
     hoard.clear()
     # Look-alikes: a cache filled in two trials, then flat; the same rise with no RSS limit (objects only).
     for limit, fills in ((32 * MiB, (1, 2)), (None, range(7))):
@@ -274,7 +274,9 @@ def test_a_steady_rise_is_one_warning_and_one_report_line():
                 hoard.append(b"x" * 8_000_000)
         report = sweep.report()
     assert [record.leaked for record in report.trials] == [False] * 5 + [True] * 4
-    assert len([w for w in caught if issubclass(w.category, SweepLeakWarning)]) == 1
+    # a note, not a leak warning (a thirteenth trial: CI failed a correct k-fold on it)
+    assert len([w for w in caught if issubclass(w.category, SweepTrendWarning)]) == 1
+    assert not [w for w in caught if issubclass(w.category, SweepLeakWarning)]
     text = str(report)
     assert text.count("  RSS trend") == 1 and text.count("RSS rising steadily") == 2, text
     assert [line.endswith("(reported, not failed)") for line in report.table()[2:]] == [False] * 5 + [True] + [False] * 3
@@ -296,7 +298,7 @@ def test_the_trend_alone_is_never_raised_nor_handed_to_a_callable():
                     hoard.append(b"x" * 8_000_000)
             report = sweep.report()
         assert [record.trend_only for record in report.trials] == [False] * 5 + [True] * 3
-        assert len([w for w in caught if issubclass(w.category, SweepLeakWarning)]) == 1
+        assert len([w for w in caught if issubclass(w.category, SweepTrendWarning)]) == 1
         hoard.clear()
     assert handed == []
 

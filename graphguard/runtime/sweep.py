@@ -184,6 +184,15 @@ class SweepLeakWarning(RuntimeWarning):
     __module__ = "graphguard.runtime"
 
 
+class SweepTrendWarning(RuntimeWarning):
+    """A sweep's RSS rises steadily across its trials with no object of a trial kept (the RSS trend,
+    :class:`~graphguard.runtime.sweep_report.RssTrend`): a note, reported and not failed, so not a
+    :class:`SweepLeakWarning` (a thirteenth new user's trial: CI that turned leak warnings into errors
+    failed a correct k-fold whose RSS rose with TensorFlow's caches). One per sweep."""
+
+    __module__ = "graphguard.runtime"
+
+
 # ---------------------------------------------------------------------------------------------------
 # The guard
 # ---------------------------------------------------------------------------------------------------
@@ -738,11 +747,12 @@ class SweepGuard(_Judgement):
         if self.repeats_trend(record):
             return  # one warning for a steady rise; the table and the report mark every trial on it
         message = self.leak_message(record)
+        category = SweepTrendWarning if record.trend_only else SweepLeakWarning
         level = _user_stacklevel(self._engine is not None)
         if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
-            warnings.warn_explicit(message, SweepLeakWarning, *self._engine_site)
+            warnings.warn_explicit(message, category, *self._engine_site)
         else:
-            warnings.warn(message, SweepLeakWarning, stacklevel=level or 2)
+            warnings.warn(message, category, stacklevel=level or 2)
 
     def _phase(self) -> None:
         """A new sweep loop of the same script starts (``graphguard run --sweep`` calls it before each
