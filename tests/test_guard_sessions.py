@@ -139,7 +139,8 @@ META_SERVER = """\
 
 def test_a_server_importing_a_meta_graph_per_request_is_stopped_at_the_import(tmp_path):
     script = _script(tmp_path, META_SERVER)
-    status, out, err = _graphguard_run(str(script), str(tmp_path / "model.ckpt"))
+    # (8 requests stand in for a server's many: --max-bounded-iterations 0 acts on growth in a counted loop)
+    status, out, err = _graphguard_run("--max-bounded-iterations", "0", str(script), str(tmp_path / "model.ckpt"))
     assert status == 1 and "served" not in out
     assert f"at {where(str(script), 16)} (tf.train.import_meta_graph)" in _growth_line(err)
 
@@ -167,7 +168,7 @@ PER_CALL = """\
 
 
 def test_a_placeholder_built_per_call_in_a_new_session_is_reported(tmp_path):
-    status, out, err, script = _run(tmp_path, PER_CALL)
+    status, out, err, script = _run(tmp_path, PER_CALL, "--max-bounded-iterations", "0")
     assert status == 1 and "done" not in out
     growth = _growth_line(err)
     assert "for session 4 on this graph" in growth
@@ -214,7 +215,15 @@ GRAPH_PER_TRIAL = """\
 
 
 def test_a_sweep_building_a_model_per_trial_on_one_graph_is_reported(tmp_path):
+    # graphguard run leaves a 5-trial loop's growth bounded, as graphguard check does (a thirteenth new
+    # user's trial: `check` silent, `run` stopped the sweep at trial 4); --max-bounded-iterations 0 acts on it
     status, out, err, script = _run(tmp_path, SWEEP.format(reset="pass") + ONE_GRAPH)
+    assert status == 0 and out.count("trial ") == 5, (out, err)
+    assert err.rstrip().splitlines()[-1].startswith(
+        f"graphguard run: no sustained graph growth; bounded growth tolerated at {where(str(script), 10)} (tf.placeholder) "
+        "and 5 more lines"), err
+    assert "bounded growth (tolerated: the loops around its lines run 5 times in all" in err
+    status, out, err, script = _run(tmp_path, SWEEP.format(reset="pass") + ONE_GRAPH, "--max-bounded-iterations", "0")
     assert status == 1 and out.count("trial ") == 3, out
     growth = _growth_line(err)
     assert "for session 4 on this graph" in growth
@@ -265,7 +274,7 @@ def test_train_validation_and_test_sessions_that_each_build_on_one_graph_are_qui
 
 def test_min_growth_sessions_sets_how_many_sessions_confirm_growth(tmp_path):
     body = TRAIN_VAL_TEST.format(path=str(tmp_path / "m.ckpt"))
-    status, out, err, script = _run(tmp_path, body, "--min-growth-sessions", "1")
+    status, out, err, script = _run(tmp_path, body, "--min-growth-sessions", "1", "--max-bounded-iterations", "0")
     assert status == 1
     growth = _growth_line(err)
     assert "for session 2 on this graph" in growth and f"at {where(str(script), 5)} (tf.reduce_mean)" in growth
@@ -425,7 +434,7 @@ OPEN_SESSIONS = """\
 def test_imports_are_attributed_while_other_sessions_on_the_graph_are_open_or_closed_out_of_order(tmp_path):
     # The import recorder sits below the stand-ins of open guards: it was called by a stand-in, not by
     # TensorFlow's importer, and named no line (<no user frame>); a removed stand-in was put back.
-    status, out, err, script = _run(tmp_path, OPEN_SESSIONS.format(which="0"))
+    status, out, err, script = _run(tmp_path, OPEN_SESSIONS.format(which="0"), "--max-bounded-iterations", "0")
     assert status == 1 and "served" not in out
     assert f"at {where(str(script), 17)} (tf.import_graph_def)" in _growth_line(err)
 

@@ -537,7 +537,8 @@ for lr in [0.1, 0.01]:
 
 @needs("tensorflow", "psutil")
 def test_graphguard_run_sweep_on_tf1_trials_names_the_default_graph_and_passes_a_reset(tmp_path):
-    leaking = run_sweep(tmp_path, TF1_TRIALS.replace("RESET", "pass"))
+    # (its 6 trials stand in for a long sweep: --max-bounded-iterations 0 acts on growth in a counted loop)
+    leaking = run_sweep(tmp_path, TF1_TRIALS.replace("RESET", "pass"), "--max-bounded-iterations", "0")
     assert leaking.returncode == 1, leaking.stderr
     # the trial's objects held by the default graph, one line (a third new user's trial: six chains per
     # trial, twice over)
@@ -588,11 +589,11 @@ def test_graphguard_run_sweep_without_a_training_loop_runs_the_script_as_it_is(t
 # -- regressions from a new user's trial (issue 17) ----------------------------------------------------
 
 
-def run_sweep(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
+def run_sweep(tmp_path: Path, source: str, *options: str) -> subprocess.CompletedProcess:
     script = tmp_path / "loop.py"
     script.write_text(source)
-    return subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", str(script)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    return subprocess.run([sys.executable, "-m", "graphguard", "run", "--sweep", *options, str(script)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
 
 NET = '''

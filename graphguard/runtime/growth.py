@@ -141,6 +141,13 @@ class GrowthAccounting:
         if most < self._min_growth_sessions:
             return None
         steps = self._steps
+        paths = {pair for g in groups for pair in g.callers} or {(key, ()) for key in keys}
+        if self._max_bounded > 0 and self._within_bound(paths, self._max_bounded, most):
+            # a model per trial of a 6-trial loop on one graph: bounded, tolerated as the linter leaves it out
+            if len(self._one_offs) < _MAX_PATTERNS:
+                self._one_offs.append(Growth(steps, steps, most, added, groups, None, "bounded", self._session_no))
+            self._one_off_ops += added
+            return None
         self._record(steps, added, groups, None, "session", self._session_no, count=most)
         growth = Growth(steps, steps, most, added, groups, None, "session", self._session_no)
         message = (
@@ -149,6 +156,23 @@ class GrowthAccounting:
             f"(min_growth_sessions={self._min_growth_sessions}). {SESSIONS_WHY}\n{SESSIONS_FIX}"
         )
         return growth, (), message, new_ops[0].type if new_ops else None, added
+
+    def _within_bound(self, paths: set, bound: int, times: Optional[int] = None) -> bool:
+        """Whether growth along every one of ``paths`` (creating line, call path) is bounded: the loops
+        around it run a number of times the source fixes, at most ``bound`` in all
+        (:func:`~graphguard.runtime.bounded.bounded_trips`), and it has not grown more often than that
+        (on more distinct steps, or for more sessions, ``times``): a notebook cell run again, or a
+        caller the source does not show, repeats the loop, and that is growth."""
+        if not paths:
+            return False
+        for key in paths:
+            trips = bounded_trips((key[0], *key[1]), bound, cases=False)
+            if trips is None:
+                return False
+            grown = times if times is not None else self._line_steps.get(_same_cell(key), [0])[0]
+            if grown > trips:
+                return False
+        return True
 
     # -- growth -----------------------------------------------------------------------------------
 
@@ -198,7 +222,11 @@ class GrowthAccounting:
                 seen_steps[1] = steps
             sustained = sustained or seen_steps[0] >= self._min_growth_steps
         cases = sustained and all(bounded_trips((key[0], *key[1])) is not None for key in paths)
-        if cases:
+        # growth in loops the source counts, at most max_bounded_iterations runs in all, as the linter
+        # leaves them out (a thirteenth new user's trial: `check` silent, `run` stopped the script)
+        bound = self._max_bounded
+        limited = sustained and not cases and bound > 0 and self._within_bound(paths, bound)
+        if cases or limited:
             sustained = False  # a loop over a fixed handful of cases (four dtypes): see runtime/bounded.py
         op_type = new_ops[0].type if new_ops else None
         if not sustained:
@@ -214,7 +242,8 @@ class GrowthAccounting:
             # Not (yet) sustained: a one-off burst such as evaluation ops built once after the
             # loop. Kept for the report; it becomes growth if growth comes again at a later step.
             if len(self._one_offs) < _MAX_PATTERNS:
-                self._one_offs.append(Growth(steps, steps, 1, added, groups, None, "cases" if cases else "step"))
+                self._one_offs.append(Growth(steps, steps, 1, added, groups, None,
+                                             "cases" if cases else "bounded" if limited else "step"))
             self._one_off_ops += added
             return self._for_session(groups, added, new_ops) if per_session else None
         # Held events from the same lines are part of this growth now; others stay one-offs.

@@ -63,6 +63,8 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         max_burst_ops: ops (default 5000, ``None``: off) and
         max_burst_ratio: ratio (default 1.0), for a graph that is not finalized: one step adding more
             than both limits (the second times the ops when the session was created) is growth.
+        max_bounded_iterations: loop runs (default 0: act on any growth), for a graph that is not
+            finalized: growth in loops the source counts, at most this many runs in all, is tolerated.
         on_growth: ``"raise"`` (default), ``"warn"`` or a callable taking the report. On a
             finalized graph the op cannot be built, so the hook always raises
             :class:`~graphguard.GraphGrowthError` (after calling the callable).
@@ -96,6 +98,7 @@ class GraphGuardHook(tf.train.SessionRunHook, _Monitor):
         max_rss_growth: Optional[int] = None,
         checkpoint_path: Optional[str] = None,
         saver: Any = None,
+        max_bounded_iterations: int = 0,
     ) -> None:
         if saver is not None and checkpoint_path is None:
             raise ValueError("saver= needs checkpoint_path=: the hook saves with that Saver to that path")

@@ -167,3 +167,15 @@ def built_once(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> bool:
         if in_a_loop(located):
             return False
     return True
+
+
+def loop_runs(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> Optional[int]:
+    """How many times the loops around the creating lines of ``groups`` (and their call paths) run in
+    all, when the source fixes it for every line (the largest), else None: the count a bounded growth
+    event's report line names."""
+    from graphguard.runtime.bounded import bounded_trips
+
+    paths = {pair for group in groups for pair in group.callers} or {
+        ((line.filename, line.lineno), ()) for group in groups for line in group.lines}
+    counts = [bounded_trips((key, *path), bound=10**9, cases=False) for key, path in paths]
+    return max(counts) if counts and None not in counts else None

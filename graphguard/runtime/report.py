@@ -19,6 +19,7 @@ from graphguard.runtime.records import (  # noqa: F401  (importable from here, a
     SourceLine,
     StepSample,
     built_once,
+    loop_runs,
     _plural,
     bytes_text,
     seconds_text,
@@ -153,6 +154,11 @@ class Growth:
         return "\n".join(
             f"  {where(s.filename, s.lineno)}" + (f": {s.text}" if s.text else "") for s in seen.values()
         )
+
+
+def _line_keys(event: "Growth") -> frozenset:
+    """The creating lines of a growth event, as ``(filename, lineno)`` pairs."""
+    return frozenset((line.filename, line.lineno) for group in event.groups for line in group.lines)
 
 
 @dataclass(frozen=True)
@@ -404,7 +410,33 @@ class GuardReport:
                  else "no graph growth after warm-up")
                 + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
+        # Bounded growth is one line per set of lines, its events' steps listed (held events of the same
+        # lines, the first one-off among them, join it): not one paragraph per event.
+        bounded_lines: dict = {}
         for event in self.one_off:
+            if event.kind == "bounded":
+                bounded_lines.setdefault(_line_keys(event), []).append(event)
+        for event in self.one_off:
+            if event.kind != "bounded" and _line_keys(event) in bounded_lines:
+                bounded_lines[_line_keys(event)].insert(0, event)
+        said: set = set()
+        for event in self.one_off:
+            keys = _line_keys(event)
+            if keys in bounded_lines:
+                if keys in said:
+                    continue
+                said.add(keys)
+                events = sorted(bounded_lines[keys], key=lambda e: e.first_step)
+                runs = loop_runs(event.groups)
+                steps = ", ".join(str(e.first_step) for e in events)
+                first = events[0]
+                what = "; ".join(str(g) for g in first.groups)
+                lines.append(f"bounded growth (tolerated: the loops around its lines run {runs or 'a few'} times in all, "
+                             f"as the source says, and graphguard check leaves such loops out too; "
+                             f"max_bounded_iterations=0 acts on it): +{_ops(first.ops_per_step)} at "
+                             f"step{'s' * (len(events) > 1)} {steps}: {what}")
+                lines.append(first.source_lines())
+                continue
             if self._unconfirmed(event):
                 # The run ended before these lines could add ops again: not known to be one-offs. (A
                 # session that ran on after the stop, a notebook's next cell, had the steps to say so.)
