@@ -214,6 +214,17 @@ def test_full_output_reads_sources_safely(tmp_path):
     assert "repeated by the loop at line 3: for step in range(100):" in piped.stdout
 
 
+def test_junit_of_a_clean_run_is_one_passing_test_case(tmp_path):
+    # a thirteenth new user's trial: tests="0" read as "no tests" in CI; ruff writes one passing case
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    out = subprocess.run([sys.executable, "-m", "graphguard", "check", "--no-cache", "--output-format", "junit",
+                          str(tmp_path / "clean.py")], capture_output=True, text=True, timeout=60).stdout
+    root = ElementTree.fromstring(out)
+    assert root.get("tests") == "1" and root.get("failures") == "0"
+    assert [case.get("name") for case in root.iter("testcase")] == ["No errors found"]
+    assert not list(root.iter("failure"))
+
+
 def test_junit_and_json_stay_parsable_with_any_file_name(tmp_path):
     # Regression (issue 12, fuzz pass items 14 and 18): control characters in a file name made the
     # JUnit XML invalid, and a name that is not UTF-8 came out in JSON as lone surrogates.
