@@ -453,27 +453,30 @@ def test_finalize_mode_refusing_an_op_built_once_says_so_and_not_build_it_before
             return tf.reduce_sum(x * 2.0)
 
 
-        with tf.Graph().as_default():
-            w = tf.Variable(tf.zeros([3]))
-            init = tf.global_variables_initializer()
-            with tf.Session() as sess:
-                guarded = GraphGuard(sess)
-                guarded.run(init)
-                try:
-                    saver = tf.train.Saver()
-                except GraphGrowthError as error:
-                    print("ONCE:", str(error))
-        with tf.Graph().as_default():
-            w = tf.Variable(tf.zeros([3]))
-            init = tf.global_variables_initializer()
-            with tf.Session() as sess:
-                guarded = GraphGuard(sess)
-                guarded.run(init)
-                try:
-                    for step in range(5):
-                        guarded.run(head(w))
-                except GraphGrowthError as error:
-                    print("LOOP:", str(error))
+        def saver_once(guarded, w):
+            tf.train.Saver()
+
+
+        def head_per_step(guarded, w):
+            for step in range(5):
+                guarded.run(head(w))
+
+
+        def refused(build):
+            with tf.Graph().as_default():
+                w = tf.Variable(tf.zeros([3]))
+                init = tf.global_variables_initializer()
+                with tf.Session() as sess:
+                    guarded = GraphGuard(sess)
+                    guarded.run(init)
+                    try:
+                        build(guarded, w)
+                    except GraphGrowthError as error:
+                        return str(error)
+
+
+        print("ONCE:", refused(saver_once))
+        print("LOOP:", refused(head_per_step))
         """, name="api.py")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
