@@ -103,7 +103,7 @@ def test_any_counted_loop_is_bounded_when_the_case_is_not_asked_for(script):
 def test_the_run_verdict_says_growth_in_a_short_loop_is_bounded(script):
     from types import SimpleNamespace
 
-    from graphguard.runtime.launcher import _bounded_note
+    from graphguard.runtime.verdict import _bounded_note
 
     line = SimpleNamespace(filename=script, lineno=15)
     growth = SimpleNamespace(groups=(SimpleNamespace(callers=frozenset(), lines=(line,)),))

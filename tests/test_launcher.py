@@ -150,7 +150,7 @@ def test_a_sweeps_healthy_tf_functions_are_one_line_not_a_table(capsys):
     # A fourth new user's trial: a Keras sweep's report ended in a table of Keras' own step functions.
     import argparse
 
-    from graphguard.runtime.launcher import _print_reports
+    from graphguard.runtime.verdict import _print_reports
     from graphguard.runtime.sweep_report import SweepReport
     from graphguard.runtime.trace_report import TracedFunction, TraceReport
 
@@ -550,7 +550,7 @@ def test_the_verdict_names_the_pattern_the_guard_stopped_at_else_the_one_that_ad
     # op that added 2,700 ops, and over the op the error had stopped the run at.
     from types import SimpleNamespace
 
-    from graphguard.runtime.launcher import _growth_summary
+    from graphguard.runtime.verdict import _growth_summary
     from graphguard.runtime.report import Growth, OpGroup, SourceLine
 
     def pattern(lineno, first, last, steps, ops):
