@@ -351,9 +351,10 @@ def _step_times(axes, series) -> None:
         labels.append(f"other fetches: {len(samples)} point{'s' * (len(samples) != 1)}" if other else
                       f"{f'sess.run({fetch})' if fetch is not None else 'fetch not recorded'}: "
                       f"{len(samples)} point{'s' * (len(samples) != 1)}")
-    if several:  # the axes' own legend: the figure's lists the growth lines
-        axes.legend(handles, labels, loc="best", fontsize=8, framealpha=0.8, title="step time per fetch",
-                    title_fontsize=8)
+    if several:  # the axes' own legend, beside them (inside it covered the curves: a thirteenth new user's
+        # trial); the figure's lists the growth lines
+        axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8,
+                    frameon=False, title="step time per fetch", title_fontsize=8)
 
 
 def plot_guard_report(report, path: str) -> str:
