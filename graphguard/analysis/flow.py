@@ -119,7 +119,7 @@ class FlowReader:
         self._note_batch_loop(node.iter, node.target)
         loop = self._new_loop(node)
         self._frame.loops.append(loop)
-        self._note_loop_bind(node.target)  # the target changes per iteration
+        self._note_loop_bind(node.target, own=loop.index)  # the target changes per iteration
         self._for_nodes[loop.index] = node
         self._frame.loops.pop()
         if self._frame.samples or (node.iter.__class__ is ast.Call and self.keras):
@@ -172,7 +172,7 @@ class FlowReader:
                 self.visit(generator.iter)
             container = self._elements(generator.iter)
             self._bind(generator.target, None if container is None else container.element)
-            self._note_loop_bind(generator.target)
+            self._note_loop_bind(generator.target, own=loop.index)
             self._note_batch_loop(generator.iter, generator.target)
             count = self._trips(generator.iter)
             if count is None and index == 0 and len(generators) == 1:

@@ -163,6 +163,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._relaxed: set = set()  # qualified names of tf.functions traced with reduce_retracing=True
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
+        #: loop index -> the names of ``_loop_binds`` its body binds other than as a nested loop's target
+        self._bound_here: dict[int, set] = {}
         self._for_nodes: dict[int, ast.For] = {}  # ``for`` loop index -> its statement (GG301's value loops)
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
@@ -774,7 +776,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader.facts.imports = tuple(dict.fromkeys(reader._imports))
-    reader._loop_binds = reader._for_nodes = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
+    reader._loop_binds = reader._bound_here = reader._for_nodes = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []
     reader._grids = reader._search_fits = {}

@@ -195,7 +195,7 @@ class SampleReader:
                 and not frame.samples.isdisjoint(self._read_names(value, numbers_only=False)))):
             frame.samples.add(dotted)
 
-    def _note_loop_bind(self, target: ast.AST, value: ast.AST | None = None) -> None:
+    def _note_loop_bind(self, target: ast.AST, value: ast.AST | None = None, own: int | None = None) -> None:
         """``target`` is bound in the body of every enclosing loop: remember it per loop, so that a value
         read in the loop is known to change per iteration once the function has been read (a name
         assigned after its use, ``state = next_state`` at the end of the body, counts too). A call or
@@ -221,6 +221,8 @@ class SampleReader:
             if dotted is not None:
                 for loop in loops:
                     self._loop_binds.setdefault(loop.index, set()).add(dotted)
+                    if own is None or loop.index == own:  # (``own``: the target of that loop itself)
+                        self._bound_here.setdefault(loop.index, set()).add(dotted)
 
     def _read_names(self, node: ast.AST, numbers_only: bool) -> frozenset:
         """The dotted names ``node`` reads (``numbers_only``: those that hold Python numbers now)."""
@@ -243,12 +245,15 @@ class SampleReader:
         """The innermost of ``loops`` (indices) whose body binds one of ``names``; called once the
         function is read (:meth:`_settle_eager`). A rollout is not the iteration's data: a list that a
         loop nested in that body fills, one row per inner step (``states.append(state)`` in an episode's
-        step loop, then ``agent.learn(states)`` once per episode), so the work of one call is many steps'."""
+        step loop, then ``agent.learn(states)`` once per episode), so the work of one call is many steps'.
+        Nor is what a finished nested loop left in its target (``for x, y in batches: ...`` then
+        ``plot_samples(x)`` once per epoch): the call runs once per pass over that loop's data."""
         for index in reversed(loops):
             binds = self._loop_binds.get(index)
             if binds:
                 varying = names & binds
-                if varying and not all(self._rollout(name, index) for name in varying):
+                if varying and not all(self._rollout(name, index) or name not in self._bound_here.get(index, ())
+                                       for name in varying):
                     return index
         return None
 

@@ -267,7 +267,14 @@ def one_sample(node: ast.AST, bound=None, lists: bool = True) -> bool:
         if not lists:
             return False
         if len(node.elts) == 1 and isinstance(node, ast.List):
-            return not isinstance(node.elts[0], (ast.List, ast.Tuple, ast.Starred))
+            element = node.elts[0]
+            if isinstance(element, ast.Subscript) and isinstance(
+                    element.slice.elts[0] if isinstance(element.slice, ast.Tuple) and element.slice.elts
+                    else element.slice, ast.Slice):
+                # ``[x[:36]]``: rows cut from a batch, one input of a multi-input list (a first-contact
+                # set's figure of 36 samples once per epoch); ``[x[:1]]`` is one sample
+                return one_sample(element, bound, lists)
+            return not isinstance(element, (ast.List, ast.Tuple, ast.Starred))
         return any(one_sample(element, bound, lists) for element in node.elts)
     if isinstance(node, ast.Subscript):
         index = node.slice
