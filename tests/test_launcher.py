@@ -564,3 +564,19 @@ def test_the_verdict_names_the_pattern_the_guard_stopped_at_else_the_one_that_ad
     one_off, stop = pattern(20, 2, 2, 1, 8), pattern(17, 3, 3, 1, 6)
     stopped = [(1, "Session", SimpleNamespace(growth=(one_off, stop), stopped="GraphGrowthError at step 3"))]
     assert _growth_summary(stopped).startswith(": +6 ops at step 3, from t.py:17"), _growth_summary(stopped)
+
+
+def test_the_sweep_verdict_says_the_linter_left_a_short_sweep_out_only_when_it_did(tmp_path):
+    # A fourteenth new user's trial: a 3 x 5 k-fold keeping 15 models, which graphguard check reports,
+    # was said to be left out by the linter because --sweep measured 3 trials.
+    from graphguard.runtime.verdict import _linter_silent
+
+    head = "import keras\nmodels = []\n"
+    build = "        model = keras.Sequential([keras.layers.Dense(units)])\n        model.fit(x, y)\n        models.append(model)\n"
+    nested = tmp_path / "nested.py"
+    nested.write_text(head + "for units in (64, 128, 256):\n    for fold in range(5):\n" + build)
+    short = tmp_path / "short.py"
+    short.write_text(head + "for units in (64, 128, 256):\n    if True:\n" + build)
+    for path, silent in ((nested, False), (short, True)):
+        code = compile(path.read_bytes(), str(path), "exec")
+        assert _linter_silent(str(path), code) is silent, path.name

@@ -78,7 +78,7 @@ from graphguard.runtime.report import GuardReport
 from graphguard.runtime.bounded import BOUND
 from graphguard.runtime.sweep_script import GUARD_NAME
 from graphguard.runtime.trace import DEFAULT_MAX_TRACES, RetracingError, TraceGuard
-from graphguard.runtime.verdict import _print_reports, _unjudged
+from graphguard.runtime.verdict import _linter_silent, _print_reports, _unjudged
 from graphguard.runtime.watch import Watch
 
 __all__ = ["main"]
@@ -375,7 +375,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
     unjudged = None if failed else _unjudged(args.script, script, code, args.sweep)
-    _print_reports(reports, args, grew, traces, failed, sweep_report, unjudged)
+    silent = leaked and _linter_silent(script, code)
+    _print_reports(reports, args, grew, traces, failed, sweep_report, unjudged, silent)
     if args.plot is not None:
         _plot(args.plot, reports, sweep_report)
     if status == EXIT_CLEAN and (grew or retraced or leaked):

@@ -104,6 +104,14 @@ def _finding_rows(source: bytes, filename: str) -> list[int]:
     return _loop_rows(source, filename, ["GG201", "GG202", "GG111"], frees=False)
 
 
+def reported_model_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the loops of the script's GG201/GG202/GG111 findings as ``graphguard check`` reports
+    them with its default configuration (short loops left out)."""
+    from graphguard.config import Config
+
+    return _loop_rows(source, filename, ["GG201", "GG202", "GG111"], bound=Config().max_bounded_iterations)
+
+
 def kept_model_rows(source: bytes, filename: str) -> list[int]:
     """The rows of the loops of the script's GG201/GG202 findings as the linter reports them (a loop that
     calls ``clear_session()`` or keeps nothing has none), however few their iterations: the loops that
