@@ -817,6 +817,24 @@ def test_only_the_last_trial_keeping_its_model_is_the_sweeps_result_not_a_leak()
     del model
 
 
+def test_after_a_raised_leak_report_returns_the_table_and_the_error_shows_no_guard_frames():
+    # A fourteenth new user's trial: under on_leak="raise" the first SweepLeakError was caught, then
+    # report() raised a second one (for the last trial) through four of the guard's frames.
+    import traceback
+
+    kept = []
+    sweep = SweepGuard(on_leak="raise")
+    with pytest.raises(SweepLeakError) as raised:
+        for index in range(4):
+            with sweep.trial(f"t{index}") as trial:
+                kept.append(trial.track(Net()))
+    report = sweep.report()  # the last trial judged, its leak in the table, not raised
+    assert [record.leaked for record in report.trials] == [True, True]
+    guard_frames = [frame for frame in traceback.extract_tb(raised.value.__traceback__)
+                    if frame.filename.endswith("runtime/sweep.py")]
+    assert len(guard_frames) <= 1, guard_frames
+
+
 def test_raise_surfaces_at_the_end_of_the_next_trial_and_never_over_its_exception():
     kept = []
     sweep = SweepGuard(on_leak="raise")

@@ -411,7 +411,10 @@ class Trial:
         self._tracked.clear()
         self._before.clear()
         self._names.clear()
-        guard._notify(raising=exc_type is None)
+        try:
+            guard._notify(raising=exc_type is None)
+        except SweepLeakError as error:
+            raise error.with_traceback(None) from None  # the user's frames, not the guard's
 
 
 @dataclass
@@ -556,6 +559,7 @@ class SweepGuard(_Judgement):
         self._engine_lock: Any = None  # held by an engine's callback while it ends one trial and starts the next
         self._rss_unjudged: set[int] = set()  # trials that overlapped others (Optuna n_jobs > 1): RSS not judged
         self._fix_given = self._output_fix_given = False  # leak_message(): the fix paragraphs once per sweep
+        self._raised = False  # a SweepLeakError was raised: report() then returns the table, never raises
         self._trend_warned = False  # a warning for the RSS trend alone is given once per sweep
         self._trend_from = 0  # the first record the RSS trend fits (_phase: a script's next sweep loop)
         self._remote_slots: set[int] = set()  # records gathered from Ray Tune workers: other processes' RSS
@@ -651,14 +655,22 @@ class SweepGuard(_Judgement):
         :meth:`report` and the end of ``with SweepGuard() as sweep:`` call it; call it yourself after the
         loop when you want the verdict without a report. Trials may follow (they start a new judgement).
         Returns the guard."""
-        self._finish(sys._getframe(1), raising=True)
+        try:
+            self._finish(sys._getframe(1), raising=True)
+        except SweepLeakError as error:
+            raise error.with_traceback(None) from None  # the user's frames, not the guard's
         return self
 
     def report(self) -> SweepReport:
         """Every finished trial as a :class:`SweepReport` (``str()`` is the summary table), after
         :meth:`finish` (so call it after the loop: inside the loop it judges the trial just finished as
-        the sweep's last)."""
-        self._finish(sys._getframe(1), raising=True)
+        the sweep's last). Under ``on_leak="raise"`` it raises :class:`SweepLeakError` for a leak found
+        here, unless the guard has raised one already: then it returns the table (a fourteenth new
+        user's trial caught the first error and could not print the report)."""
+        try:
+            self._finish(sys._getframe(1), raising=not self._raised)
+        except SweepLeakError as error:
+            raise error.with_traceback(None) from None
         notes = tuple(note for source in self._remote for note in (source.note(),) if note)
         return SweepReport(tuple(self._records), self.max_retained_bytes, self.warmup, self.clear_session,
                            rss_available=_rss() is not None, notes=notes,
@@ -738,6 +750,7 @@ class SweepGuard(_Judgement):
         elif callable(self.on_leak):
             self.on_leak(record)
         elif self.on_leak == "raise":
+            self._raised = True
             raise SweepLeakError(record.message(), record)
         elif self.on_leak == "warn":
             self._warn(record)
