@@ -18,6 +18,8 @@ from typing import Optional
 import libcst as cst
 
 from graphguard.fix import source
+from graphguard.fix.reads import makes_variables
+from graphguard.fix.safety import adds_to_collections, tf_name
 from graphguard.fix.safety import reads_collections as _reads_collections
 from graphguard.fix.source import EFFECT_METHODS, Region
 
@@ -29,16 +31,20 @@ _GRAPH_CONTEXTS = re.compile(r"as_default|_scope\(|\.scope\(|device\(|control_de
                              r"graph\s*=|gradient_override_map|GradientTape")
 
 
-def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: bool = False,
+def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: frozenset = frozenset(),
                 floor: Optional[cst.CSTNode] = None, collecting: frozenset = frozenset(),
                 target: Optional[str] = None) -> cst.CSTNode:
     """The statement the hoisted code goes before: the loop, or the outermost ``with`` statements
     wrapping it that only open sessions or guards (``with tf.Session() as sess:``, ``with
     GraphGuard(sess) as guarded:``, which finalizes the graph), when the hoisted code reads nothing they
     bind. Graph, scope and device contexts are never left, nor any context graphguard does not know
-    leaves the graph alone (``with sess:`` enters the session's graph). ``capturing`` code (a Saver, an
-    initializer, a collection read) does not climb above a block that builds anything before the loop:
-    it would miss what that builds. ``floor``: a statement moved earlier in the pass whose name the code
+    leaves the graph alone (``with sess:`` enters the session's graph). ``capturing``: the collections
+    code that captures what the graph holds reads (a Saver and an initializer the variables,
+    ``merge_all()`` the summaries); it does not climb above a call before the loop that may add to them
+    (a layer, a helper graphguard cannot see into) or that reads the whole graph (``FileWriter(logdir,
+    sess.graph)``): it would miss what that builds. ``sess.run(tf.global_variables_initializer())`` adds
+    to none, so a Saver climbs above it, where ``MonitoredSession`` and finalize mode need it (a
+    fourteenth new user's trial). ``floor``: a statement moved earlier in the pass whose name the code
     reads, which it must stay below. ``collecting``: the graph collections the code adds to
     (:func:`graphguard.fix.safety.adds_to_collections`: summaries, variables, ``tf.losses`` losses); it
     does not climb above a statement that reads one of them (``merge_all()``, an initializer, a
@@ -66,7 +72,8 @@ def hoist_point(module: Region, loop: cst.CSTNode, names: set, capturing: bool =
             break
         if any(_may_change(statement, names - module.aliases.keys()) for statement in node.body[:index]):
             break  # ``model.build()`` or ``ops["y"] = ...`` before the loop makes what the code reads
-        if capturing and any(not _only_runs(call) for statement in node.body[:index] for call in source.calls(statement)):
+        if capturing and any(_may_add(module, call, capturing) for statement in node.body[:index]
+                             for call in source.calls(statement)):
             break
         if collecting and any(_reads_collections(module, call, collecting) for statement in node.body[:index]
                               for call in source.calls(statement)):
@@ -129,6 +136,26 @@ def _may_change(statement: cst.CSTNode, names: set) -> bool:
         if any(n.value in names for n in source.names_in(call)):
             return True
     return False
+
+
+def _may_add(module: Region, call: cst.Call, kinds: frozenset) -> bool:
+    """Whether ``call``, made before the loop, may change what code reading the collections ``kinds``
+    finds when it is built: it may add to them (a variable, a layer, a summary), graphguard cannot
+    tell what it builds (a helper, a method), or it reads the whole graph (``sess.graph``,
+    ``get_default_graph()``: a FileWriter writing the graph out). A session run, a save, a print, a
+    builtin, and TensorFlow calls that join none of ``kinds`` (an initializer) do not."""
+    if _only_runs(call):
+        return False
+    name = tf_name(module, call)
+    if name is None:
+        return True
+    if any(_WHOLE_GRAPH.search(module.module.code_for_node(arg.value)) for arg in call.args):
+        return True
+    return bool(adds_to_collections([name], makes_variables(name)) & kinds)
+
+
+#: An argument that hands a call the whole graph.
+_WHOLE_GRAPH = re.compile(r"\.graph\b|get_default_graph|as_graph_def")
 
 
 def _only_runs(call: cst.Call) -> bool:

@@ -45,7 +45,6 @@ from graphguard.fix.source import MUTATORS, PURE_BUILTINS, File, Region
 from graphguard.fix.safety import (
     CAPTURING as _CAPTURING,
     CAPTURING_NAMES as _CAPTURING_NAMES,
-    PLACEHOLDERS as _PLACEHOLDERS,
     adds_to_collections,
     earlier_value_read_after,
     per_instance,
@@ -58,8 +57,6 @@ from graphguard.fix.anchor import hoist_point
 from graphguard.fix.reads import (
     GRAPH_CHANGERS as _GRAPH_CHANGERS,
     VARIABLE_METHODS as _VARIABLE_METHODS,
-    VARIABLE_NAMES as _VARIABLE_NAMES,
-    VARIABLE_PREFIXES as _VARIABLE_PREFIXES,
     WORDS as _WORDS,
     NotFixable as _NotFixable,
     Reads as _Reads,
@@ -67,6 +64,7 @@ from graphguard.fix.reads import (
     Walled as _Walled,
     expression_reads as _reads,
     free_name,
+    makes_variables as _makes_variables,
     slotless as _slotless,
     word as _word,
 )
@@ -496,7 +494,8 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
                       "code joins from the first iteration on")
     moved = _movable_statement(module, statement, expr, loop, inner)
     target = moved[0] if moved else None
-    anchor = hoist_point(module, loop, reads.names, capturing, floor, collecting, target=target)
+    anchor = hoist_point(module, loop, reads.names, _captured(reads.tf_calls) if capturing else frozenset(), floor,
+                         collecting, target=target)
     if target and earlier_value_read_after(file, target, module.positions[anchor].start.line,
                                            module.positions[loop].end.line):
         unsafe.append(f"`{target}` has a value before the loop that is read after it: if the loop runs no "
@@ -626,17 +625,25 @@ def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries
     return False
 
 
-def _makes_variables(name: str) -> bool:
-    """Whether the TensorFlow name ``name`` (``tf.`` spelling) creates variables when called."""
-    effect = effect_of(name)
-    return ((effect is Effect.VARIABLE and name not in _PLACEHOLDERS) or effect is Effect.MODEL
-            or name in _VARIABLE_NAMES or name.startswith(_VARIABLE_PREFIXES))
-
-
 #: Modules whose functions compute values and build no graph (a call to them blocks nothing).
 _VALUE_MODULES = frozenset({"numpy", "np", "time", "math", "random", "os", "sys", "json", "logging", "pickle",
                             "collections", "itertools", "functools", "datetime", "shutil", "glob", "re", "scipy",
                             "sklearn", "pandas", "matplotlib", "PIL", "cv2", "tqdm"})
+
+
+def _captured(tf_calls) -> frozenset:
+    """The graph collections code that captures what the graph holds reads when it is built: a Saver,
+    an initializer or a variable list the variables, ``merge_all()`` the summaries, ``get_collection``
+    any (:func:`graphguard.fix.safety.adds_to_collections` names them)."""
+    kinds: set = set()
+    for name in tf_calls:
+        if "get_collection" in name:
+            return frozenset({"summaries", "variables", "losses"})
+        if "merge_all" in name:
+            kinds.add("summaries")
+        elif effect_of(name) in _CAPTURING or _CAPTURING_NAMES.search(name):
+            kinds.add("variables")
+    return frozenset(kinds)
 
 
 def _end_position(text: str, starts: list[int]) -> tuple[int, int]:

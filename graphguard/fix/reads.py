@@ -201,3 +201,10 @@ def slotless(module: Region, optimizer: cst.BaseExpression) -> bool:
     head = name.split(".")[0] if name else None
     full = source.canonical(module.aliases[head] + name[len(head):]) if head in module.aliases else None
     return full in ("tf.train.GradientDescentOptimizer", "tf.keras.optimizers.SGD")
+
+
+def makes_variables(name: str) -> bool:
+    """Whether the TensorFlow name ``name`` (``tf.`` spelling) creates variables when called."""
+    effect = effect_of(name)
+    return ((effect is Effect.VARIABLE and name not in _PLACEHOLDERS) or effect is Effect.MODEL
+            or name in VARIABLE_NAMES or name.startswith(VARIABLE_PREFIXES))

@@ -378,9 +378,11 @@ class GuardReport:
         ]
         if self.growth:
             for growth in self.growth:
-                lines.append(f"growth: {growth.short()}")
+                once = growth.refused is not None and built_once(growth.groups)
+                # (a fourteenth new user's trial: "growth: refused ..." for what the next line calls built once)
+                lines.append(f"{'refused' if once else 'growth'}: {growth.short()}")
                 lines.append(growth.source_lines())
-                if growth.refused is not None and built_once(growth.groups):
+                if once:
                     # (a twelfth new user's trial: a Saver that --fix had moved after `sess.run(init)` read
                     # "build one Saver before the loop"; it was before the loop)
                     lines.append("  built once, in no loop, after the graph was finalized: build it before, or guard "
