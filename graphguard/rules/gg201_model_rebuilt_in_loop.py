@@ -47,7 +47,7 @@ class ModelRebuiltInLoop(Rule):
     NAME = "model-rebuilt-in-loop"
     EFFECTS = frozenset({Effect.MODEL})
     TITLE = "Keras model rebuilt in a loop without release"
-    MESSAGE = "{subject} makes a Keras model in the loop at line {loop_row} with no clear_session() in it"
+    MESSAGE = "{subject} makes a Keras model in the loop at line {loop_row} without clear_session()"
     ADVICE = (
         "call tf.keras.backend.clear_session() (keras.utils.clear_session() in Keras 3) in each iteration, or"
         " build each trial in its own tf.Graph()"

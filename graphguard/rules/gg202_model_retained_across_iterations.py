@@ -40,7 +40,7 @@ class ModelRetainedAcrossIterations(Rule):
     NAME = "model-retained-across-iterations"
     EFFECTS = frozenset({Effect.RETAINED})
     TITLE = "Models kept across loop iterations"
-    MESSAGE = "{subject} keeps the models made in the loop at line {loop_row} alive"
+    MESSAGE = "{subject} keeps each model of the loop at line {loop_row} alive"
     ADVICE = (
         "no earlier iteration's model can be freed (not by del, gc.collect() or clear_session()): keep only "
         "what you need (the scores, the best model, its weights)"

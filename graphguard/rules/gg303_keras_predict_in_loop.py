@@ -39,7 +39,7 @@ class KerasPredictInLoop(Rule):
     NAME = "keras-predict-in-loop"
     EFFECTS = frozenset({Effect.PREDICT})
     TITLE = "Keras predict per sample in a loop"
-    MESSAGE = "{subject} calls Keras' predict on one step's data in the loop at line {loop_row}"
+    MESSAGE = "{subject} predicts on one step's data in the loop at line {loop_row}"
     ADVICE = (
         "each predict call builds a data pipeline: call the model (model(x, training=False), or "
         "model.predict_on_batch(x), which --fix writes) or predict once on all the inputs"

@@ -380,7 +380,7 @@ class GuardReport:
             for growth in self.growth:
                 once = growth.refused is not None and built_once(growth.groups)
                 # (a fourteenth new user's trial: "growth: refused ..." for what the next line calls built once)
-                lines.append(f"{'refused' if once else 'growth'}: {growth.short()}")
+                lines.append(f"{'built once' if once else 'growth'}: {growth.short()}")
                 lines.append(growth.source_lines())
                 if once:
                     # (a twelfth new user's trial: a Saver that --fix had moved after `sess.run(init)` read
