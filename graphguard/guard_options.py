@@ -51,10 +51,15 @@ OPTIONS: dict[str, Option] = {option.name: option for option in (
     Option("min_growth_steps", 2, "distinct steps on which a line must add ops before it is growth", minimum=1),
     Option("min_growth_sessions", 3, "sessions after the first on one graph a line may build ops for", minimum=1),
     Option("max_new_ops_per_step", 0, "ops a step may add after warm-up", minimum=0),
+    Option("max_bounded_iterations", 10, "growth in loops the source counts, at most this many runs in all, is "
+           "tolerated as bounded (0: act on any growth)", minimum=0),
 )}
 
 #: The defaults, by name.
 DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.items()}
+#: ``pytest --graphguard``'s defaults: a test's loop is short on purpose, so growth in it is acted on
+#: however few its runs (``max_bounded_iterations = 0``; set it in ``[tool.graphguard.pytest]`` to differ).
+PYTEST_DEFAULTS: dict[str, Any] = {**DEFAULTS, "max_bounded_iterations": 0}
 
 
 def toml_key(name: str) -> str:
@@ -114,5 +119,6 @@ def guard_kwargs(options: dict[str, Any]) -> dict[str, Any]:
         "max_new_ops_per_step": options["max_new_ops_per_step"],
         "min_growth_steps": options["min_growth_steps"],
         "min_growth_sessions": options["min_growth_sessions"],
+        "max_bounded_iterations": options["max_bounded_iterations"],
         "on_growth": options["on_growth"],
     }

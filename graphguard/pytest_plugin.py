@@ -36,7 +36,7 @@ from typing import Any, Optional
 
 import pytest
 
-from graphguard.guard_options import DEFAULTS, OPTIONS, OptionError, check, parse, toml_key
+from graphguard.guard_options import OPTIONS, PYTEST_DEFAULTS, OptionError, check, parse, toml_key
 
 __all__ = ["pytest_addoption", "pytest_configure", "pytest_unconfigure"]
 
@@ -86,7 +86,7 @@ def _suite_options(config: pytest.Config) -> dict[str, Any]:
     ``[tool.graphguard]`` table (from pytest's rootdir up), then pytest's ini options."""
     from graphguard.config import ConfigError, find_config, read_table
 
-    options = dict(DEFAULTS)
+    options = dict(PYTEST_DEFAULTS)
     try:
         path = find_config(str(config.rootpath))
         if path is not None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from graphguard.config import load_config
-from graphguard.guard_options import DEFAULTS, OPTIONS, OptionError, check, guard_kwargs, parse
+from graphguard.guard_options import DEFAULTS, OPTIONS, PYTEST_DEFAULTS, OptionError, check, guard_kwargs, parse
 
 pytest_plugins = ["pytester"]
 
@@ -110,7 +110,7 @@ def test_suite_options_come_from_pyproject_then_the_ini(tmp_path, monkeypatch, t
     (tmp_path / "pyproject.toml").write_text(toml)
     config = _Config(tmp_path, ini)
     if isinstance(expected, dict):
-        assert _suite_options(config) == {**DEFAULTS, **expected}
+        assert _suite_options(config) == {**PYTEST_DEFAULTS, **expected}
     else:
         with pytest.raises(OptionError) as error:
             _suite_options(config)
