@@ -82,7 +82,7 @@ for units in widths:
 """
     findings = [f for f in CHECKER.check_source(source, "t.py") if f.code == "GG202"]
     assert [(f.row, f.loop_row) for f in findings] == [(7, 3)]
-    assert "in the loop at line 3" in findings[0].message
+    assert "of the loop at line 3" in findings[0].message
 
 
 def test_innermost_session_loop_is_reported():
