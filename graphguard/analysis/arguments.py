@@ -20,9 +20,10 @@ class CallArguments:
 
     def never_runs(self, importer: ModuleFacts, call, callee: Summary, marks) -> bool:
         """Whether ``call`` (read in ``importer``) of a function with summary ``callee`` never takes
-        the branches ``marks`` (FLAG marks, :data:`graphguard.analysis.facts.FLAG`) stand in: for one of
-        their parameters it passes ``True``, ``False`` or ``None`` of the other truth, or leaves it at
-        such a default (``run_epoch(sess, data, is_training=True)`` and ``tf.no_op()`` under ``else``)."""
+        the branches ``marks`` stand in: for a FLAG mark's parameter it passes ``True``, ``False`` or
+        ``None`` of the other truth, or leaves it at such a default (``run_epoch(sess, data,
+        is_training=True)`` and ``tf.no_op()`` under ``else``); for a PASSED mark's parameter it passes
+        a known function other than those the mark names (``button("Quit", quit_game)``)."""
         if not marks:
             return False
         for kind, param, truth in marks:

@@ -32,6 +32,7 @@ from graphguard.runtime.errors import (
     warn_at,
 )
 from graphguard.runtime.report import Growth, OpGroup
+from graphguard.runtime.records import call_paths
 from graphguard.runtime.sessions import ledger_for
 
 # Distinct growth patterns kept in the report; further ones are only counted.
@@ -141,8 +142,7 @@ class GrowthAccounting:
         if most < self._min_growth_sessions:
             return None
         steps = self._steps
-        paths = {pair for g in groups for pair in g.callers} or {(key, ()) for key in keys}
-        if self._max_bounded > 0 and self._within_bound(paths, self._max_bounded, most):
+        if self._max_bounded > 0 and self._within_bound(call_paths(groups), self._max_bounded, most):
             # a model per trial of a 6-trial loop on one graph: bounded, tolerated as the linter leaves it out
             if len(self._one_offs) < _MAX_PATTERNS:
                 self._one_offs.append(Growth(steps, steps, most, added, groups, None, "bounded", self._session_no))

@@ -144,6 +144,13 @@ class OpGroup:
         return f", called from {where(*outer[0])}{more}"
 
 
+def call_paths(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> set:
+    """The ``(creating line, call path)`` pairs of ``groups`` (:attr:`OpGroup.callers`), or each creating
+    line with an empty path when none were recorded."""
+    return {pair for group in groups for pair in group.callers} or {
+        ((line.filename, line.lineno), ()) for group in groups for line in group.lines}
+
+
 def built_once(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> bool:
     """Whether the ops of ``groups`` were built by code that runs once: every creating line, and every
     user line on its call path, stands in no loop of its function, in a ``.py`` file on disk (a notebook
@@ -153,16 +160,15 @@ def built_once(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> bool:
     session's first run, as ``--fix`` places it after ``sess.run(init)``): the report then says it was
     built once, and what finalize mode needs, instead of "build it once before the loop" (a twelfth new
     user's trial)."""
-    paths = {pair for group in groups for pair in group.callers} or {
-        ((line.filename, line.lineno), ()) for group in groups for line in group.lines}
+    paths = call_paths(groups)
     if not paths:
         return False
     for key, path in paths:
         located = [key, *path]
         while located and located[-1] is None:  # the runner's frames outside the outermost user line
             located.pop()
-        if not located or any(place is None or not place[0] or not str(place[0]).endswith(".py") or not os.path.isfile(place[0])
-               for place in located):
+        if not located or any(place is None or not str(place[0] or "").endswith(".py") or not os.path.isfile(place[0])
+                              for place in located):
             return False
         if in_a_loop(located):
             return False
@@ -175,7 +181,6 @@ def loop_runs(groups: "tuple[OpGroup, ...] | list[OpGroup]") -> Optional[int]:
     event's report line names."""
     from graphguard.runtime.bounded import bounded_trips
 
-    paths = {pair for group in groups for pair in group.callers} or {
-        ((line.filename, line.lineno), ()) for group in groups for line in group.lines}
+    paths = call_paths(groups)
     counts = [bounded_trips((key, *path), bound=10**9, cases=False) for key, path in paths]
     return max(counts) if counts and None not in counts else None
