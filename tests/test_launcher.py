@@ -580,3 +580,26 @@ def test_the_sweep_verdict_says_the_linter_left_a_short_sweep_out_only_when_it_d
     for path, silent in ((nested, False), (short, True)):
         code = compile(path.read_bytes(), str(path), "exec")
         assert _linter_silent(str(path), code) is silent, path.name
+
+
+def test_correct_sessions_with_the_same_one_offs_are_one_line(tmp_path, capsys):
+    # A sixteenth new user's trial: 20 correct trials, each in its own graph with an op built once after
+    # warm-up, printed 191 lines; sessions whose only ops are one-offs from the lines of one printed
+    # before are one line.
+    script = _script(tmp_path, """\
+        import tensorflow.compat.v1 as tf
+
+        for trial in range(4):
+            with tf.Graph().as_default():
+                w = tf.Variable(tf.zeros([3]))
+                y = tf.reduce_sum(w)
+                with tf.Session() as sess:
+                    sess.run(tf.global_variables_initializer())
+                    for step in range(5):
+                        sess.run(y)
+                    print(sess.run(tf.reduce_max(w)))  # built once, after the loop
+        """, name="trials.py")
+    assert launcher.main([str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "-- sessions 2-4: one-offs from the same lines as session 1 (tolerated) --" in err, err
+    assert err.count("-- session ") == 1
