@@ -156,9 +156,11 @@ class Growth:
         )
 
 
-def _line_keys(event: "Growth") -> frozenset:
-    """The creating lines of a growth event, as ``(filename, lineno)`` pairs."""
-    return frozenset((line.filename, line.lineno) for group in event.groups for line in group.lines)
+def line_keys(growths) -> frozenset:
+    """The ``(filename, lineno)`` pairs of the creating lines of ``growths`` (growth events or patterns);
+    empty for none."""
+    return frozenset((line.filename, line.lineno) for growth in growths for group in growth.groups
+                     for line in group.lines)
 
 
 @dataclass(frozen=True)
@@ -417,13 +419,13 @@ class GuardReport:
         bounded_lines: dict = {}
         for event in self.one_off:
             if event.kind == "bounded":
-                bounded_lines.setdefault(_line_keys(event), []).append(event)
+                bounded_lines.setdefault(line_keys((event,)), []).append(event)
         for event in self.one_off:
-            if event.kind != "bounded" and _line_keys(event) in bounded_lines:
-                bounded_lines[_line_keys(event)].insert(0, event)
+            if event.kind != "bounded" and line_keys((event,)) in bounded_lines:
+                bounded_lines[line_keys((event,))].insert(0, event)
         said: set = set()
         for event in self.one_off:
-            keys = _line_keys(event)
+            keys = line_keys((event,))
             if keys in bounded_lines:
                 if keys in said:
                     continue

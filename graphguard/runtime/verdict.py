@@ -16,7 +16,7 @@ import types
 from typing import Any, Optional
 
 from graphguard.runtime.records import built_once
-from graphguard.runtime.report import GuardReport
+from graphguard.runtime.report import GuardReport, line_keys
 from graphguard.runtime.trace_report import TraceReport
 
 
@@ -32,7 +32,7 @@ def _growth_summary(reports: list[tuple[int, str, GuardReport]], warned: bool = 
     patterns, seen = [], set()
     for _, _, report in reports:
         for growth in report.growth:
-            key = _line_keys((growth,))
+            key = line_keys((growth,))
             if key not in seen:
                 seen.add(key)
                 patterns.append(growth)
@@ -131,12 +131,6 @@ def _numbers(numbers: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def _line_keys(growths) -> tuple:
-    """The sorted ``(file, line)`` pairs that ``growths`` (growth patterns) came from; ``()`` for none."""
-    return tuple(sorted({(line.filename, line.lineno) for growth in growths for group in growth.groups
-                         for line in group.lines}))
-
-
 def _linter_silent(script: str, code: Optional[types.CodeType]) -> bool:
     """Whether ``graphguard check`` with its default configuration reports no loop of the script that
     builds or keeps a model per iteration (GG201/GG202/GG111): its short-loop bound hides them (a
@@ -210,13 +204,13 @@ def _print_reports(reports: list[tuple[int, str, GuardReport]], args: argparse.N
     for number, kind, report in reports:
         if number in clean_numbers:
             continue
-        key = _line_keys(report.growth)
+        key = line_keys(report.growth)
         # sessions whose only ops are bounded growth from lines printed before: one line each (a fifteenth
         # new user's trial: a 6-rate TF1 sweep printed the same 15-line block for sessions 4, 5 and 6)
         # (and a sixteenth's: 20 correct trials, each with a lazily built op held as a one-off, printed in full)
         held = not key and not report.stopped and bool(report.one_off)
         hold_key = ("bounded" if all(event.kind == "bounded" for event in report.one_off) else "one-off",
-                    _line_keys(report.one_off)) if held else None
+                    line_keys(report.one_off)) if held else None
         if key and key in printed and not report.stopped:
             same.setdefault(printed[key], []).append(number)
             continue
