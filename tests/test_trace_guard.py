@@ -200,12 +200,43 @@ def test_every_cause_is_listed_with_its_line_not_only_the_last():
             for lr in (0.1, 0.2, 0.3, 0.4):
                 step(tf.ones((3, 2)), lr)  # float cause
     text = str(info.value)
-    assert f"argument `x`: shape (2, 2) -> (3, 2) (2 traces, called from {at('shape cause')})" in text
-    assert f"argument `lr`: Python float 0.2 -> 0.3 (3 traces, called from {at('float cause')})" in text
+    assert f"argument `x`: shape (2, 2) -> (3, 2) (2 traces; last called from {at('shape cause')})" in text
+    assert f"argument `lr`: Python float 0.2 -> 0.3 (3 traces; last called from {at('float cause')})" in text
     assert "tf.TensorSpec" in text and "tf.constant(lr)" in text  # the fix for each cause
-    assert [(c.kind, c.argument, c.traces) for c in info.value.function.changes] == [("shape", "x", 2), ("value", "lr", 3)]
+    # the float took 5 values (0.5 and four), the shape 3: the float first
+    assert [(c.kind, c.argument, c.traces, c.values) for c in info.value.function.changes] == [
+        ("value", "lr", 3, 4), ("shape", "x", 2, 3)]
     table = guard.report().format()
     assert "changed: argument `x`: shape" in table and "changed: argument `lr`: Python float" in table
+
+
+def test_the_cause_with_most_values_comes_first_and_each_cause_has_its_fix_line():
+    # A sixteenth new user's trial: a Python float lr halved every epoch and a smaller last batch; the
+    # shapes of x and y (two values, more traces) were listed and fixed before lr, the cause of the
+    # traces without end, on one long fix line.
+    w = tf.Variable(tf.zeros((4, 1)))
+
+    @tf.function
+    def train_step(x, y, lr):
+        return lr * tf.reduce_mean(tf.matmul(x, w) - y)
+
+    xs, ys = tf.ones((10, 4)), tf.ones((10, 1))
+    lr = 0.1
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=6):
+            for epoch in range(6):
+                for i in range(0, 10, 4):
+                    train_step(xs[i:i + 4], ys[i:i + 4], lr)  # batches of 4, 4, 2
+                lr *= 0.5
+    causes = info.value.function.changes
+    assert [(c.kind, c.argument) for c in causes] == [("value", "lr"), ("shape", "x"), ("shape", "y")]
+    assert causes[1].values == 2 and causes[1].values <= causes[1].traces
+    text = str(info.value)
+    assert "(2 values, " in text  # a shape that repeats says so; the float's count has no values
+    fixes = [line for line in text.splitlines() if line.startswith("  Fix: ")]
+    assert len(fixes) == 2, text
+    assert "`lr` as a tensor" in fixes[0]
+    assert "`x`, `y` took only 2 shapes" in fixes[1] and "input_signature" in fixes[1]
 
 
 def test_each_line_is_compared_with_its_own_last_trace_when_two_lines_share_a_function():

@@ -76,6 +76,7 @@ DEFAULT_MAX_TRACES = 8
 _MAX_SITES = 10  # calling lines kept per function
 _HISTORY = 16  # traces' arguments kept per tf.function object, for a calling line's first trace
 _MAX_CHANGES = 8  # causes kept per function: distinct (kind of change, argument) pairs
+_MAX_VALUES = 100  # distinct values counted per cause
 _MAX_ITEMS = 16  # elements of a list/tuple/dict summarised per level
 _MAX_DEPTH = 3  # nesting levels summarised
 _MAX_TF_WARNINGS = 20
@@ -172,6 +173,23 @@ def _text(leaf: Leaf, other: Optional[Leaf] = None) -> str:
     return f"`{leaf[1]}` object at {leaf[2]:#x}"  # "object" and "stateful"
 
 
+def _value_of(change: ArgChange, summary: dict[str, Leaf]) -> Optional[Any]:
+    """What ``change`` is about in one trace's argument ``summary``: the shape of a ``"shape"``
+    change, the dtype of a ``"dtype"``, the length of a ``"structure"``, else the leaf; ``None`` for
+    a change of no argument (a new tf.function object) or an argument the summary lacks."""
+    if not change.argument:
+        return None
+    leaf = summary.get(change.argument + ".len") if change.kind == "structure" else None
+    leaf = leaf or summary.get(change.argument)
+    if leaf is None:
+        return None
+    if change.kind == "shape" and leaf[0] == "tensor":
+        return leaf[2]
+    if change.kind == "dtype" and leaf[0] == "tensor":
+        return leaf[3]
+    return leaf
+
+
 def _diff(before: dict[str, Leaf], after: dict[str, Leaf]) -> list[ArgChange]:
     """What changed between two argument summaries, in argument order."""
     changes = []
@@ -240,6 +258,7 @@ class _Code:
         self.created: dict[str, int] = {}
         # Every cause of retracing seen: (kind, argument) -> its latest ArgChange, with line and traces.
         self.causes: dict[tuple[str, str], ArgChange] = {}
+        self.values: dict[tuple[str, str], set] = {}  # each cause's distinct values (at most _MAX_VALUES)
         self.last: Optional[dict[str, Leaf]] = None
         self.retracing: Optional[str] = None
         self.warned = False
@@ -248,16 +267,30 @@ class _Code:
     def calls(self) -> int:
         return self.dead_calls + sum(record.calls for record in list(self.live.values()))
 
-    def note_causes(self, changes: list[ArgChange], at: str, traced: int) -> None:
+    def note_causes(self, changes: list[ArgChange], at: str, traced: int,
+                    compared: tuple[dict[str, Leaf], ...] = ()) -> None:
         """One trace's changes (call with the guard's lock held): each kind of change to each argument
-        is one cause, kept with its latest values and calling line and the traces it made, so that a
-        shape change from one line and a Python float from another are both reported."""
+        is one cause, kept with its latest values and calling line, the traces it made and the distinct
+        values it took in ``compared`` (the summaries of the two traces compared), so that a shape
+        change from one line and a Python float from another are both reported, the one with more
+        values first."""
         for change in changes:
             key = (change.kind, change.argument)
             known = self.causes.get(key)
             if known is None and len(self.causes) >= _MAX_CHANGES:
                 continue
-            self.causes[key] = replace(change, at=at, traces=(known.traces if known else 0) + traced)
+            seen = self.values.setdefault(key, set())
+            for summary in compared:
+                value = _value_of(change, summary)
+                if value is not None and len(seen) < _MAX_VALUES:
+                    seen.add(value)
+            self.causes[key] = replace(change, at=at, traces=(known.traces if known else 0) + traced,
+                                       values=len(seen))
+
+    def ordered_causes(self) -> tuple[ArgChange, ...]:
+        """The causes, a new tf.function object first, then those with the most values (a stable sort:
+        first seen first among equals)."""
+        return tuple(sorted(self.causes.values(), key=lambda c: (c.kind != "new_function", -c.values)))
 
     def snapshot(self, max_traces: int) -> TracedFunction:
         sites = sorted(self.sites.items(), key=lambda item: -item[1][1])
@@ -267,8 +300,8 @@ class _Code:
             max_object_traces=self.max_object_traces, internal=self.internal,
             call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
             created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
-            changes=tuple(self.causes.values()), retracing=self.retracing, excused=self.excused,
-            fix=fix_for(tuple(self.causes.values()), self.retracing) if self.retracing else "",
+            changes=self.ordered_causes(), retracing=self.retracing, excused=self.excused,
+            fix=fix_for(self.ordered_causes(), self.retracing) if self.retracing else "",
         )
 
 
@@ -605,6 +638,7 @@ class TraceGuard:
         frames = live_frames(frame) if frame is not None else []
         filename, lineno, _ = user_origin(frames) if frames else (None, None, frozenset())
         with self._lock:
+            base = None
             if record.last is None and code.last is not None:  # this object's first trace: a new object
                 created = _CREATED.get(id(fn))
                 made = where(created[1], created[2]) if created is not None and created[0]() is fn else ""
@@ -642,7 +676,8 @@ class TraceGuard:
             if site is not None:
                 site[1] += traced
             if changes:
-                code.note_causes(changes, where(filename, lineno) if filename else "", traced)
+                code.note_causes(changes, where(filename, lineno) if filename else "", traced,
+                                 (summary,) if base is None else (base, summary))
             record.last = code.last = summary
             record.history.append(summary)
             if (filename, lineno) in record.last_at or len(record.last_at) < _MAX_SITES:

@@ -45,8 +45,13 @@ class ArgChange:
             :class:`TracedFunction`, those of the latest trace with this change.
         at: the user line that called the function for the latest trace with this change
             (``file:line``); ``""`` when unknown.
-        traces: traces made with this change (of this kind, to this argument) under the guard; ``0``
-            when not counted.
+        traces: traces made with this change (of this kind, to this argument) under the guard, from
+            every calling line; ``0`` when not counted.
+        values: distinct values the argument took in those traces (shapes for ``"shape"``, dtypes
+            for ``"dtype"``, lengths for ``"structure"``), counting the trace each was compared
+            with; ``0`` when not counted (``new_function``, ``unknown``). A cause with few values
+            (a smaller last batch: 2 shapes) makes a few traces; one with a value per epoch or step
+            makes them without end.
     """
 
     kind: str
@@ -55,14 +60,19 @@ class ArgChange:
     after: str = ""
     at: str = ""
     traces: int = 0
+    values: int = 0
 
     def counted(self) -> str:
-        """``str()`` and, when known, how many traces it made and from which line:
-        ``argument `x`: shape (4, 10) -> (5, 10) (5 traces, called from train.py:18)``."""
+        """``str()`` and, when known, how many traces it made and the latest calling line, with the
+        distinct values when they repeat (fewer values than traces and the one compared with: a shape
+        that alternates between two values is not what makes new traces without end):
+        ``argument `x`: shape (4, 10) -> (5, 10) (2 values, 5 traces; last called from train.py:18)``
+        (the traces are those of every calling line, so the line is said to be the latest)."""
         if not self.traces:
             return str(self)
-        where_from = f", called from {self.at}" if self.at else ""
-        return f"{self} ({self.traces} trace{'s' * (self.traces != 1)}{where_from})"
+        values = f"{self.values} value{'s' * (self.values != 1)}, " if 0 < self.values <= self.traces else ""
+        where_from = f"; last called from {self.at}" if self.at else ""
+        return f"{self} ({values}{self.traces} trace{'s' * (self.traces != 1)}{where_from})"
 
     def __str__(self) -> str:
         if self.kind == "new_function":
@@ -116,13 +126,14 @@ class TracedFunction:
             guard was active, most first (at most 5).
         changes: every cause of retracing seen, one :class:`ArgChange` per kind of change and
             argument (a shape change of ``x`` from one line, a Python float ``lr`` from another),
-            first seen first, each with the values, calling line and trace count of its latest
-            trace; a trace is compared with the one before it of the same ``tf.function`` object (an
+            those with the most distinct values first (first seen first among equals), each with the
+            values and calling line of its latest trace, its trace count and its distinct values; a trace is compared with the one before it of the same ``tf.function`` object (an
             object's first trace is a ``new_function``); at most 8.
         retracing: ``None``; ``"same_function"`` when one object traced more than ``max_traces``
             times; ``"new_function"`` when the code traced more than ``max_traces`` times through
             several objects while at least half of its calls traced.
-        fix: what to change, for the changes seen (``""`` when not retracing).
+        fix: what to change, for the changes seen, one sentence a line, most values first (``""``
+            when not retracing).
         excused: its traces not counted against ``max_traces`` (see the field).
     """
 
@@ -170,13 +181,18 @@ class TracedFunction:
 
 
 def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optional[str]) -> str:
-    """The advice for the changes that made a function retrace, one sentence per kind of change."""
+    """The advice for the changes that made a function retrace: one sentence per cause, one line each
+    (``"\\n"`` between them), in the order of ``changes`` (the causes with the most values first: a
+    sixteenth new user's trial read the advice for two shapes of a last batch before that for the
+    decaying Python float that retraced every epoch)."""
     advice: dict[str, None] = {}
     values: dict[str, str] = {}  # number arguments: argument -> how to make it a tensor
+    shapes: dict[str, int] = {}  # tensor arguments whose shape changed -> values seen
     if retracing == "new_function" or any(c.kind == "new_function" for c in changes):
         advice["create the tf.function once, outside the loop (decorate the function at module level or "
                "build it before the loop), and call that same object in the loop"] = None
     flags_only = all(c.kind == "value" and c.before.startswith("Python bool ") for c in changes)
+    most = max((c.values for c in changes), default=0)
     for change in changes:
         arg = change.argument.split("[", 1)[0] or "x"
         if change.kind == "value" and change.before.startswith("Python bool ") and not flags_only:
@@ -189,9 +205,8 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
             values.setdefault(arg, made)
             advice[_VALUES] = None  # one sentence for every number argument, written below
         elif change.kind == "shape":
-            advice[f"give input_signature=[tf.TensorSpec(shape=..., dtype=...)] with None for the dimension "
-                   f"of `{arg}` that changes, or tf.function(..., reduce_retracing=True); or pad or bucket "
-                   f"inputs to a few fixed shapes"] = None
+            shapes[arg] = max(shapes.get(arg, 0), change.values)
+            advice[_SHAPES] = None  # one sentence for every tensor argument whose shape changed
         elif change.kind == "dtype":
             advice[f"cast `{arg}` to one dtype before the call (tf.cast({arg}, tf.float32)), or give "
                    f"input_signature=[...] with that dtype"] = None
@@ -207,10 +222,25 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
     if not advice:
         advice["give the function an input_signature=[...], and pass changing values as tensors "
                "(see https://www.tensorflow.org/guide/function#controlling_retracing)"] = None
-    return "; ".join(_values_advice(values) if text is _VALUES else text for text in advice)
+    written = {_VALUES: lambda: _values_advice(values), _SHAPES: lambda: _shapes_advice(shapes, most)}
+    return "\n".join(written[text]() if text in written else text for text in advice)
 
 
-_VALUES = "\0values"  # fix_for's place-holder for the number arguments' sentence
+def _shapes_advice(shapes: dict[str, int], most: int) -> str:
+    """One sentence for the tensor arguments whose shape changed; a handful of shapes, when another
+    cause took more values, is said to be a few traces (a smaller last batch: one more)."""
+    names = ", ".join(f"`{arg}`" for arg in shapes)
+    few = max(shapes.values(), default=0)
+    lead = ""
+    if 0 < few <= 3 < most or 0 < few < most <= 3:
+        lead = f"{names} took only {few} shape{'s' * (few != 1)} (a few traces, a smaller last batch?): "
+    return (f"{lead}give input_signature=[tf.TensorSpec(shape=..., dtype=...)] with None for the dimension "
+            f"of {names} that changes, or tf.function(..., reduce_retracing=True); or pad or bucket inputs to "
+            f"a few fixed shapes")
+
+
+_VALUES = "\0values"  # fix_for's place-holders for the number and shape arguments' sentences
+_SHAPES = "\0shapes"
 
 
 def _values_advice(values: dict[str, str]) -> str:
@@ -244,7 +274,7 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
     for change in fn.changes:
         lines.append(f"  changed between traces: {change.counted()}")
     lines.append("  " + _WHY)
-    lines.append(f"  Fix: {fn.fix}")
+    lines.extend(f"  Fix: {text}" for text in fn.fix.splitlines())
     return "\n".join(lines)
 
 
@@ -331,7 +361,7 @@ class TraceReport:
                 lines.append(f"  tf.function objects made at {made}: {count}")
             for change in fn.changes:
                 lines.append(f"  changed: {change.counted()}")
-            lines.append(f"  fix: {fn.fix}")
+            lines.extend(f"  fix: {text}" for text in fn.fix.splitlines())
             spelled = f"<function {fn.name.rsplit('.', 1)[-1]} at "
             for message in [m for m in tf_warnings if spelled in m]:
                 lines.append(f"  TensorFlow's own warning: {message[:200]}")
