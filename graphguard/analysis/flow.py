@@ -20,6 +20,7 @@ from graphguard.analysis.facts import CALLER, EVERY, FLAG, Loop, Retention
 #: (a new Keras optimizer, a ``tf.function``): a collection, not a rebuild.
 _KEPT_PER_ELEMENT = frozenset({Effect.RECOMPILE, Effect.NEW_FUNCTION})
 from graphguard.analysis.syntax import (
+    collected_calls,
     looks_up_by,
     waits_for_a_person,
     assigned_targets,
@@ -80,7 +81,7 @@ class FlowReader:
         once = ends_in_break(parts[-1])
         if once:
             frame.exempt.append(frozenset({loop.index}))
-        made = len(frame.facts.constructions)
+        made, checked = len(frame.facts.constructions), len(frame.facts.eager_checks)
         for part in parts:
             if isinstance(part, list):
                 for statement in part:
@@ -92,6 +93,13 @@ class FlowReader:
         frame.loops.pop()
         if len(frame.facts.constructions) > made:
             self._closed_writers(loop, parts[-1], made)
+        if isinstance(parts[-1], list) and (len(frame.facts.constructions) > made or len(frame.facts.eager_checks) > checked):
+            kept = collected_calls(parts[-1])
+            for call in kept:
+                # ``for p in params: opt = Adam(p["lr"]); opts.append(opt)``: one optimizer per
+                # element, each kept, as the comprehension makes them (first contact: an optimizer list
+                # built once before a grid search, read as GG305 seven times)
+                self._one_per_element(loop, self._site(call), made, checked)
 
     def _closed_writers(self, loop: Loop, body, made: int) -> None:
         """A ``FileWriter`` made on each iteration and closed in that iteration (``with

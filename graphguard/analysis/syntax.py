@@ -439,6 +439,44 @@ def closes_writer(body: list, row: int) -> bool:
     return bool(names & closes)
 
 
+def collected_calls(body: list) -> list:
+    """The calls whose values the statements ``body`` (a loop's) put into a container, one per
+    iteration: ``opts.append(Adam(lr))``, ``steps[k] = tf.function(f)``, or ``opt = Adam(lr)`` then
+    ``opts.append(opt)`` (also ``add``, ``insert`` and ``extend``/``append`` of a tuple or list holding
+    the name). Nested functions, classes and loops are not looked into (their own loops say)."""
+    bound: dict[str, list] = {}  # name -> calls assigned to it
+    kept_names: set[str] = set()
+    calls = []
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                             ast.For, ast.AsyncFor, ast.While)):
+            continue
+        if isinstance(node, ast.Assign) and node.value.__class__ is ast.Call:
+            for target in node.targets:
+                if target.__class__ is ast.Name:
+                    bound.setdefault(target.id, []).append(node.value)
+                elif target.__class__ is ast.Subscript:
+                    calls.append(node.value)  # ``steps[k] = tf.function(f)``
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in _COLLECTING and node.args):
+            for value in node.args[-1:]:
+                for item in (value.elts if isinstance(value, (ast.Tuple, ast.List)) else (value,)):
+                    if item.__class__ is ast.Call:
+                        calls.append(item)
+                    elif item.__class__ is ast.Name:
+                        kept_names.add(item.id)
+        stack.extend(ast.iter_child_nodes(node))
+    for name in kept_names:
+        calls.extend(bound.get(name, ()))
+    return calls
+
+
+#: The methods that put a value into a container (a list, set or deque).
+_COLLECTING = frozenset({"append", "add", "insert", "appendleft"})
+
+
 def constant_int(node: ast.AST) -> int | None:
     """An integer constant (``8``, ``-1``), or None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
