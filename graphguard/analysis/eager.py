@@ -207,6 +207,14 @@ class EagerReader(SampleReader):
         else:
             return
         numbers, samples = frame.numbers, frame.samples
+        if frame.loops or frame.shaped:
+            # ``xb = data[:n]`` or ``xb = np.ones((n, 4))`` in a loop: ``step(xb)`` passes a tensor whose
+            # shape ``n`` sets (a seventeenth new user's trial: 17 of 19 traces from ``data[:bs]``)
+            shape = None if augmented or value is None or not frame.loops else _shape_of_new(value) or _sliced_shape(value)
+            if shape:
+                frame.shaped[dotted] = shape
+            else:
+                frame.shaped.pop(dotted, None)
         if augmented:
             if self._holds_number(dotted, target) and not self._is_tf_value(value):
                 return  # ``step += 1``, ``lr *= decay``: still a number
@@ -453,8 +461,9 @@ class EagerReader(SampleReader):
                 # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
                 # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
                 # calls). A slice of fixed length (``data[i:i + 64]``) keeps its shape.
-                shape = _shape_of_new(arg)
-                if shape is None or any(_few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
+                shape = _shape_of_new(arg) or _sliced_shape(arg) or (
+                    frame.shaped.get(dotted_name(arg)) if frame.shaped and arg.__class__ in (ast.Name, ast.Attribute) else None)
+                if not shape or any(_few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
                     continue
                 names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))
                 if names:  # (a tenth new user's trial: "a Python number" read as if the tensor were one)
@@ -722,6 +731,24 @@ def _shape_of_new(node: ast.AST) -> tuple | None:
     if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")):
         return None
     return tuple(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else (shape,)
+
+
+def _sliced_shape(node: ast.AST) -> tuple | None:
+    """The length expression of a slice whose length its upper bound sets (``data[:n]``,
+    ``xs[0:10 + epoch]``, ``x[:, :n]``), as a shape: ``(n,)``; None for other subscripts. A slice with
+    a lower bound that is not a constant is a window of fixed length (``data[i:i + 64]``,
+    ``x[k * bs:(k + 1) * bs]``): its shape does not change with the loop."""
+    if node.__class__ is not ast.Subscript:
+        return None
+    index = node.slice
+    for part in (index.elts if index.__class__ is ast.Tuple else (index,)):
+        if part.__class__ is not ast.Slice or part.step is not None:
+            continue
+        if part.upper is None or part.upper.__class__ is ast.Constant:
+            continue
+        if part.lower is None or part.lower.__class__ is ast.Constant:
+            return (part.upper,)
+    return None
 
 
 def _few_values(node: ast.AST) -> bool:

@@ -36,6 +36,7 @@ class Frame:
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
+    shaped: dict = field(default_factory=dict)  # dotted name -> shape expressions of the tensor it holds (GG301)
     filled: dict = field(default_factory=dict)  # dotted name -> parameters item-assigned into it (``X[i] = p[i].s``)
     batch_sources: set = field(default_factory=set)  # names bound to a batching data source (samples.BATCH_SOURCES)
     batches: set = field(default_factory=set)  # names a loop over a batching data source binds: one batch each (GG303)
