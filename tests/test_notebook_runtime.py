@@ -279,6 +279,7 @@ for source in cells:
     result = shell.run_cell(source, store_history=True)
     error = result.error_in_exec
     print("CELL", type(error).__name__ if error else "ok", str(error).splitlines()[0] if error else "", flush=True)
+    print("TEXT", repr(str(error)) if error else "", flush=True)
 """
 
 
@@ -294,6 +295,23 @@ def test_a_cell_run_again_in_ipythons_own_shell_is_growth_at_its_second_run():
     cells = [line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.startswith("CELL ")]
     assert [cell[0] for cell in cells] == ["ok", "ok", "ok", "ok", "GraphGrowthError", "GraphGrowthError"], done.stdout
     assert "+2 ops at step" in cells[4][1] and "cell In[5], line 2" in cells[4][1], cells[4]
+    # no loop around the cell's line: the fix says what repeats (a seventeenth new user's trial drove the
+    # shell from a script's loop, and read of "the loop" in a cell that had none)
+    texts = [line for line in done.stdout.splitlines() if line.startswith("TEXT ")]
+    assert "between session runs" in texts[4] and "no loop stands around these lines" in texts[4], texts[4]
+
+
+def test_a_script_driving_the_shell_in_a_loop_is_not_the_loop_around_a_cell(tmp_path):
+    import subprocess
+    import sys
+
+    driver = tmp_path / "drive.py"  # a readable file: its `for source in cells:` is a loop the guard could read
+    driver.write_text(IPYTHON_CELLS.replace("SETUP", repr(GRAPH_SETUP)))
+    done = subprocess.run([sys.executable, str(driver)], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    texts = [line for line in done.stdout.splitlines() if line.startswith("TEXT ")]
+    assert len(texts) == 6 and "no loop stands around these lines" in texts[4], done.stdout + done.stderr[-2000:]
+    assert "inside the loop that calls sess.run" not in texts[4]
 
 
 def test_a_timed_cell_is_named_and_its_line_classified_as_any_cell():

@@ -161,6 +161,13 @@ def _is_caller(filename: str) -> bool:
     return not is_library(filename) and not path.startswith(_GRAPHGUARD) and not path.startswith(_ENVIRONMENT)
 
 
+def _runs_cells(filename: str) -> bool:
+    """Whether a frame in ``filename`` is IPython's shell running a cell (``run_cell``, ``run_code``):
+    the frames above it drive the shell (a kernel's event loop, or a script calling ``run_cell`` in a
+    loop: a seventeenth new user's trial read its own driver's loop as the loop around a cell)."""
+    return f"{os.sep}IPython{os.sep}core{os.sep}" in filename
+
+
 class PyFrame:
     """A live frame (or a traceback entry) seen through TF's frame names: filename, lineno, name."""
 
@@ -190,6 +197,8 @@ def user_path(frames: list[PyFrame]) -> list[Optional[Location]]:
         if not is_internal(frame.filename):
             path: list[Optional[Location]] = [(frame.filename, frame.lineno)]
             for caller in frames[i + 1:]:
+                if _runs_cells(caller.filename):
+                    break  # a notebook cell is the top of the user's program: above it, the shell's driver
                 if _is_caller(caller.filename):
                     path.append((caller.filename, caller.lineno))
                 elif path[-1] is not None:
@@ -258,6 +267,8 @@ def op_origin_and_callers(op: Any) -> tuple[Optional[str], Optional[int], frozen
             called = frozenset(tb[j].name for j in range(i + 1, min(len(tb), i + 1 + _CALL_DEPTH)))
             callers: list = []
             for j in range(i - 1, -1, -1):  # the user frames that called it; None where others came
+                if _runs_cells(tb[j].filename):
+                    break  # a notebook cell is the top of the user's program
                 if _is_caller(tb[j].filename):  # between (pytest's runner, a framework's loop)
                     callers.append((tb[j].filename, tb[j].lineno))
                 elif not callers or callers[-1] is not None:

@@ -138,11 +138,19 @@ class SlowdownWarning(RuntimeWarning):
 
 
 
-def fix_text(growths: tuple) -> str:
-    """``Fix:`` and one line per creating line, with the linter's advice for what it builds."""
+def fix_text(growths: tuple, in_loop: bool = True) -> str:
+    """``Fix:`` and one line per creating line, with the linter's advice for what it builds. With
+    ``in_loop=False`` (no loop stands around the creating lines: a notebook cell run again, a function
+    called per step from code the guard does not see), "before the loop" is said to mean before the
+    code that repeats (a seventeenth new user's trial read of a loop in a cell that had none)."""
     from graphguard.runtime.fixes import fix_lines
 
-    return "Fix:\n" + fix_lines((g for growth in growths for g in growth.groups), label="")
+    lines = fix_lines((g for growth in growths for g in growth.groups), label="")
+    if not in_loop:
+        lines += ("\n  (no loop stands around these lines: what repeats is the cell run again or the code "
+                  "that calls them; build the ops once, in the cell or function that makes the session, and "
+                  "run them from the repeated code)")
+    return "Fix:\n" + lines
 
 
 def warn_at(message: str, category: type, filename: Optional[str], lineno: Optional[int]) -> None:

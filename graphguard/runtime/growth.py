@@ -273,8 +273,8 @@ class GrowthAccounting:
                 f"growth came again (min_growth_steps={self._min_growth_steps})"
                 + (".\n" if same else ":\n" + "".join(f"{event.short()}\n{event.source_lines()}\n" for event in earlier))
             )
-        why = WHY if any(in_a_loop((key[0], *key[1])) for key in paths) else WHY_NO_LOOP
-        message += f"{why}\n{fix_text(earlier + (growth,))}"
+        looped = any(in_a_loop((key[0], *key[1])) for key in paths)
+        message += f"{WHY if looped else WHY_NO_LOOP}\n{fix_text(earlier + (growth,), in_loop=looped)}"
         limits = [bounded_trips((key[0], *key[1]), cases=False) for key in paths]
         if limits and None not in limits:
             # A new user's fifth trial: `check` hides a re-initializer per epoch of three, `run` stopped
