@@ -37,6 +37,10 @@ class ModelRebuiltInLoop(Rule):
     Call `tf.keras.backend.clear_session()` (`keras.utils.clear_session()` in Keras 3) at the start (or
     end) of each iteration, or build each trial in its own graph (`with tf.Graph().as_default():` in
     TF1). Keep what you need from a trial (its scores, the best model's weights) outside the model.
+    On Keras 3, `clear_session()` frees part of what a model leaves (the figures above): the rest is
+    TensorFlow's function library, freed with the process. For a long Keras 3 sweep, run each trial in
+    a worker process (a `multiprocessing` pool with `maxtasksperchild=1`, or a tuner's process
+    workers); `graphguard run --sweep` shows what is left as its RSS trend.
 
     ## References
     - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
@@ -50,7 +54,8 @@ class ModelRebuiltInLoop(Rule):
     MESSAGE = "{subject} makes a Keras model in the loop at line {loop_row} without clear_session()"
     ADVICE = (
         "call tf.keras.backend.clear_session() (keras.utils.clear_session() in Keras 3) in each iteration, or"
-        " build each trial in its own tf.Graph()"
+        " build each trial in its own tf.Graph(); on Keras 3 clear_session() frees part of each model's"
+        " residue, a worker process per trial all of it"
     )
 
     VALID = (

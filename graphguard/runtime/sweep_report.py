@@ -561,7 +561,7 @@ class SweepReport:
         head = (f"graphguard sweep: {len(self.trials)} trial{'s' if len(self.trials) != 1 else ''}, "
                 f"{self.warmup} warm-up, {limit}{', clear_session after each' if self.clear_session else ''}")
         if not self.rss_available:
-            head += " (no RSS: pip install psutil for psutil)"
+            head += " (no RSS: pip install psutil to measure it)"
         lines = [head, *self.table()]
         leaked = self.leaked
         if not self.trials:
@@ -574,7 +574,8 @@ class SweepReport:
             lines.append("no trial leaked")
         if self.rss_trend is not None:
             lines.append(f"{self.rss_trend}: memory a long sweep keeps, whatever each trial keeps against the limit "
-                         "(with no object of a trial alive, TensorFlow's and Keras' own caches grow this way)")
+                         "(with no object of a trial alive, TensorFlow's and Keras' own caches grow this way: "
+                         "clear_session() per trial frees part of them, a worker process per trial all)")
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
             if not any(record.alive_at_end or record.alive for record in self.trials):
