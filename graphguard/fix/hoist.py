@@ -432,8 +432,9 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
                 return fix
         if inner:
             raise _Varies(variant)
-        raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns (a value that changes per "
-                          "iteration: feed it through a placeholder)")
+        # (a seventeenth new user's trial: `pred = heads[k]` is a tensor, which no placeholder feeds)
+        raise _NotFixable(f"it reads {', '.join(variant)}, which the loop assigns: build the op before the loop "
+                          "for each tensor it can be, or feed a value that changes per iteration through a placeholder")
     changed = set(facts.attribute_roots)
     for alias, aliased in facts.aliases:  # ``m = model; m.scale = i`` changes model
         if alias in changed or alias in facts.passed:

@@ -367,7 +367,9 @@ class TraceReport:
                 lines.append(f"  TensorFlow's own warning: {message[:200]}")
                 tf_warnings.remove(message)
         if tf_warnings:
-            lines.append("-- TensorFlow's own retracing warnings --")
+            # (a seventeenth new user's trial: a clean guard listed "6 out of the last 6 calls" that counted
+            # the calls of an earlier guard: TensorFlow keeps its counts per function, not per guard)
+            lines.append("-- TensorFlow's own retracing warnings (its counts include calls before the guard) --")
             lines.extend(f"  {message[:200]}" for message in tf_warnings)
         return "\n".join(lines)
 
