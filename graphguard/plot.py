@@ -80,9 +80,11 @@ def _png_name(path: str, option: str = "path") -> None:
 
 def error_line(error: BaseException) -> str:
     """One line for a drawing that failed: the first line of the error's message (matplotlib's parser
-    errors run over several), or its type's name."""
+    errors run over several), or its type's name, and the type's name before a lookup error's key."""
     text = str(error)
-    return text.splitlines()[0] if text else type(error).__name__
+    if isinstance(error, LookupError) or not text:  # ``KeyError(None)`` reads "None": a bug of ours, named
+        return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return text.splitlines()[0]
 
 
 def _figure_class():
@@ -332,7 +334,7 @@ def _step_times(axes, series) -> None:
     groups: dict[Any, list] = {}
     for sample in series:
         groups.setdefault(getattr(sample, "fetch", None), []).append(sample)
-    if len(groups) > 1 and len(groups.get(None, ())) <= 2:
+    if len(groups) > 1 and 0 < len(groups.get(None, ())) <= 2:
         del groups[None]  # the report's own last sample (no run fetched it), not a fetch of its own
     ranked = sorted(groups, key=lambda fetch: -len(groups[fetch]))
     lines = [(fetch, groups[fetch]) for fetch in ranked[:FETCH_LINES]]

@@ -367,3 +367,17 @@ def test_the_reports_own_last_sample_is_not_a_fetch_line():
     _step_times(axes, series)
     labels = [text.get_text() for text in axes.get_legend().get_texts()]
     assert labels == ["sess.run(train): 30 points", "sess.run([eval/Mean]): 30 points"]
+
+
+def test_fetches_without_the_reports_own_sample_are_drawn():
+    # An eighteenth new user's trial: `graphguard run --plot` of a 900-run session whose sampled runs all
+    # named their fetch said "no picture: None" (a KeyError for the unnamed group it tried to drop).
+    pytest.importorskip("matplotlib")
+    from graphguard.plot import _figure, _step_times, error_line
+
+    series = [StepSample(step, 0.002 if step % 3 else 0.03, 100, None, "train" if step % 3 else "[eval/Mean]")
+              for step in range(1, 91)]
+    axes = _figure(6, 3).add_subplot(1, 1, 1)
+    _step_times(axes, series)
+    assert len(axes.get_legend().get_texts()) == 2
+    assert error_line(KeyError(None)) == "KeyError: None"
