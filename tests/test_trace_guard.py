@@ -200,8 +200,8 @@ def test_every_cause_is_listed_with_its_line_not_only_the_last():
             for lr in (0.1, 0.2, 0.3, 0.4):
                 step(tf.ones((3, 2)), lr)  # float cause
     text = str(info.value)
-    assert f"argument `x`: shape (2, 2) -> (3, 2) (2 traces; last called from {at('shape cause')})" in text
-    assert f"argument `lr`: Python float 0.2 -> 0.3 (3 traces; last called from {at('float cause')})" in text
+    assert f"argument `x`: shape (2, 2) -> (3, 2) (in 2 of 6 traces; last called from {at('shape cause')})" in text
+    assert f"argument `lr`: Python float 0.2 -> 0.3 (in 3 of 6 traces; last called from {at('float cause')})" in text
     assert "tf.TensorSpec" in text and "tf.constant(lr)" in text  # the fix for each cause
     # the float took 5 values (0.5 and four), the shape 3: the float first
     assert [(c.kind, c.argument, c.traces, c.values) for c in info.value.function.changes] == [
@@ -232,7 +232,7 @@ def test_the_cause_with_most_values_comes_first_and_each_cause_has_its_fix_line(
     assert [(c.kind, c.argument) for c in causes] == [("value", "lr"), ("shape", "x"), ("shape", "y")]
     assert causes[1].values == 2 and causes[1].values <= causes[1].traces
     text = str(info.value)
-    assert "(2 values, " in text  # a shape that repeats says so; the float's count has no values
+    assert "(2 values; in " in text  # a shape that repeats says so; the float's count has no values
     fixes = [line for line in text.splitlines() if line.startswith("  Fix: ")]
     assert len(fixes) == 2, text
     assert "`lr` as a tensor" in fixes[0]

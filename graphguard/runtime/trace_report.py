@@ -62,17 +62,22 @@ class ArgChange:
     traces: int = 0
     values: int = 0
 
-    def counted(self) -> str:
-        """``str()`` and, when known, how many traces it made and the latest calling line, with the
-        distinct values when they repeat (fewer values than traces and the one compared with: a shape
-        that alternates between two values is not what makes new traces without end):
-        ``argument `x`: shape (4, 10) -> (5, 10) (2 values, 5 traces; last called from train.py:18)``
-        (the traces are those of every calling line, so the line is said to be the latest)."""
+    def counted(self, total: int = 0) -> str:
+        """``str()`` and, when known, in how many of the function's ``total`` traces it changed and the
+        latest calling line, with the distinct values when they repeat (fewer values than traces and
+        the one compared with: a shape that alternates between two values is not what makes new traces
+        without end): ``argument `x`: shape (4, 10) -> (5, 10) (2 values; in 5 of 9 traces; last called
+        from train.py:18)``. One trace can change several arguments, so the counts of a function's
+        causes add up to more than its traces (an eighteenth new user's trial read "4 traces", "8
+        traces", "8 traces" of 9 as 20); the traces are those of every calling line, so the line is
+        said to be the latest."""
         if not self.traces:
             return str(self)
-        values = f"{self.values} value{'s' * (self.values != 1)}, " if 0 < self.values <= self.traces else ""
+        values = f"{self.values} value{'s' * (self.values != 1)}; " if 0 < self.values <= self.traces else ""
+        count = (f"in {self.traces} of {total} traces" if total >= self.traces
+                 else f"{self.traces} trace{'s' * (self.traces != 1)}")
         where_from = f"; last called from {self.at}" if self.at else ""
-        return f"{self} ({values}{self.traces} trace{'s' * (self.traces != 1)}{where_from})"
+        return f"{self} ({values}{count}{where_from})"
 
     def __str__(self) -> str:
         if self.kind == "new_function":
@@ -272,7 +277,7 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
     if call.text:
         lines.append(f"  {call}: {call.text}")
     for change in fn.changes:
-        lines.append(f"  changed between traces: {change.counted()}")
+        lines.append(f"  changed between traces: {change.counted(fn.traces)}")
     lines.append("  " + _WHY)
     lines.extend(f"  Fix: {text}" for text in fn.fix.splitlines())
     return "\n".join(lines)
@@ -360,7 +365,7 @@ class TraceReport:
             for made, count in fn.created_at[:3] if fn.retracing == "new_function" else ():
                 lines.append(f"  tf.function objects made at {made}: {count}")
             for change in fn.changes:
-                lines.append(f"  changed: {change.counted()}")
+                lines.append(f"  changed: {change.counted(fn.traces)}")
             lines.extend(f"  fix: {text}" for text in fn.fix.splitlines())
             spelled = f"<function {fn.name.rsplit('.', 1)[-1]} at "
             for message in [m for m in tf_warnings if spelled in m]:
