@@ -575,7 +575,7 @@ class SweepReport:
         if self.rss_trend is not None:
             lines.append(f"{self.rss_trend}: memory a long sweep keeps, whatever each trial keeps against the limit "
                          "(with no object of a trial alive, TensorFlow's and Keras' own caches grow this way: "
-                         "clear_session() per trial frees part of them, a worker process per trial all)")
+                         "on Keras 3 clear_session() per trial frees little of them, a worker process per trial all)")
         if self.trials:
             lines.extend(f"({note})" for note in self.notes)
             if not any(record.alive_at_end or record.alive for record in self.trials):
