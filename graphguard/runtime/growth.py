@@ -269,7 +269,7 @@ class GrowthAccounting:
             same = all({(l.filename, l.lineno) for g in e.groups for l in g.lines} <= listed for e in earlier)
             steps = ", ".join(str(e.first_step) for e in earlier)
             message += (
-                f"Growth also at an earlier step{'s' if len(earlier) > 1 else ''} ({steps}), held as a one-off until "
+                f"Growth also at {'earlier steps' if len(earlier) > 1 else 'an earlier step'} ({steps}), held as a one-off until "
                 f"growth came again (min_growth_steps={self._min_growth_steps})"
                 + (".\n" if same else ":\n" + "".join(f"{event.short()}\n{event.source_lines()}\n" for event in earlier))
             )

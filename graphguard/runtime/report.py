@@ -412,7 +412,7 @@ class GuardReport:
                  else "no sustained graph growth after warm-up" if self.one_off
                  else "no graph growth (finalize mode: no op was added)" if self.mode == "finalize"
                  else "no graph growth after warm-up")
-                + (f" ({tolerated} ops built during warm-up or within max_new_ops_per_step)" if tolerated else "")
+                + (f" ({tolerated} op{'s' * (tolerated != 1)} built during warm-up or within max_new_ops_per_step)" if tolerated else "")
             )
         # Bounded growth is one line per set of lines, its events' steps listed (held events of the same
         # lines, the first one-off among them, join it): not one paragraph per event.
