@@ -51,6 +51,7 @@ from graphguard.analysis.bindings import (
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import add, flag_marks
 from graphguard.analysis.samples import HELPER_DRAW, NO_NAMES, NUMBER_FUNCTIONS, SampleReader, maybe_number_or_sample_call
+from graphguard.analysis.shapes import few_values, shape_of_new, sliced_shape
 from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, one_sample, short
 
 #: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
@@ -210,7 +211,7 @@ class EagerReader(SampleReader):
         if frame.loops or frame.shaped:
             # ``xb = data[:n]`` or ``xb = np.ones((n, 4))`` in a loop: ``step(xb)`` passes a tensor whose
             # shape ``n`` sets (a seventeenth new user's trial: 17 of 19 traces from ``data[:bs]``)
-            shape = None if augmented or value is None or not frame.loops else _shape_of_new(value) or _sliced_shape(value)
+            shape = None if augmented or value is None or not frame.loops else shape_of_new(value) or sliced_shape(value)
             if shape:
                 frame.shaped[dotted] = shape
             else:
@@ -453,7 +454,7 @@ class EagerReader(SampleReader):
             return
         candidates = []
         for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if isinstance(arg, ast.Starred) or _few_values(arg):
+            if isinstance(arg, ast.Starred) or few_values(arg):
                 continue
             if self._is_number(arg):
                 names = self._read_names(arg, numbers_only=True)
@@ -461,9 +462,9 @@ class EagerReader(SampleReader):
                 # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
                 # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
                 # calls). A slice of fixed length (``data[i:i + 64]``) keeps its shape.
-                shape = _shape_of_new(arg) or _sliced_shape(arg) or (
+                shape = shape_of_new(arg) or sliced_shape(arg) or (
                     frame.shaped.get(dotted_name(arg)) if frame.shaped and arg.__class__ in (ast.Name, ast.Attribute) else None)
-                if not shape or any(_few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
+                if not shape or any(few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
                     continue
                 names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))
                 if names:  # (a tenth new user's trial: "a Python number" read as if the tensor were one)
@@ -707,61 +708,6 @@ def _data_argument(node: ast.Call) -> ast.AST | None:
     if node.args:
         return node.args[0]
     return next((keyword.value for keyword in node.keywords if keyword.arg == "x"), None)
-
-
-#: Calls that make a tensor or array of the shape given by their first argument (or ``shape=``/``size=``).
-_SHAPED_FIRST = frozenset({"tf.ones", "tf.zeros", "tf.fill", "tf.random.normal", "tf.random.uniform",
-                           "tf.random.truncated_normal", "tf.random_normal", "tf.random_uniform", "np.ones",
-                           "np.zeros", "np.empty", "np.full", "numpy.ones", "numpy.zeros", "numpy.empty", "numpy.full"})
-#: Calls whose positional arguments are the dimensions: ``np.random.rand(n, 8)``.
-_SHAPED_ALL = frozenset({"np.random.rand", "np.random.randn", "numpy.random.rand", "numpy.random.randn"})
-
-
-def _shape_of_new(node: ast.AST) -> tuple | None:
-    """The shape expressions of the tensor or array that ``node`` makes (``tf.ones((n, 8))``: ``n``,
-    ``8``), or None when ``node`` makes none of those or its shape is not written out."""
-    if not isinstance(node, ast.Call):
-        return None
-    name = callee_text(node.func)
-    if name in _SHAPED_ALL:
-        return tuple(node.args)
-    shape = next((k.value for k in node.keywords if k.arg in ("shape", "size", "dims")), None)
-    if shape is None and name in _SHAPED_FIRST and node.args:
-        shape = node.args[0]
-    if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")):
-        return None
-    return tuple(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else (shape,)
-
-
-def _sliced_shape(node: ast.AST) -> tuple | None:
-    """The length expression of a slice whose length its upper bound sets (``data[:n]``,
-    ``xs[0:10 + epoch]``, ``x[:, :n]``), as a shape: ``(n,)``; None for other subscripts. A slice with
-    a lower bound that is not a constant is a window of fixed length (``data[i:i + 64]``,
-    ``x[k * bs:(k + 1) * bs]``): its shape does not change with the loop."""
-    if node.__class__ is not ast.Subscript:
-        return None
-    index = node.slice
-    for part in (index.elts if index.__class__ is ast.Tuple else (index,)):
-        if part.__class__ is not ast.Slice or part.step is not None:
-            continue
-        if part.upper is None or part.upper.__class__ is ast.Constant:
-            continue
-        if part.lower is None or part.lower.__class__ is ast.Constant:
-            return (part.upper,)
-    return None
-
-
-def _few_values(node: ast.AST) -> bool:
-    """Whether the number ``node`` takes only a few values however often it changes: ``i % 2`` (at most
-    8 values), ``float(i > 50)``, ``int(done)`` of a comparison: a few traces, not one per iteration."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        right = node.right
-        return isinstance(right, ast.Constant) and type(right.value) is int and 0 < right.value <= 8
-    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Name) \
-            and node.func.id in ("int", "float"):
-        return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
-            isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or _few_values(node.args[0])
-    return False
 
 
 #: Keyword arguments that give a Keras layer its input shape: it is built, variables and all, when made.

@@ -1,0 +1,70 @@
+"""What shape a tensor argument takes, and how many values a number takes (GG301).
+
+``tf.function`` traces once per input shape and per Python value (TF-FACTS: 50 traces in 50 calls for
+a new shape each call), so a call in a loop retraces when a number the loop changes sets the shape of
+a tensor it passes (``step(np.random.rand(n, 4))``, ``step(data[:n])``), unless the number takes a few
+values only (``i % 2``). Read by :class:`graphguard.analysis.eager.EagerReader`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from graphguard.analysis.syntax import callee_text
+
+__all__ = ["few_values", "shape_of_new", "sliced_shape"]
+
+
+#: Calls that make a tensor or array of the shape given by their first argument (or ``shape=``/``size=``).
+_SHAPED_FIRST = frozenset({"tf.ones", "tf.zeros", "tf.fill", "tf.random.normal", "tf.random.uniform",
+                           "tf.random.truncated_normal", "tf.random_normal", "tf.random_uniform", "np.ones",
+                           "np.zeros", "np.empty", "np.full", "numpy.ones", "numpy.zeros", "numpy.empty", "numpy.full"})
+#: Calls whose positional arguments are the dimensions: ``np.random.rand(n, 8)``.
+_SHAPED_ALL = frozenset({"np.random.rand", "np.random.randn", "numpy.random.rand", "numpy.random.randn"})
+
+
+def shape_of_new(node: ast.AST) -> tuple | None:
+    """The shape expressions of the tensor or array that ``node`` makes (``tf.ones((n, 8))``: ``n``,
+    ``8``), or None when ``node`` makes none of those or its shape is not written out."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = callee_text(node.func)
+    if name in _SHAPED_ALL:
+        return tuple(node.args)
+    shape = next((k.value for k in node.keywords if k.arg in ("shape", "size", "dims")), None)
+    if shape is None and name in _SHAPED_FIRST and node.args:
+        shape = node.args[0]
+    if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")):
+        return None
+    return tuple(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else (shape,)
+
+
+def sliced_shape(node: ast.AST) -> tuple | None:
+    """The length expression of a slice whose length its upper bound sets (``data[:n]``,
+    ``xs[0:10 + epoch]``, ``x[:, :n]``), as a shape: ``(n,)``; None for other subscripts. A slice with
+    a lower bound that is not a constant is a window of fixed length (``data[i:i + 64]``,
+    ``x[k * bs:(k + 1) * bs]``): its shape does not change with the loop."""
+    if node.__class__ is not ast.Subscript:
+        return None
+    index = node.slice
+    for part in (index.elts if index.__class__ is ast.Tuple else (index,)):
+        if part.__class__ is not ast.Slice or part.step is not None:
+            continue
+        if part.upper is None or part.upper.__class__ is ast.Constant:
+            continue
+        if part.lower is None or part.lower.__class__ is ast.Constant:
+            return (part.upper,)
+    return None
+
+
+def few_values(node: ast.AST) -> bool:
+    """Whether the number ``node`` takes only a few values however often it changes: ``i % 2`` (at most
+    8 values), ``float(i > 50)``, ``int(done)`` of a comparison: a few traces, not one per iteration."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        right = node.right
+        return isinstance(right, ast.Constant) and type(right.value) is int and 0 < right.value <= 8
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Name) \
+            and node.func.id in ("int", "float"):
+        return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
+            isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or few_values(node.args[0])
+    return False
