@@ -442,8 +442,9 @@ def closes_writer(body: list, row: int) -> bool:
 def collected_calls(body: list) -> list:
     """The calls whose values the statements ``body`` (a loop's) put into a container, one per
     iteration: ``opts.append(Adam(lr))``, ``steps[k] = tf.function(f)``, or ``opt = Adam(lr)`` then
-    ``opts.append(opt)`` (also ``add``, ``insert`` and ``extend``/``append`` of a tuple or list holding
-    the name). Nested functions, classes and loops are not looked into (their own loops say)."""
+    ``opts.append(opt)`` (also ``add``, ``insert``, ``appendleft``, and a tuple or list holding the call
+    or the name: ``pairs.append((name, opt))``). Nested functions, classes and loops are not looked
+    into (their own loops say)."""
     bound: dict[str, list] = {}  # name -> calls assigned to it
     kept_names: set[str] = set()
     calls = []
