@@ -692,3 +692,19 @@ def test_a_python_bool_flag_takes_two_traces_without_counting_as_retracing():
             step(tf.constant(1.0), 0.1 * 0.9 ** epoch, epoch % 2 == 0)  # a new rate every epoch
     fix = str(caught.value).split("Fix: ", 1)[1]
     assert "`scale`" in fix and "training" not in fix, fix
+
+
+def test_a_python_number_in_a_short_loop_is_counted_and_the_error_says_why():
+    # A nineteenth new user's trial: `graphguard check` hid `for k in range(10): h(x, k)` as a short loop,
+    # and the guard raised on its 10 traces with no word of the difference.
+    @tf.function
+    def scaled(x, k):
+        return x * k
+
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=8):
+            for k in range(10):
+                scaled(tf.ones([2]), k)
+    text = str(info.value)
+    assert "(Bounded: the loops around the call run 10 times in all" in text
+    assert "a Python number per iteration is counted here however short the loop" in text

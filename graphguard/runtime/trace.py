@@ -699,7 +699,9 @@ class TraceGuard:
             traces, calls = record.traces, record.calls
             code.warned = True
         call = CallSite(filename, lineno, source(filename, lineno), 0)
-        message = retracing_message(snapshot, call, self.max_traces, traces, calls)
+        # a short loop the source fixes: graphguard check leaves it out; say why the guard does not
+        bounded = bounded_trips(user_path(frames)) if frames and first_warning else None
+        message = retracing_message(snapshot, call, self.max_traces, traces, calls, bounded)
         if self.on_retrace == "raise":
             return RetracingError(message, snapshot, filename, lineno, self.report())
         if self.on_retrace == "warn":

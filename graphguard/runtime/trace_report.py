@@ -260,11 +260,13 @@ def _values_advice(values: dict[str, str]) -> str:
             f"serves every value; or give input_signature=[...] with a tf.TensorSpec for each")
 
 
-def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, traces: int, calls: int) -> str:
+def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, traces: int, calls: int,
+                      bounded: Optional[int] = None) -> str:
     """The text of a ``RetracingError`` / ``RetracingWarning``: what, where, how often, what changed, fix.
 
     ``traces`` and ``calls`` are those of the one ``tf.function`` object that retraced (for
-    ``fn.retracing == "same_function"``). The first line stands alone (``graphguard run`` prints only
+    ``fn.retracing == "same_function"``); ``bounded``, the runs of the loops around the call when the
+    source fixes them at a handful (:func:`graphguard.runtime.bounded.bounded_trips`), adds a note. The first line stands alone (``graphguard run`` prints only
     it above the report).
     """
     if fn.retracing == "new_function":
@@ -280,6 +282,12 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
         lines.append(f"  changed between traces: {change.counted(fn.traces)}")
     lines.append("  " + _WHY)
     lines.extend(f"  Fix: {text}" for text in fn.fix.splitlines())
+    if bounded is not None:
+        # (a nineteenth new user's trial: `graphguard check` hid a 10-iteration loop as short, and the
+        # guard raised on its 10 traces)
+        lines.append(f"  (Bounded: the loops around the call run {bounded} times in all, as the source says, and "
+                     f"graphguard check leaves such loops out; a Python number per iteration is counted here "
+                     f"however short the loop, since one tensor argument would serve every value.)")
     return "\n".join(lines)
 
 
