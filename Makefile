@@ -28,13 +28,8 @@ demo: $(BIN)/.graphguard-demo
 	$(BIN)/graphguard demo
 	$(BIN)/graphguard demo tf2
 
-# One pytest-xdist worker more than the cores (at most 5): many tests wait on a subprocess, a Jupyter
-# kernel, Ray or an editor's debounce, and a third worker on 2 cores fills those waits (issue 38: 6 min
-# 53 s with 3 workers against 8 min 26 s with 2, the same machine idle).
-WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1; print(min(5, n + 1))")
-
 test: $(BIN)/.graphguard-installed
-	$(BIN)/python -m pytest -q -n $(WORKERS)
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 clean:
 	rm -rf $(VENV) build *.egg-info
