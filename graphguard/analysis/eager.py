@@ -51,7 +51,7 @@ from graphguard.analysis.bindings import (
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import add, flag_marks
 from graphguard.analysis.samples import HELPER_DRAW, NO_NAMES, NUMBER_FUNCTIONS, SampleReader, maybe_number_or_sample_call
-from graphguard.analysis.shapes import few_values, shape_of_new, sliced_shape
+from graphguard.analysis.shapes import few_values, shape_of
 from graphguard.analysis.syntax import assigned_targets, callee_text, dotted_name, one_sample, short
 
 #: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
@@ -211,7 +211,7 @@ class EagerReader(SampleReader):
         if frame.loops or frame.shaped:
             # ``xb = data[:n]`` or ``xb = np.ones((n, 4))`` in a loop: ``step(xb)`` passes a tensor whose
             # shape ``n`` sets (a seventeenth new user's trial: 17 of 19 traces from ``data[:bs]``)
-            shape = None if augmented or value is None or not frame.loops else shape_of_new(value) or sliced_shape(value)
+            shape = None if augmented or value is None or not frame.loops else shape_of(value)
             if shape:
                 frame.shaped[dotted] = shape
             else:
@@ -462,7 +462,7 @@ class EagerReader(SampleReader):
                 # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
                 # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
                 # calls). A slice of fixed length (``data[i:i + 64]``) keeps its shape.
-                shape = shape_of_new(arg) or sliced_shape(arg) or (
+                shape = shape_of(arg) or (
                     frame.shaped.get(dotted_name(arg)) if frame.shaped and arg.__class__ in (ast.Name, ast.Attribute) else None)
                 if not shape or any(few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
                     continue

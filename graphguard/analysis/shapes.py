@@ -12,7 +12,7 @@ import ast
 
 from graphguard.analysis.syntax import callee_text
 
-__all__ = ["few_values", "shape_of_new", "sliced_shape"]
+__all__ = ["few_values", "shape_of", "shape_of_new", "sliced_shape"]
 
 
 #: Calls that make a tensor or array of the shape given by their first argument (or ``shape=``/``size=``).
@@ -68,3 +68,9 @@ def few_values(node: ast.AST) -> bool:
         return isinstance(node.args[0], (ast.Compare, ast.BoolOp)) or (
             isinstance(node.args[0], ast.UnaryOp) and isinstance(node.args[0].op, ast.Not)) or few_values(node.args[0])
     return False
+
+
+def shape_of(node: ast.AST) -> tuple | None:
+    """The shape expressions of the tensor ``node`` passes, made (:func:`shape_of_new`) or sliced
+    (:func:`sliced_shape`); None when neither says."""
+    return shape_of_new(node) or sliced_shape(node)
