@@ -603,3 +603,26 @@ def test_correct_sessions_with_the_same_one_offs_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "-- sessions 2-4: one-offs from the same lines as session 1 (tolerated) --" in err, err
     assert err.count("-- session ") == 1
+
+
+def test_max_rss_growth_is_checked_at_the_end_of_a_fast_session(tmp_path):
+    # A twentieth new user's trial: a fast loop keeping every fetched array grew RSS by 320 MiB under
+    # --max-rss-growth 50M and passed ("no graph growth", exit 0): no sample was due before it ended.
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("psutil")
+    script = tmp_path / "keeps_fetches.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import tensorflow.compat.v1 as tf\n"
+        "tf.disable_eager_execution()\n"
+        "x = tf.placeholder(tf.float32, [None])\n"
+        "y = x * 2.0\n"
+        "kept = []\n"
+        "with tf.Session() as sess:\n"
+        "    for step in range(300):\n"
+        "        kept.append(sess.run(y, feed_dict={x: np.ones(200_000, np.float32)}))\n"
+    )
+    result = graphguard("run", "--max-rss-growth", "50M", str(script))
+    assert result.returncode == 1, result.stderr[-2000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("graphguard run: session 1: RSS grew ") and "over --max-rss-growth 50.0 MiB" in last, last
