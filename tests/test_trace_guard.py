@@ -708,3 +708,16 @@ def test_a_python_number_in_a_short_loop_is_counted_and_the_error_says_why():
     text = str(info.value)
     assert "(Bounded: the loops around the call run 10 times in all" in text
     assert "a Python number per iteration is counted here however short the loop" in text
+
+
+def test_a_number_inside_a_dict_argument_is_the_one_named_in_the_fix():
+    # A twentieth new user's trial: the fix said tf.constant(cfg) for a float at cfg['scale'], which raises.
+    @tf.function
+    def scaled(cfg):
+        return cfg["scale"] * 2.0
+
+    with pytest.raises(RetracingError) as info:
+        with TraceGuard(max_traces=4):
+            for i in range(40):
+                scaled({"scale": float(i)})
+    assert "pass `cfg['scale']` as a tensor (tf.constant(cfg['scale']))" in str(info.value)

@@ -203,6 +203,9 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
         if change.kind == "value" and change.before.startswith("Python bool ") and not flags_only:
             continue  # a flag's two values are two traces, not the retracing (docs/trace-guard.md)
         if change.kind == "value":
+            # the number itself, inside its dict or list (``cfg['scale']``): tf.constant of the whole dict
+            # raises (a twentieth new user's trial)
+            arg = change.argument or arg
             # tf.constant of a Python int is an int32 tensor: in a function that multiplies it with floats,
             # the fix as written would raise (issue 40's second trial); say which dtype to give.
             made = (f"tf.constant({arg}, tf.float32) if the function computes in floats, else tf.constant({arg})"
