@@ -237,6 +237,10 @@ class EagerReader(SampleReader):
                 else:
                     samples.discard(dotted)
             return
+        if value_kind in _SEQUENCES and self._number_elements(value):
+            frame.number_lists.add(dotted)  # ``lrs = [0.5 * i for i in range(100)]``, then ``for lr in lrs``
+        elif frame.number_lists:
+            frame.number_lists.discard(dotted)
         if self._is_number(value):
             numbers.add(dotted)
             if kind is ast.Attribute and isinstance(target.value, ast.Name) and target.value.id == "self" \
@@ -263,21 +267,71 @@ class EagerReader(SampleReader):
                     ref, f"returns:{index}")
 
     def _note_loop_numbers(self, node: ast.For) -> None:
-        """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``:
-        the counter is a Python number that changes on every iteration."""
+        """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``,
+        ``for s in scales`` (``scales = [0.5 * i for i in range(100)]``), ``for step, lr in zip(range(n),
+        lrs)``: the counter, or the element, is a Python number that changes on every iteration."""
         iterable, target = node.iter, node.target
         numbers = self._frame.numbers
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and self.resolve(iterable.func) is None:
-            if iterable.func.id == "range" and isinstance(target, ast.Name):
+        if isinstance(target, ast.Name):
+            if self._number_elements(iterable):
                 numbers.add(target.id)
-                return
-            if (iterable.func.id == "enumerate" and isinstance(target, (ast.Tuple, ast.List)) and target.elts
-                    and isinstance(target.elts[0], ast.Name)):
-                numbers.add(target.elts[0].id)
-                return
-        if (isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and isinstance(target, ast.Name)
-                and all(self._is_number(element) for element in iterable.elts)):
-            numbers.add(target.id)
+            return
+        if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(iterable, ast.Call)
+                and isinstance(iterable.func, ast.Name) and self.resolve(iterable.func) is None):
+            return
+        name, elements, args = iterable.func.id, target.elts, iterable.args
+        if name == "enumerate" and elements and args:
+            pairs = [(elements[0], None)] + [(element, args[0]) for element in elements[1:2]]
+        elif name == "zip" and len(elements) == len(args) and not iterable.keywords:
+            pairs = list(zip(elements, args))
+        else:
+            return
+        for element, sequence in pairs:
+            if isinstance(element, ast.Name) and (sequence is None or self._number_elements(sequence)):
+                numbers.add(element.id)
+
+    def visit_Yield(self, node: ast.Yield) -> None:
+        """``def lrs(): ... yield lr``: calling ``lrs()`` hands out Python numbers (``_number_elements``)."""
+        frame = self._frame
+        if (node.value is not None and not frame.is_class and frame.facts.name != "<module>"
+                and self._is_number(node.value)):
+            self._number_generators.add(frame.facts.name)
+        self.generic_visit(node)
+
+    def _number_elements(self, node: ast.AST) -> bool:
+        """Whether iterating ``node`` hands out Python numbers: ``range(n)``, ``[0.1, 0.01]``,
+        ``[0.5 * i for i in range(100)]`` (a comprehension whose element is a number once its ``range``
+        targets are), or a name bound to one of these in this body."""
+        kind = node.__class__
+        if kind is ast.Call:
+            func = node.func
+            if func.__class__ is not ast.Name:
+                return False
+            if self.resolve(func) is not None:  # ``zip(range(n), lrs())`` with ``def lrs(): ... yield v``
+                value = self.resolve(func)
+                return (bool(self._number_generators) and isinstance(value, ProjectRef) and value.ref.module == ""
+                        and value.ref.name in self._number_generators)
+            if func.id == "range":
+                return True
+            return (func.id in ("list", "tuple", "sorted", "reversed") and len(node.args) == 1
+                    and self._number_elements(node.args[0]))
+        if kind is ast.Name:
+            return node.id in self._frame.number_lists
+        if kind in (ast.List, ast.Tuple, ast.Set):
+            return bool(node.elts) and all(self._is_number(element) for element in node.elts)
+        if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            numbers = self._frame.numbers
+            added = []
+            for generator in node.generators:
+                target = generator.target
+                if isinstance(target, ast.Name) and target.id not in numbers and self._number_elements(generator.iter):
+                    numbers.add(target.id)
+                    added.append(target.id)
+            try:
+                return self._is_number(node.elt)
+            finally:
+                numbers.difference_update(added)
+        return False
 
     def _is_tf_value(self, node: ast.AST | None) -> bool:
         return node is not None and isinstance(self.resolve(node), (TFObject, TFName))
@@ -458,6 +512,13 @@ class EagerReader(SampleReader):
                 continue
             if self._is_number(arg):
                 names = self._read_names(arg, numbers_only=True)
+            elif arg.__class__ in (ast.Dict, ast.List, ast.Tuple):
+                # ``g({"scale": float(i)})``: a Python number inside a structure is part of the trace key
+                # too (a twentieth trial); one level, the literal written at the call
+                parts = arg.values if arg.__class__ is ast.Dict else arg.elts
+                names = frozenset().union(*(
+                    self._read_names(part, numbers_only=True) for part in parts
+                    if part is not None and not few_values(part) and self._is_number(part)))
             else:
                 # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
                 # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
@@ -469,8 +530,8 @@ class EagerReader(SampleReader):
                 names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))
                 if names:  # (a tenth new user's trial: "a Python number" read as if the tensor were one)
                     construction = self._new_construction(
-                        Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}`, whose shape "
-                        f"`{'`, `'.join(sorted(names))}` sets, in `{short(callee_text(node.func))}(...)")
+                        Effect.RETRACE_ARGUMENT, arg, f"{short(ast.unparse(arg))}` (shape set by "
+                        f"`{'`, `'.join(sorted(names))}`) in `{short(callee_text(node.func))}(...)")
                     candidates.append((construction, names))
                 continue
             if names:
@@ -516,12 +577,11 @@ class EagerReader(SampleReader):
             construction = construction._replace(loops=self._value_loops(names, construction.loops[:depth + 1]))
             others = [c for c, d in varying if c is not construction and d == depth]
             if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
-                name = construction.callee.split("` in `", 1)
-                if len(name) == 2:
-                    args = [construction.callee.split("` in `", 1)[0]]
-                    args += [c.callee.split("` in `", 1)[0] for c in others]
-                    args = sorted(set(args), key=args.index)
-                    construction = construction._replace(callee="`, `".join(args) + "` in `" + name[1])
+                # (a shape and a number too: ``train_step(tf.ones([n, 3]), lr)``, a twentieth trial)
+                args = [c.callee.rpartition(" in `")[0] for c in (construction, *others)]
+                args = sorted(set(args), key=args.index)
+                callee = construction.callee.rpartition(" in `")[2]
+                construction = construction._replace(callee=", `".join(args) + " in `" + callee)
             if traced is True:
                 self._eager_fact(construction, frame=frame)
             elif isinstance(traced, _Returns):
@@ -701,6 +761,10 @@ class EagerReader(SampleReader):
                 return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
 
         facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+#: The literals and comprehensions a list of Python numbers is written as (``_number_elements``).
+_SEQUENCES = frozenset({ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Call})
 
 
 def _data_argument(node: ast.Call) -> ast.AST | None:

@@ -34,6 +34,7 @@ class Frame:
     returned: set = field(default_factory=set)  # dotted names the body returns (``return models``)
     assigned: set = field(default_factory=set)  # attributes (``self.graph``) assigned in this body
     numbers: set = field(default_factory=set)  # dotted names holding a Python int or float (GG301)
+    number_lists: set = field(default_factory=set)  # dotted names holding a list of Python numbers (GG301)
     counts: dict = field(default_factory=dict)  # name -> ("int", n) / ("splits", n) the source fixes, or None
     samples: set = field(default_factory=set)  # dotted names holding a batch of one sample (GG303)
     shaped: dict = field(default_factory=dict)  # dotted name -> shape expressions of the tensor it holds (GG301)

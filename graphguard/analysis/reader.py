@@ -162,6 +162,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self.lookups = False  # the module looks up tensors or layers by name (Runtime.lookups)
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._relaxed: set = set()  # qualified names of tf.functions traced with reduce_retracing=True
+        self._number_generators: set = set()  # qualified names of functions that yield Python numbers (GG301)
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         #: loop index -> the names of ``_loop_binds`` its body binds other than as a nested loop's target
         self._bound_here: dict[int, set] = {}
