@@ -1112,6 +1112,8 @@ def test_graphguard_run_sweep_of_a_leaking_keras_sweep_is_one_block_drawn_red(tm
     assert f"\ntrials 'units=2' .. 'units=7' (6 trials): {holder}[1..6] -> Sequential\n" in report, report
     assert report.count("-> Sequential") == 2, report  # not one chain per trial
     assert report.count("LEAK") == 7  # the table still marks every trial
+    # ... with what the mark stands on: models alive under the 32 MiB limit (twentieth new user's trial)
+    assert report.count("LEAK (objects alive") == 7, report
     picture = tmp_path / "keras_sweep_leak.png"
     assert _png_pixels(picture, RED) > 2000 and _png_pixels(picture, ORANGE) == 0
 

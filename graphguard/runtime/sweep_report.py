@@ -507,10 +507,14 @@ class SweepReport:
         limit = self.max_retained_bytes
         for number, record in enumerate(self.trials):
             over = limit is not None and record.retained_bytes is not None and record.retained_bytes > limit
-            leak = ("LEAK" if record.leaks or not record.judged else
+            # Each mark says what it stands on: objects alive under the RSS limit read as a contradiction
+            # beside the header's "limit 32 MiB" when marked "LEAK" alone (a twentieth new user's trial)
+            leak = ("LEAK (objects alive)" if record.leaks else "LEAK" if not record.judged else
                     "RSS trend" if record.rss_trend is not None and not over else "LEAK? (RSS)")
+            if record.leaks and over and not record.warmup:  # a warm-up trial's RSS is not judged
+                leak = "LEAK (objects alive, RSS)"
             if record.leaked and record.graph_ops and not record.warmup:
-                leak = "LEAK"
+                leak = "LEAK (graph ops)" if not record.leaks else f"{leak[:-1]}, graph ops)"
             flag = "  warm-up" if record.warmup else (f"  {leak}" if record.leaked else "")
             if record.trend_only:
                 # The trend once, where it starts, not on every row after (a correct Keras sweep read as
