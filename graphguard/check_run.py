@@ -168,7 +168,8 @@ def check(args) -> int:
             print(f"graphguard: the cache folder {folder} {reason}; checking without a cache", file=sys.stderr)
     jobs = min(args.jobs or os.cpu_count() or 1, 4 * (os.cpu_count() or 1))  # more processes than that only cost
     explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
-    report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit)
+    context, left = _followed(explicit, files, config) if explicit else ([], [])
+    report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit, context=context)
     if hold:
         gc.freeze()  # the held facts: never to be scanned by the collector, nor freed (see main())
     for error in report.errors:  # a bug in graphguard: say where; the other files were still checked
@@ -186,7 +187,7 @@ def check(args) -> int:
 
         def relint(filename: str, text: bytes) -> list:
             again = checker.check_paths(files, {**(sources or {}), filename: text}, jobs=1, cache=cache,
-                                        explicit=explicit)
+                                        explicit=explicit, context=context)
             return [d for d in kept(again, config, selected, only=filename, cells=cells) if d.filename == filename]
 
         return run_fixes(args, files, sources, diagnostics, relint, report.errors, output_format,
@@ -271,10 +272,9 @@ def check(args) -> int:
                         "--diff --unsafe-fixes what --unsafe-fixes would)").format(fixable_files)
             if note:
                 print(note, file=sys.stderr)
-        if explicit:
-            note = _unfollowed_note(explicit, files)
-            if note:
-                print(note, file=sys.stderr)
+        note = _unfollowed_note(left)
+        if note:
+            print(note, file=sys.stderr)
 
     if report.errors:
         return EXIT_ERROR
@@ -350,45 +350,84 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([\w,
                      re.MULTILINE)
 
 
-def _unfollowed_note(explicit: list[str], files: list[str]) -> str:
-    """A hint when files named on the command line import modules of their own folder (or of the
-    current folder) that the run did not check: calls into those are not followed, so a session loop
-    that calls a helper there looks clean (a new user's trial: ``graphguard check train.py`` passed a
-    loop whose op-building helper lives in ``model.py``). Read with a regular expression over the
-    named files' bytes and a ``stat`` per imported name: no analysis. Empty when there is nothing to say."""
-    checked = {os.path.abspath(f) for f in files}
-    missing: dict[str, None] = {}
-    for path in explicit[:100]:
-        try:
-            with open(path, "rb") as handle:
-                source = handle.read(1 << 20)
-        except OSError:
-            continue
-        folders = [os.path.dirname(os.path.abspath(path)), os.getcwd()]
-        for dots, module, names, plain in _IMPORT.findall(source):
-            if plain:
-                candidates = [part.strip().split(b" ")[0] for part in plain.split(b",")]
-            elif module:
-                candidates = [module]
-            else:  # ``from . import models``
-                candidates = [name.strip().split(b" ")[0] for name in names.replace(b"(", b"").split(b",")]
-            for dotted in candidates:
-                parts = [part.decode("ascii", "replace") for part in dotted.split(b".") if part]
-                if not parts:
-                    continue
-                for index, folder in enumerate(folders[:1] if dots else folders):
-                    base = os.path.join(folder, *parts)
-                    found = next((f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)), None)
-                    if found is not None:
-                        if os.path.abspath(found) not in checked and not (index and _installed(parts[0])):
-                            missing[".".join(parts)] = None
-                        break
-    if not missing:
+#: The most imported project modules ``graphguard check FILE`` reads to follow calls (:func:`_followed`).
+FOLLOW_LIMIT = 500
+
+
+def _imports(path: str) -> dict[str, str]:
+    """The project modules the file ``path`` imports: dotted name -> the file found for it, in its own
+    folder or the current folder (an installed package of the same name is not project code, see
+    :func:`_installed`). Read with a regular expression over the file's bytes and a ``stat`` per
+    imported name: no analysis. Empty for a file that cannot be read."""
+    found_files: dict[str, str] = {}
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read(1 << 20)
+    except OSError:
+        return found_files
+    folders = [os.path.dirname(os.path.abspath(path)), os.getcwd()]
+    for dots, module, names, plain in _IMPORT.findall(source):
+        if plain:
+            candidates = [part.strip().split(b" ")[0] for part in plain.split(b",")]
+        elif module:
+            candidates = [module]
+        else:  # ``from . import models``
+            candidates = [name.strip().split(b" ")[0] for name in names.replace(b"(", b"").split(b",")]
+        for dotted in candidates:
+            parts = [part.decode("ascii", "replace") for part in dotted.split(b".") if part]
+            if not parts:
+                continue
+            for index, folder in enumerate(folders[:1] if dots else folders):
+                base = os.path.join(folder, *parts)
+                found = next((f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)), None)
+                if found is not None:
+                    if not (index and _installed(parts[0])):
+                        found_files[".".join(parts)] = found
+                    break
+    return found_files
+
+
+def _followed(explicit: list[str], files: list[str], config) -> tuple[list[str], list[str]]:
+    """For files named on the command line: the project modules they import, and those modules' own,
+    that the run does not check (a new user's trial: ``graphguard check train.py`` passed a loop whose
+    op-building helper lives in ``metrics.py``; pre-commit passes only the changed files). They are
+    read so that calls into them are followed, as mypy and pyright follow imports, and not reported.
+    Returns (paths to read, at most :data:`FOLLOW_LIMIT`; dotted names of those past the limit).
+    Excluded files (``exclude``) are not read."""
+    seen = {os.path.abspath(f) for f in files}
+    followed: list[str] = []
+    left: list[str] = []
+    frontier = list(explicit[:FOLLOW_LIMIT])
+    while frontier:
+        imported = {}
+        for path in frontier:
+            imported.update(_imports(path))
+        frontier = []
+        for name, found in imported.items():
+            absolute = os.path.abspath(found)
+            if absolute in seen:
+                continue
+            seen.add(absolute)
+            relative = os.path.relpath(absolute)
+            shown = absolute if relative.startswith(os.pardir) else relative
+            if config.is_excluded(shown):
+                continue
+            if len(followed) >= FOLLOW_LIMIT:
+                left.append(name)
+                continue
+            followed.append(shown)
+            frontier.append(shown)
+    return followed, left
+
+
+def _unfollowed_note(left: list[str]) -> str:
+    """The hint for imported project modules past :data:`FOLLOW_LIMIT`: calls into them are not followed.
+    Empty when there is nothing to say."""
+    if not left:
         return ""
-    names = list(missing)
-    listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-    return (f"hint: {_count(len(names), 'imported project module')} not checked ({listed}): calls into "
-            f"{'it' if len(names) == 1 else 'them'} are not followed; check the folder (graphguard check .) to follow them")
+    listed = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
+    return (f"hint: {_count(len(left), 'more imported project module')} not read ({listed}): calls into "
+            f"{'it' if len(left) == 1 else 'them'} are not followed; check the folder (graphguard check .) to follow them")
 
 
 #: The most files with findings of rules that have fixes for which the concise summary works out the

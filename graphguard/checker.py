@@ -308,7 +308,8 @@ class Checker:
     # ------------------------------------------------------------------ entry points
 
     def check_paths(self, paths: list[str], sources: dict[str, bytes] | None = None, *, jobs: int = 1,
-                    cache=None, prefilter: bool = True, explicit: Iterable[str] = ()) -> Report:
+                    cache=None, prefilter: bool = True, explicit: Iterable[str] = (),
+                    context: Iterable[str] = ()) -> Report:
         """Check the files at ``paths`` together (helpers in one are seen from loops in another).
 
         ``sources`` gives the bytes of files that are not read from disk (``check -`` reads stdin);
@@ -317,7 +318,11 @@ class Checker:
         finding (see the module docstring), wherever a file came from: named on the command line
         (``explicit``, kept for the cache's run key), found in a folder, or given in ``sources``. A
         file that mentions TensorFlow or Keras always passes it, so its syntax errors (GG001) are
-        still reported; one that does not would get no GG001 anyway."""
+        still reported; one that does not would get no GG001 anyway.
+
+        ``context`` names more files that are read and analysed with ``paths`` (the project modules the
+        named files import: calls into them are followed, as mypy follows imports) but not reported: no
+        finding, hidden finding or skip of theirs is in the report."""
         # Facts, syntax trees and the summaries hold no reference cycles: reference counting frees
         # them, and the cyclic collector only rescans millions of live objects (on 723k lines it
         # took over half of phase 2, and more of loading the cache). Paused for the run.
@@ -326,20 +331,23 @@ class Checker:
         try:
             try:
                 return self._check_paths(paths, sources, jobs=jobs, cache=cache, prefilter=prefilter,
-                                         explicit=explicit)
+                                         explicit=explicit, context=tuple(context))
             except Exception:
                 if cache is None:
                     raise
                 # Facts from a damaged cache (valid pickles of the wrong shape inside): read afresh.
                 return self._check_paths(paths, sources, jobs=jobs, cache=None, prefilter=prefilter,
-                                         explicit=explicit)
+                                         explicit=explicit, context=tuple(context))
         finally:
             if collecting:
                 gc.enable()
 
     def _check_paths(self, paths: list[str], sources: dict[str, bytes] | None, *, jobs: int, cache,
-                     prefilter: bool, explicit: Iterable[str]) -> Report:
+                     prefilter: bool, explicit: Iterable[str], context: tuple = ()) -> Report:
         report = Report(files=len(paths))
+        if context:
+            reported = frozenset(paths)
+            paths = [*paths, *(path for path in context if path not in reported)]
         self._kept = []  # the previous run's, freed now
         project = _project_names(paths)
         keys = {}
@@ -349,7 +357,7 @@ class Checker:
             # others may come from the cache. A whole run is cached only when every file is on disk.
             cache.select(project_digest(project))
             keys = {path: cache.key(path) for path in paths if not (sources and path in sources)}
-            if not sources:
+            if not sources and not context:  # (a run with context files is filtered after phase 3)
                 run_key = hashlib.sha256(repr((sorted(keys.items()), sorted(self.codes), prefilter,
                                                sorted(explicit))).encode("utf-8", "surrogateescape")).hexdigest()
             last = cache.run_result(run_key) if run_key is not None else None
@@ -409,6 +417,10 @@ class Checker:
         modules = []
         for path in paths:
             result = results[path]
+            if context and path not in reported:
+                if result.facts is not None:
+                    modules.append(result.facts)
+                continue
             if result.error is not None:
                 report.errors.append(result.error)
             for code, message, row, column in result.diagnostics:
@@ -422,6 +434,10 @@ class Checker:
         self._report(modules, report, paths=paths)
         if self._keep_facts:
             self._kept += (results, modules)
+        if context:
+            report.diagnostics = [d for d in report.diagnostics if d.filename in reported]
+            report.findings = [f for f in report.findings if f.path in reported]
+            report.hidden_findings = [f for f in report.hidden_findings if f.path in reported]
         report.diagnostics = _unique(report.diagnostics)
         self._hide(report)
         self._read_marked(report, sources)

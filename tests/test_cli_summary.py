@@ -215,38 +215,69 @@ def test_rule_all_wraps_each_summary_under_its_code_and_name():
     assert "a 5-fold split" in " ".join(gg201.split())
 
 
-def test_a_named_file_that_imports_unchecked_project_modules_gets_a_hint(tmp_path):
-    # A new user's trial: `graphguard check train.py` passed a loop whose op-building helper lives in
-    # model.py (only named files are read); the run now says which imported modules it did not check.
-    (tmp_path / "model.py").write_text("import tensorflow as tf\n\ndef accuracy(y):\n    return tf.argmax(y, 1)\n")
+def test_a_named_file_follows_the_project_modules_it_imports_and_reports_only_itself(tmp_path):
+    # New users' trials: `graphguard check train.py` passed a loop whose op-building helper lives in
+    # model.py (only named files were read; a later hint said so, and pre-commit, which passes only the
+    # changed files, still passed). Imported project modules are now read, and their imports in turn
+    # (train -> model -> ops), as mypy follows imports; only the named files are reported.
+    (tmp_path / "ops.py").write_text("import tensorflow as tf\n\ndef top(y):\n    return tf.argmax(y, 1)\n")
+    (tmp_path / "model.py").write_text(
+        "import tensorflow as tf\nfrom ops import top\n\ndef accuracy(y):\n    return top(y)\n\n"
+        "def own_loop(sess, y):\n    for step in range(100):\n        sess.run(tf.argmax(y, 1))\n")
     (tmp_path / "utils").mkdir()
     (tmp_path / "utils" / "__init__.py").write_text("")
     (tmp_path / "train.py").write_text(
         "import os\nimport tensorflow as tf\nfrom model import accuracy\nfrom utils import io\n"
         "sess = tf.Session()\nfor step in range(100):\n    sess.run(accuracy(y))\n")
     alone = graphguard("check", "--no-cache", "train.py", cwd=tmp_path)
-    assert alone.returncode == 0 and alone.stderr.splitlines()[-1] == (
-        "hint: 2 imported project modules not checked (model, utils): calls into them are not followed; "
-        "check the folder (graphguard check .) to follow them")
-    both = graphguard("check", "--no-cache", "train.py", "model.py", "utils/__init__.py", cwd=tmp_path)
-    assert both.returncode == 1 and "hint" not in both.stderr
-    folder = graphguard("check", "--no-cache", ".", cwd=tmp_path)
-    assert folder.returncode == 1 and "hint" not in folder.stderr
-    quiet = graphguard("check", "--no-cache", "-q", "train.py", cwd=tmp_path)
-    assert quiet.stderr == ""
+    assert alone.returncode == 1, alone.stderr
+    assert [line.split(":")[:2] for line in alone.stdout.splitlines()] == [["train.py", "7"]], alone.stdout
+    assert "hint" not in alone.stderr and alone.stderr.endswith("Found 1 finding in 1 of 1 file checked.\n")
+    cached = graphguard("check", "train.py", cwd=tmp_path)  # the facts cache, and the same answer
+    cached_again = graphguard("check", "train.py", cwd=tmp_path)
+    assert cached.stdout == cached_again.stdout == alone.stdout
+    folder = graphguard("check", "--no-cache", ".", cwd=tmp_path)  # the folder: model.py's own loop too
+    assert folder.returncode == 1 and sorted(line.split(":")[0] for line in folder.stdout.splitlines()) == [
+        "model.py", "train.py"]
+    (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nexclude = ['model.py']\n")
+    excluded = graphguard("check", "--no-cache", "train.py", cwd=tmp_path)  # an excluded module is not read
+    assert excluded.returncode == 0, excluded.stdout
+
+
+def test_past_the_follow_limit_imported_modules_are_named_in_a_hint(tmp_path, monkeypatch):
+    from graphguard import check_run
+    from graphguard.config import Config
+
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("import c\n")
+    (tmp_path / "c.py").write_text("x = 1\n")
+    (tmp_path / "train.py").write_text("import a\n")
+    monkeypatch.chdir(tmp_path)
+    assert check_run._followed(["train.py"], ["train.py"], Config()) == (["a.py", "b.py", "c.py"], [])
+    monkeypatch.setattr(check_run, "FOLLOW_LIMIT", 1)
+    followed, left = check_run._followed(["train.py"], ["train.py"], Config())
+    assert (followed, left) == (["a.py"], ["b"])
+    assert check_run._unfollowed_note(left) == (
+        "hint: 1 more imported project module not read (b): calls into it are not followed; check the folder "
+        "(graphguard check .) to follow them")
 
 
 def test_an_installed_package_beside_the_current_folder_is_not_a_project_module(tmp_path):
     # A new user's trial: every demo step in graphguard's clone hinted that `graphguard` (the clone's own
     # folder, imported by the demo scripts in fixtures/) was an unchecked project module. A script in a
-    # subfolder imports the installed package; a module beside the script is still hinted.
-    (tmp_path / "libcst").mkdir()  # an installed package's name (graphguard itself would shadow the tool here)
-    (tmp_path / "libcst" / "__init__.py").write_text("")
+    # subfolder imports the installed package, not the folder: it is not read; a module beside the
+    # script is.
+    (tmp_path / "pytest").mkdir()  # an installed package's name that the check never imports (graphguard would shadow the tool)
+    (tmp_path / "pytest" / "__init__.py").write_text(
+        "import tensorflow as tf\n\ndef top(y):\n    return tf.argmax(y, 1)\n")
     (tmp_path / "scripts").mkdir()
-    (tmp_path / "scripts" / "helpers.py").write_text("def f():\n    pass\n")
-    (tmp_path / "scripts" / "train.py").write_text("import libcst\nimport helpers\n")
+    (tmp_path / "scripts" / "helpers.py").write_text(
+        "import tensorflow as tf\n\ndef top(y):\n    return tf.argmax(y, 1)\n")
+    (tmp_path / "scripts" / "train.py").write_text(
+        "import pytest\nimport helpers\nimport tensorflow as tf\nsess = tf.Session()\n"
+        "for step in range(100):\n    sess.run(helpers.top(y))\n    sess.run(pytest.top(y))\n")
     result = graphguard("check", "--no-cache", "scripts/train.py", cwd=tmp_path)
-    assert result.stderr.splitlines()[-1].startswith("hint: 1 imported project module not checked (helpers):")
+    assert [line.split(":")[1] for line in result.stdout.splitlines()] == ["6"], result.stdout + result.stderr
 
 
 def test_config_takes_key_value_pairs_as_ruff_does(tmp_path):
