@@ -299,6 +299,8 @@ def test_a_cell_run_again_in_ipythons_own_shell_is_growth_at_its_second_run():
     # shell from a script's loop, and read of "the loop" in a cell that had none)
     texts = [line for line in done.stdout.splitlines() if line.startswith("TEXT ")]
     assert "between session runs" in texts[4] and "no loop stands around these lines" in texts[4], texts[4]
+    # ... and its advice does not say "before the loop" to a cell that had no loop (twentieth trial)
+    assert "before the loop" not in texts[4] and "outside the code that repeats" in texts[4], texts[4]
 
 
 def test_a_script_driving_the_shell_in_a_loop_is_not_the_loop_around_a_cell(tmp_path):

@@ -147,6 +147,12 @@ def fix_text(growths: tuple, in_loop: bool = True) -> str:
 
     lines = fix_lines((g for growth in growths for g in growth.groups), label="")
     if not in_loop:
+        # Each rule's advice says "before the loop", which a cell already built before its loop reads as
+        # done (a twentieth new user's trial: a fixed cell run again, told to do what it did)
+        for loop, instead in ((" once before the loop", " once, outside the code that repeats,"),
+                              (" before the loop", " outside the code that repeats"),
+                              (" in the loop", " in the code that repeats")):
+            lines = lines.replace(loop, instead)
         lines += ("\n  (no loop stands around these lines: what repeats is the cell run again or the code "
                   "that calls them; build the ops once, in the cell or function that makes the session, and "
                   "run them from the repeated code)")
