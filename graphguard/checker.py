@@ -412,6 +412,17 @@ class Checker:
                 # path is the only place phase 1 writes it; findings are reported as this run names it.
                 hit.facts.path = path
             results[path] = hit
+        if prefilter:
+            # A driver module handed the project's functions (``Hyperband(get_params, try_params)``,
+            # ``search.run(build_model)``) names no TensorFlow of its own, so the prefilter skipped it;
+            # the loop that calls them is in it (a first-contact set: a Hyperband driver's trials missed).
+            for path in _drivers(results, paths):
+                hit = _read_file(path, self._settings, project, prefilter=False)
+                results[path] = hit
+                todo.append(path)
+                if (cache is not None and keys.get(path) is not None and hit.error is None
+                        and not any(d[0] == "GG002" for d in hit.diagnostics)):
+                    cache.put(path, keys[path], hit)
         report.read = len(todo)
 
         modules = []
@@ -714,6 +725,38 @@ def _valid_last(value) -> bool:
             and isinstance(value[3], list) and all(isinstance(f, Finding) for f in value[3])
             and isinstance(value[4], int) and isinstance(value[5], list)
             and isinstance(value[6], list) and all(isinstance(f, Finding) for f in value[6]))
+
+
+def _drivers(results: dict, paths: list[str]) -> list[str]:
+    """The files of ``paths`` the prefilter skipped (``results``: path -> :class:`FileResult`) that a
+    module read calls with a function or class of the project as an argument (a callable handed to a
+    driver: its loops may run it per trial); matched by module name, the last part of the dotted name
+    imported. Reads no file."""
+    skipped = [path for path in paths if results[path].facts is None and not results[path].diagnostics
+               and results[path].error is None and not path.endswith(".ipynb")]
+    if not skipped:
+        return []
+    from graphguard.analysis.bindings import ProjectRef
+
+    called = set()
+    for result in results.values():
+        if result.facts is None:
+            continue
+        for facts in result.facts.functions.values():
+            for call in facts.calls:
+                if call.ref.module and call.values and any(value.__class__ is ProjectRef for _, value in call.values):
+                    called.add(call.ref.module.rpartition(".")[2])
+    if not called:
+        return []
+    found = []
+    for path in skipped:
+        folder, _, name = path.rpartition(os.sep)
+        stem = name[:-3] if name.endswith(".py") else name
+        if stem == "__init__":
+            stem = folder.rpartition(os.sep)[2]
+        if stem in called:
+            found.append(path)
+    return found
 
 
 def project_digest(project: frozenset) -> str:
