@@ -13,7 +13,9 @@ Cost model, cheapest first:
   ``sess``), make an object of a class named like a model (``TwoLayerNet(``, ``Solver(``: GG202 in
   NumPy code), or import a module of the checked tree (an absolute import whose dotted name is a module
   or package of the run, or any relative import), through which a helper, a factory or a session can
-  reach it. A file with none of these is skipped after a few byte searches, unparsed. Aliases
+  reach it. A file with none of these is skipped after a few byte searches, unparsed, unless a module
+  read calls it with a function or class of the project (:func:`_drivers`: a search driver that runs
+  the trials it is handed names no TensorFlow). Aliases
   (``tf1 = tf.compat.v1``) start from an import that names ``tensorflow``, so they keep the file; so
   does a helper module that only receives a session as a parameter (``s.run(``).
 * **Cache.** Phase-1 facts are kept in ``.graphguard_cache/`` keyed by path, mtime and size
