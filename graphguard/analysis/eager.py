@@ -345,14 +345,30 @@ class EagerReader(SampleReader):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             return self._is_number(node.operand)
         if isinstance(node, ast.BinOp):
+            # ``1.0 - i / num_steps``: a number and an unknown name make a number; not with a tensor, nor
+            # with an element of an iterable the analysis cannot see (``eps * (sigma_i / sigmas[-1]) ** 2``
+            # in ``for i, sigma_i in enumerate(sigmas)``, sigmas a tensor: a first-contact set's six F)
             operands = (node.left, node.right)
-            return (any(self._is_number(o) for o in operands) and not any(self._is_tf_value(o) for o in operands))
+            return (any(self._is_number(o) for o in operands)
+                    and not any(self._is_tf_value(o) or self._unseen_element(o) for o in operands))
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
                 and self.resolve(node.func) is None):
             return True
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords and self.resolve(node.func) is None):
             return all(self._is_number(arg) for arg in node.args)  # ``min(1.0, step / warmup)``
+        return False
+
+    def _unseen_element(self, node: ast.AST) -> bool:
+        """Whether ``node`` reads a ``for`` target of this body that holds no known number (an element of
+        an iterable whose elements the analysis does not know), directly or through arithmetic."""
+        kind = node.__class__
+        if kind is ast.Name:
+            return node.id in self._frame.targets and node.id not in self._frame.numbers
+        if kind is ast.BinOp:
+            return self._unseen_element(node.left) or self._unseen_element(node.right)
+        if kind is ast.UnaryOp:
+            return self._unseen_element(node.operand)
         return False
 
     def _holds_number(self, dotted: str | None, node: ast.AST) -> bool:
