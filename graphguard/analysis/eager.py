@@ -437,7 +437,7 @@ class EagerReader(SampleReader):
             # it as only one is used, or when the calls of the class (any module) pass one (phase 3)
             if self.keras and node.__class__ is ast.Attribute and self._attribute_is_model(value.cls, node.attr):
                 return True
-            return ((Ref("", f"{value.cls}.__init__"), f"param:{value.name}"),)
+            return ((Ref("", f"{value.cls}.__init__"), f"param:{value.name}.{call.func.attr}"),)
         if isinstance(value, (TFName, ProjectRef)):
             return None
         if any(keyword.arg in keywords or (self.keras and keyword.arg == "epochs" and keywords is _FIT_KEYWORDS)
@@ -662,7 +662,7 @@ class EagerReader(SampleReader):
                 and isinstance(self.resolve(receiver), Param) and self._used_as_model(receiver.id)):
             # ``def accuracy(self, model): ... model.predict(batch)``: a Keras model when what the calls
             # pass for ``model`` is one (phase 2's values, decided in phase 3).
-            model = ((Ref("", frame.facts.name), f"param:{receiver.id}"),)
+            model = ((Ref("", frame.facts.name), f"param:{receiver.id}.{method}"),)
         if model is None:
             return
         text = f"{short(callee_text(node.func))}(...)"

@@ -714,17 +714,21 @@ class Project(CallArguments):
                 return True
         return False
 
-    def _param_is_model(self, importer: ModuleFacts, function: Ref, param: str) -> bool:
-        """Whether some call passes a Keras model for parameter ``param`` of ``function`` (of
-        ``importer``): a TensorFlow model, or an instance of a project class that makes one and does
-        not define ``predict`` itself (``SelfPlayModel(path)`` that loads a model and whose own
-        ``predict`` calls it through a ``tf.function``: a wrapper, not Keras' predict; set X)."""
+    def _param_is_model(self, importer: ModuleFacts, function: Ref, use: str) -> bool:
+        """Whether some call passes a Keras model for the parameter of ``function`` (of ``importer``)
+        that ``use`` names (``param.method``, the method called on it): a TensorFlow model, or an
+        instance of a project class that makes one and does not define ``predict`` or that method
+        itself (``SelfPlayModel(path)`` that loads a model and whose own ``predict`` calls it through a
+        ``tf.function``: a wrapper, not Keras' predict; set X; a ``tf.keras.Model`` subclass whose own
+        ``fit`` is a least-squares solve: not Keras' fit, set AE)."""
+        param, _, method = use.partition(".")
         for value in self.flow.params.get((importer.path, function.name), {}).get(param, ()):
             if value == ("tf", "model"):
                 return True
             if value[0] == "instance":
                 module = self._by_path.get(os.path.normpath(value[1]))
-                if module is not None and f"{value[2]}.predict" in module.functions:
+                if module is not None and (f"{value[2]}.predict" in module.functions
+                                           or (method and f"{value[2]}.{method}" in module.functions)):
                     continue
                 summary = None if module is None else self.summary(module, Ref("", f"{value[2]}.__init__"))
                 if summary is not None and Effect.MODEL in summary.builds:
