@@ -227,7 +227,8 @@ class EagerReader(SampleReader):
             samples.discard(dotted)
             return
         value_kind = value.__class__
-        if value_kind is ast.Call and not maybe_number_or_sample_call(value):
+        if value_kind is ast.Call and not maybe_number_or_sample_call(value) and not (
+                self._number_returns and self._is_number(value)):
             if numbers:
                 numbers.discard(dotted)
             if samples:
@@ -289,6 +290,24 @@ class EagerReader(SampleReader):
         for element, sequence in pairs:
             if isinstance(element, ast.Name) and (sequence is None or self._number_elements(sequence)):
                 numbers.add(element.id)
+
+    def _note_number_return(self, value: ast.AST) -> None:
+        """``def cosine_lr(step, total): return 0.05 * (1 + math.cos(...))``: a function of this module
+        whose every ``return`` gives a Python number makes its calls numbers (:meth:`_is_number`; a
+        twenty-first new user's trial: a learning-rate schedule's value passed to a ``tf.function``)."""
+        frame = self._frame
+        if frame.is_class or frame.facts.name == "<module>" or frame.facts.traced:
+            return
+        name = frame.facts.name
+        if not self._number_returns.get(name, True):
+            return
+        # parameters whose default is a number count as numbers here (``base=0.1``: ``base * step / warmup``)
+        added = [param for param in _number_defaults(frame.node) if param not in frame.numbers]
+        frame.numbers.update(added)
+        try:
+            self._number_returns[name] = self._is_number(value)
+        finally:
+            frame.numbers.difference_update(added)
 
     def visit_Yield(self, node: ast.Yield) -> None:
         """``def lrs(): ... yield lr``: calling ``lrs()`` hands out Python numbers (``_number_elements``)."""
@@ -354,6 +373,10 @@ class EagerReader(SampleReader):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
                 and self.resolve(node.func) is None):
             return True
+        if node.__class__ is ast.Call and node.func.__class__ is ast.Name and self._number_returns:
+            value = self.resolve(node.func)  # ``cosine_lr(step, total)``, a function of this module
+            return (isinstance(value, ProjectRef) and value.ref.module == ""
+                    and self._number_returns.get(value.ref.name, False))
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords and self.resolve(node.func) is None):
             return all(self._is_number(arg) for arg in node.args)  # ``min(1.0, step / warmup)``
@@ -777,6 +800,18 @@ class EagerReader(SampleReader):
                 return  # the same site, or inside one reported (``Sequential([Dense(10)])``): one finding
 
         facts.eager_checks = [*facts.eager_checks, (construction, kind, refs)]
+
+
+def _number_defaults(node: ast.AST | None) -> list[str]:
+    """The parameters of the ``def`` ``node`` whose default is a number literal (``base=0.1``)."""
+    if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+             *((arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)]
+    return [arg.arg for arg, default in pairs
+            if default.__class__ is ast.Constant and type(default.value) in (int, float)]
 
 
 #: The literals and comprehensions a list of Python numbers is written as (``_number_elements``).

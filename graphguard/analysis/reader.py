@@ -163,6 +163,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._traced: dict[str, int] = {}  # qualified name -> eager.TRACED or eager.SIGNED
         self._relaxed: set = set()  # qualified names of tf.functions traced with reduce_retracing=True
         self._number_generators: set = set()  # qualified names of functions that yield Python numbers (GG301)
+        self._number_returns: dict = {}  # qualified name -> whether every ``return`` seen gives a Python number (GG301)
         self._loop_binds: dict[int, set] = {}  # loop index -> dotted names its body binds (GG301, GG303)
         #: loop index -> the names of ``_loop_binds`` its body binds other than as a nested loop's target
         self._bound_here: dict[int, set] = {}
@@ -497,6 +498,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         if node.value is None:
             return
         self.visit(node.value)
+        self._note_number_return(node.value)
         value = self.resolve(node.value)
         facts = self._frame.facts
         for returned in (node.value.elts if node.value.__class__ is ast.Tuple else (node.value,)):
