@@ -418,10 +418,12 @@ class Checker:
             # A driver module handed the project's functions (``Hyperband(get_params, try_params)``,
             # ``search.run(build_model)``) names no TensorFlow of its own, so the prefilter skipped it;
             # the loop that calls them is in it (a first-contact set: a Hyperband driver's trials missed).
+            read_now = set(todo)
             for path in _drivers(results, paths):
                 hit = _read_file(path, self._settings, project, prefilter=False)
                 results[path] = hit
-                todo.append(path)
+                if path not in read_now:
+                    todo.append(path)
                 if (cache is not None and keys.get(path) is not None and hit.error is None
                         and not any(d[0] == "GG002" for d in hit.diagnostics)):
                     cache.put(path, keys[path], hit)

@@ -773,6 +773,27 @@ def test_proposing_fixes_reads_the_tree_a_number_of_times_linear_in_the_findings
     assert counts[1] < 2.5 * counts[0], counts
 
 
+def test_a_saver_blocked_by_another_modules_helper_is_not_promised_for_later(tmp_path):
+    # A twenty-first new user's trial: "No fixes available (1 hidden fix ...), and 1 more once those are
+    # applied", then after --fix --unsafe-fixes the Saver never became fixable: what kept it in the loop
+    # was a call of another module's helper, which no fix moves.
+    (tmp_path / "metrics.py").write_text(
+        "import tensorflow.compat.v1 as tf\n\n\ndef accuracy(logits, labels):\n"
+        "    return tf.reduce_mean(tf.cast(tf.equal(logits, labels), tf.float32))\n")
+    (tmp_path / "train.py").write_text(
+        "import tensorflow.compat.v1 as tf\nfrom metrics import accuracy\n\n"
+        "x = tf.placeholder(tf.float32, [None])\nlr = tf.Variable(0.1)\nloss = tf.reduce_sum(x * lr)\n"
+        "with tf.Session() as sess:\n    for epoch in range(100):\n"
+        "        sess.run(tf.assign(lr, 0.1 * 0.9 ** epoch))\n        sess.run(accuracy(x, x), {x: [1.0]})\n"
+        "        saver = tf.train.Saver()\n        saver.save(sess, 'ckpt', global_step=epoch)\n")
+    summary = graphguard("train.py", cwd=tmp_path)
+    assert summary.returncode == 1 and len(summary.stdout.splitlines()) == 3, summary.stdout
+    assert summary.stderr.splitlines()[-1] == ("No fixes available (1 hidden fix can be enabled with the "
+                                               "`--unsafe-fixes` option)."), summary.stderr
+    full = graphguard("--output-format", "full", "train.py", cwd=tmp_path).stdout
+    assert "the loop also calls accuracy, whose code graphguard's fixes cannot read" in full, full
+
+
 def test_a_move_that_needs_an_unsafe_move_first_is_unsafe_and_the_summary_agrees_with_fix(tmp_path):
     # A second new user's trial on the README's demo script: "[*] 2 fixable with the --fix option",
     # then --fix fixed nothing ("fixes still applied after 50 passes"): the two "safe" moves read names

@@ -43,7 +43,7 @@ def test_full_shows_source_and_loop(tmp_path):
 
 def test_concise_says_what_happens_and_leaves_the_advice_to_the_other_formats(tmp_path):
     lines = check(tmp_path).stdout.splitlines()
-    assert lines == ["train.py:5:14: GG101 op-in-session-loop: `tf.argmax(...)` builds graph ops in the loop at line 4",
+    assert lines == ["train.py:5:14: GG101 op-in-session-loop: `tf.argmax(...)` builds ops in the loop at line 4",
                      "train.py:6:13: GG102 saver-in-session-loop: `tf.train.Saver(...)` builds a Saver in the loop at line 4"]
     items = json.loads(check(tmp_path, "--output-format", "json").stdout)
     assert items[1]["message"] == "`tf.train.Saver(...)` builds a Saver in the loop at line 4"
@@ -79,7 +79,7 @@ def test_json_lines(tmp_path):
 def test_github_workflow_commands(tmp_path):
     lines = check(tmp_path, "--output-format", "github").stdout.splitlines()
     assert lines[0].startswith("::warning file=train.py,line=5,col=14,endLine=5,endColumn=29,"
-                               "title=GG101 op-in-session-loop::GG101 `tf.argmax(...)` builds graph ops in the loop")
+                               "title=GG101 op-in-session-loop::GG101 `tf.argmax(...)` builds ops in the loop")
     assert len(lines) == 2
 
 

@@ -60,7 +60,7 @@ def test_a_helper_in_one_cell_and_its_loop_in_another_give_one_finding_located_b
     assert result.returncode == 1, result.stderr
     assert out.splitlines() == [
         "sweep.ipynb:cell 6:6:15: GG101 op-in-session-loop: `accuracy(...)` (via `tf.equal(...)` at "
-        "cell 3, line 2) builds graph ops in the loop at cell 6, line 4"
+        "cell 3, line 2) builds ops in the loop at cell 6, line 4"
     ]
     assert b"GG001" not in result.stdout  # no syntax error for magics, shell escapes, help or %%bash
 

@@ -234,7 +234,7 @@ for step in range(100):
     sess.run(train)
 """
     (finding,) = CHECKER.check_source(source, "t.py")
-    assert finding.message.startswith("`tf.train.AdamOptimizer(...).minimize(...)` builds graph ops")
+    assert finding.message.startswith("`tf.train.AdamOptimizer(...).minimize(...)` builds ops")
 
 
 def test_deeply_nested_code_is_analysed():

@@ -617,7 +617,9 @@ class EagerReader(SampleReader):
             others = [c for c, d in varying if c is not construction and d == depth]
             if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
                 # (a shape and a number too: ``train_step(tf.ones([n, 3]), lr)``, a twentieth trial)
-                args = [c.callee.rpartition(" in `")[0] for c in (construction, *others)]
+                # the arguments only: "(shape set by ...)" after each made a line of 213 characters
+                args = [c.callee.rpartition(" in `")[0].split("` (shape set by", 1)[0]
+                        + ("`" if "` (shape set by" in c.callee else "") for c in (construction, *others)]
                 args = sorted(set(args), key=args.index)
                 callee = construction.callee.rpartition(" in `")[2]
                 construction = construction._replace(callee=", `".join(args) + " in `" + callee)

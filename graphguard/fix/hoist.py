@@ -444,8 +444,16 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
         raise _NotFixable(f"the loop changes {', '.join(mutated)} (assigns its attributes or items, or changes it in place)")
     effects = {effect_of(name) for name in reads.tf_calls}
     capturing = bool(effects & _CAPTURING) or any(_CAPTURING_NAMES.search(name) for name in reads.tf_calls)
-    if capturing and _builds_more(module, loop, expr, summaries="tf.summary.merge_all" in reads.tf_calls):
-        raise _NotFixable(WAITS_FOR_OTHERS)
+    if capturing:
+        more = _builds_more(module, loop, expr, summaries="tf.summary.merge_all" in reads.tf_calls)
+        if more is not None:
+            # A helper no fix can read (another module's, or a name it cannot see into) stays in the loop:
+            # the Saver would wait for ever, so it is not counted as "1 more once those are applied"
+            # (a twenty-first new user's trial: the count promised a fix that never came)
+            raise _NotFixable(WAITS_FOR_OTHERS if more is True else
+                              f"the loop also calls {more}, whose code graphguard's fixes cannot read: it may "
+                              "make variables that a Saver or initializer built before the loop would miss; "
+                              "move it by hand")
     unsafe = []
     if any(isinstance(node, (cst.Try, cst.TryStar)) and node.body in chain for node in chain):
         unsafe.append("it moves out of a try block: an error building it is no longer handled there")
@@ -587,12 +595,14 @@ def _may_exit(node: cst.CSTNode) -> bool:
     return any(_may_exit(child) for child in node.children)
 
 
-def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries: bool) -> bool:
+def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries: bool) -> bool | str | None:
     """Whether anything else in ``loop`` may add variables (or, with ``summaries``, summary ops) that
-    a Saver, an initializer or ``merge_all()`` built before the loop would miss: a TensorFlow variable,
-    layer, metric or model, an optimizer with slots, a function of this file that makes one, or a
-    function graphguard cannot read (another module's). Read from the code itself, not from the
+    a Saver, an initializer or ``merge_all()`` built before the loop would miss: ``True`` for a
+    TensorFlow variable, layer, metric or model, an optimizer with slots, or a function of this file
+    that makes one; the called name (a string) for a function graphguard cannot read (another
+    module's, or a name it cannot see into); None for nothing. Read from the code itself, not from the
     findings, so a suppressed or unselected finding (``# noqa``, ``--ignore``) still counts."""
+    unseen = None
     own = {id(node) for node in source.calls(expr)}
     for call in source.calls(loop.body):
         if id(call) in own:
@@ -608,8 +618,8 @@ def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries
         if imported is not None:
             full = source.canonical(imported + ("." + rest if rest else ""))
             if full is None:
-                if imported.split(".")[0] not in _VALUE_MODULES:
-                    return True  # a helper of another module: it may
+                if imported.split(".")[0] not in _VALUE_MODULES and unseen is None:
+                    unseen = name  # a helper of another module: it may
                 continue
             if _makes_variables(full) or (summaries and effect_of(full) is Effect.SUMMARY):
                 return True
@@ -621,9 +631,9 @@ def _builds_more(module: Region, loop: cst.CSTNode, expr: cst.CSTNode, summaries
         if name in module.file.functions:
             if module.file.makes_variables(name, _makes_variables, summaries):
                 return True
-        elif not hasattr(builtins, name):
-            return True  # a name graphguard cannot see into
-    return False
+        elif not hasattr(builtins, name) and unseen is None:
+            unseen = name  # a name graphguard cannot see into
+    return unseen
 
 
 #: Modules whose functions compute values and build no graph (a call to them blocks nothing).

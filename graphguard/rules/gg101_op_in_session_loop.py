@@ -33,7 +33,7 @@ class OpInSessionLoop(Rule):
     NAME = "op-in-session-loop"
     EFFECTS = frozenset({Effect.OP})
     TITLE = "Graph ops built in a session loop"
-    MESSAGE = "{subject} builds graph ops in the loop at line {loop_row}"
+    MESSAGE = "{subject} builds ops in the loop at line {loop_row}"
     ADVICE = (
         "build it once before the loop and run the existing tensor (feed changing values through a placeholder)"
     )

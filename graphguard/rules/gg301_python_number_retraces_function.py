@@ -36,7 +36,7 @@ class PythonNumberRetracesFunction(Rule):
     NAME = "python-number-retraces-function"
     EFFECTS = frozenset({Effect.RETRACE_ARGUMENT})
     TITLE = "Python number passed to a tf.function in a loop"
-    MESSAGE = "{subject}: a Python number changing in the loop at line {loop_row} retraces the tf.function"
+    MESSAGE = "{subject}: a new value per iteration of the loop at line {loop_row} retraces the tf.function"
     ADVICE = (
         "a tf.function traces a new graph for every new Python value and every new input shape: pass "
         "numbers as tensors (tf.constant(...)) or give the function an input_signature (None for a "
