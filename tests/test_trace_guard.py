@@ -409,6 +409,32 @@ def test_a_keras_fit_sweep_with_a_new_model_per_trial_stays_silent():
     assert max(fn.functions for fn in report.functions) >= 3  # a new train function per model
 
 
+def test_a_keras_model_compiled_per_epoch_is_recompiled_and_fitted_per_epoch_is_not():
+    # A twenty-first new user's trial: `for epoch in range(50): m.compile(...); m.fit(...)` was GG305 in
+    # graphguard check, and "no tf.function retracing" at run time, its table showing 61 objects.
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    xs, ys = rng.random((64, 6), dtype=np.float32), rng.integers(0, 2, 64)
+    model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with TraceGuard(max_traces=3) as guard:
+        for epoch in range(6):  # the fix: compiled once, fitted per epoch
+            model.fit(xs, ys, epochs=1, verbose=0)
+    assert guard.report().retracing == ()
+    with TraceGuard(max_traces=3) as guard:
+        with pytest.raises(RetracingError) as raised:
+            for epoch in range(6):
+                model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                model.fit(xs, ys, epochs=1, verbose=0)
+    assert "tf.function objects made for one Keras model, each traced anew (limit max_traces=3)" in str(raised.value)
+    assert "compile the model once, before the loop" in str(raised.value), str(raised.value)
+    (fn,) = guard.report().retracing
+    assert fn.retracing == "recompiled" and fn.recompiled == 4 and fn.internal
+    assert "RECOMPILED" in guard.report().format()
+
+
 def test_a_step_function_built_per_trial_and_a_method_per_instance_stay_silent():
     def make_step(scale):
         @tf.function

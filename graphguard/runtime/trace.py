@@ -37,7 +37,9 @@ own warning) and per ``tf.function`` object. A function is *retracing* when:
   ``max_traces`` times through several ``tf.function`` objects, with at least half of its calls
   tracing: a ``tf.function`` made anew per call. A new model per trial in a sweep (Keras' train
   function, a ``@tf.function`` method, a step function built once per trial and called many times)
-  is not.
+  is not; or
+* Keras made its own step function more than ``max_traces`` times for one model (the model its
+  closure holds, :func:`_keras_owner`): ``model.compile()`` per iteration (GG305).
 
 This module imports TensorFlow only when a guard starts (never at ``import graphguard``).
 """
@@ -252,6 +254,8 @@ class _Code:
             pass
         self.traces = self.functions = self.max_object_traces = 0
         self.excused = 0  # traces not counted against max_traces (a new trial, a loop's case, a bool flag)
+        self.owners: dict[int, int] = {}  # id of the Keras model a step function closes over -> objects made
+        self.recompiled = 0  # the most objects made for one model
         self.dead_calls = 0  # calls of this code's tf.function objects that are gone
         self.live: dict[int, "_Object"] = {}  # id -> record of this code's live objects
         self.sites: dict[tuple, list] = {}  # (filename, lineno) -> [text, traces]
@@ -301,6 +305,7 @@ class _Code:
             call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
             created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
             changes=self.ordered_causes(), retracing=self.retracing, excused=self.excused,
+            recompiled=self.recompiled,
             fix=fix_for(self.ordered_causes(), self.retracing) if self.retracing else "",
         )
 
@@ -309,10 +314,11 @@ class _Object:
     """Counts for one ``tf.function`` object (weakly referenced: a dead one's record is dropped)."""
 
     # calls: the hot path's one increment; seen: experimental_get_tracing_count() after the last call
-    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials", "last_at", "history")
+    __slots__ = ("ref", "code", "calls", "traces", "seen", "last", "trials", "last_at", "history", "owned")
 
     def __init__(self, ref: weakref.ref, code: _Code) -> None:
         self.ref, self.code, self.calls, self.traces, self.seen = ref, code, 0, 0, 0
+        self.owned = 0  # Keras' step function: how many objects of its code its model had when it was made
         self.trials = 0  # traces made because a new model, layer, optimizer or tf.Module was passed, a
         # loop handed the call its case (a dtype, a shape), or a Python bool flag took its other value
         self.last: Optional[dict[str, Leaf]] = None
@@ -367,6 +373,20 @@ _ONLY: Optional[dict[int, "_Object"]] = None
 _PATCH: Optional[tuple[type, Any, Any]] = None  # (Function class, original __call__, original __init__)
 _CREATED: dict[int, tuple[weakref.ref, Optional[str], Optional[int]]] = {}  # id(Function) -> where it was made
 _FUNCTION_CLASS: Optional[type] = None
+
+
+def _keras_owner(target: Any) -> Any:
+    """The Keras model a step function of Keras' own closes over (``self`` in ``make_train_function``'s
+    ``one_step_on_data``), or None: found among the closure's cells by what a model has (``compile``,
+    ``fit`` and ``make_train_function``)."""
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if hasattr(value, "make_train_function") and hasattr(value, "compile") and hasattr(value, "fit"):
+            return value
+    return None
 
 
 def function_class() -> type:
@@ -615,6 +635,10 @@ class TraceGuard:
                 made = where(created[1], created[2])
                 code.created[made] = code.created.get(made, 0) + 1
             record = objects[key_id] = code.live[key_id] = _Object(weakref.ref(fn, gone), code)
+            if code.internal:
+                owner = _keras_owner(target)
+                if owner is not None:
+                    record.owned = code.owners[id(owner)] = code.owners.get(id(owner), 0) + 1
         return record
 
     def _summary(self, code: _Code, args: tuple, kwds: dict) -> dict[str, Leaf]:
@@ -691,6 +715,13 @@ class TraceGuard:
                 verdict = "new_function"
                 if ("new_function", "") not in code.causes:
                     code.causes = {("new_function", ""): ArgChange("new_function", ""), **code.causes}
+            elif record.owned > self.max_traces and record.traces == traced:
+                # Keras made its step function anew for a model that had one: compile() per iteration (a
+                # twenty-first new user's trial: 51 compiles read "no tf.function retracing", GG305 in check)
+                verdict = "recompiled"
+                code.recompiled = max(code.recompiled, record.owned)
+                code.causes = {("recompiled", ""): ArgChange("recompiled", "", "", str(record.owned)),
+                               **{k: v for k, v in code.causes.items() if k[0] != "new_function"}}
             else:
                 return None
             code.retracing = code.retracing if code.retracing == "same_function" else verdict

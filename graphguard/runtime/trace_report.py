@@ -37,7 +37,9 @@ class ArgChange:
         kind: ``"value"`` (a Python scalar's value or type), ``"shape"``, ``"dtype"`` (of a tensor,
             array or variable), ``"object"`` (a different Python object of the same type, or another
             type), ``"structure"`` (an element or key added or removed), ``"new_function"`` (a new
-            ``tf.function`` object of the same Python code), ``"unknown"`` (no visible difference).
+            ``tf.function`` object of the same Python code), ``"recompiled"`` (Keras' train, test or
+            predict function made anew for a model that had one: ``model.compile()`` again),
+            ``"unknown"`` (no visible difference).
         argument: the argument's name as the function declares it, with an index for nested values
             (``"step"``, ``"batch[0]"``, ``"inputs['x']"``); ``""`` for ``new_function``/``unknown``.
         before, after: the two summaries as text (``"Python int 3"``, ``"shape (32, 10)"``); for
@@ -83,6 +85,9 @@ class ArgChange:
         if self.kind == "new_function":
             return f"a new tf.function object per call: made at {self.after}" if self.after else \
                 "a new tf.function object per call (made before the guard started)"
+        if self.kind == "recompiled":
+            return (f"a new tf.function object for the same Keras model ({self.after} made for it): "
+                    f"model.compile() again makes Keras build its step function anew")
         if self.kind == "unknown":
             return "no argument changed as graphguard sees them (a captured global or closure value?)"
         return f"argument `{self.argument}`: {self.before} -> {self.after}"
@@ -125,7 +130,9 @@ class TracedFunction:
             one per instance; a ``tf.function(f)`` in a loop one per iteration).
         max_object_traces: the most traces of any one of those objects.
         internal: the code lives in TensorFlow or Keras (Keras' own train/predict steps); such a
-            function is only reported when one object keeps retracing, never for new objects.
+            function is reported when one object keeps retracing, or when Keras made more than
+            ``max_traces`` objects of it for one model (``"recompiled"``), never for new objects
+            otherwise (a new model per trial).
         call_sites: user lines that called it when it traced, most traces first (at most 10).
         created_at: ``(file:line, objects)`` where its ``tf.function`` objects were made while the
             guard was active, most first (at most 5).
@@ -136,7 +143,9 @@ class TracedFunction:
             object's first trace is a ``new_function``); at most 8.
         retracing: ``None``; ``"same_function"`` when one object traced more than ``max_traces``
             times; ``"new_function"`` when the code traced more than ``max_traces`` times through
-            several objects while at least half of its calls traced.
+            several objects while at least half of its calls traced; ``"recompiled"`` when Keras made
+            more than ``max_traces`` objects of its own step function for one model (each
+            ``compile()`` makes a new one, traced again: GG305).
         fix: what to change, for the changes seen, one sentence a line, most values first (``""``
             when not retracing).
         excused: its traces not counted against ``max_traces`` (see the field).
@@ -159,6 +168,8 @@ class TracedFunction:
     #: traces not counted against ``max_traces``: a new model per trial, a case of a loop over a handful
     #: (a dtype or shape per iteration, :mod:`graphguard.runtime.bounded`), a Python bool's other value
     excused: int = 0
+    #: the most ``tf.function`` objects of this (Keras) code made for one model: one per ``compile()``
+    recompiled: int = 0
 
     @property
     def defined_at(self) -> str:
@@ -193,7 +204,11 @@ def fix_for(changes: tuple[ArgChange, ...] | list[ArgChange], retracing: Optiona
     advice: dict[str, None] = {}
     values: dict[str, str] = {}  # number arguments: argument -> how to make it a tensor
     shapes: dict[str, int] = {}  # tensor arguments whose shape changed -> values seen
-    if retracing == "new_function" or any(c.kind == "new_function" for c in changes):
+    if retracing == "recompiled" or any(c.kind == "recompiled" for c in changes):
+        advice["compile the model once, before the loop (each compile() makes Keras build and trace its step "
+               "function again); to change the learning rate, assign it: "
+               "model.optimizer.learning_rate.assign(value)"] = None
+    elif retracing == "new_function" or any(c.kind == "new_function" for c in changes):
         advice["create the tf.function once, outside the loop (decorate the function at module level or "
                "build it before the loop), and call that same object in the loop"] = None
     flags_only = all(c.kind == "value" and c.before.startswith("Python bool ") for c in changes)
@@ -275,6 +290,9 @@ def retracing_message(fn: TracedFunction, call: CallSite, max_traces: int, trace
     if fn.retracing == "new_function":
         how = (f"{fn.traces} traces in {fn.calls} calls through {fn.functions} tf.function objects made from "
                f"the same code (limit max_traces={max_traces})")
+    elif fn.retracing == "recompiled":
+        how = (f"{fn.recompiled} tf.function objects made for one Keras model, each traced anew "
+               f"(limit max_traces={max_traces})")
     else:
         twice = "; a call that creates variables traces twice" if traces > calls else ""
         how = f"{traces} traces in {calls} calls of one tf.function object (limit max_traces={max_traces}{twice})"
@@ -345,7 +363,8 @@ class TraceReport:
         rows = [("function", "defined at", "traces", "calls", "objects", "")]
         for fn in shown:
             verdict = ("RETRACING" if fn.retracing == "same_function" else
-                       "NEW OBJECTS" if fn.retracing == "new_function" else "")
+                       "NEW OBJECTS" if fn.retracing == "new_function" else
+                       "RECOMPILED" if fn.retracing == "recompiled" else "")
             rows.append((fn.name, fn.defined_at, str(fn.traces), str(fn.calls), str(fn.functions), verdict))
         rows = [(_fit(row[0], 40), _fit(row[1], 40), *row[2:]) for row in rows]
         widths = [max(len(row[i]) for row in rows) for i in range(5)]
