@@ -382,6 +382,11 @@ class SweepReader:
         if estimator.__class__ is ast.Call:
             self._search_fits[id(estimator)] = fits  # read when the wrapper's call is visited, next
             return
+        if estimator.__class__ is ast.Name and self.resolve(estimator) is OTHER:
+            # ``clf = RandomForestClassifier()`` then ``GridSearchCV(clf, ...)``: not the Keras wrapper made
+            # earlier under the same name (a first-contact notebook: twelve scikit-learn searches of `clf`
+            # were added to its Keras wrapper's fits, and its 3-fold cross-validation was reported)
+            return
         last = self._last_wrapper
         if estimator.__class__ is not ast.Name or last is None or last[0] is not self._frame:
             self._unplaced_search = True  # (a wrapper given by a caller, or made in another module)
@@ -408,7 +413,10 @@ class SweepReader:
                 loop.trips = 1
 
     def _fits(self, node: ast.Call, name: str, keywords: dict) -> int | None:
-        """How many fits a scikit-learn search or cross-validation ``node`` makes (None: unknown)."""
+        """How many fits a scikit-learn search or cross-validation ``node`` makes (None: unknown, and
+        for a search scikit-learn does not have, such as scikit-optimize's ``BayesSearchCV``)."""
+        if name not in SEARCH_FITS:
+            return None
         cv = keywords.get("cv")
         if cv is None:
             folds = 5  # scikit-learn 0.22 and later
