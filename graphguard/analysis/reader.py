@@ -193,7 +193,8 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._sample_loops: set = set()  # indices of loops over a minibatch (what they append to is one, GG303)
         self._wrapper_loops: list = []  # the loops of the Keras wrappers' fits (``KerasClassifier(...)``, GG201)
         self._search_fits: dict = {}  # id of a wrapper call written in a search -> the fits it makes, None: unknown
-        self._last_wrapper = None  # (frame, loop) of the last Keras wrapper made
+        self._last_wrapper = None  # (frame, loop, call) of the last Keras wrapper made
+        self._estimators: dict = {}  # (id of a frame, name) -> whether its last binding is the Keras wrapper made
         self._unplaced_search = False  # a scikit-learn search whose Keras wrapper was not found (GG201)
         self._searched_loops: set = set()  # ids of the wrappers' loops a search of the module was given
         self._grids: dict = {}  # name -> the dict literal (or ``dict(...)``) last bound to it: a param_grid
@@ -784,6 +785,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
     reader._top_statements = []
     reader._grids = reader._search_fits = {}
     reader._last_wrapper = None
+    reader._estimators = {}
     if reader.graph_mode and not reader.eager:
         # ``model.predict(x)`` runs a session step when Keras runs on TF1 graphs (this module builds
         # with K.gradients, K.function, placeholders or sessions, and shows no eager signal such as

@@ -233,7 +233,13 @@ class SweepReader:
                 frame.facts.retentions = [*frame.facts.retentions, _unused(retention)]
 
     def _note_made(self, targets, value: ast.AST) -> None:
-        """After ``targets = value``: remember which targets now hold a model-like value."""
+        """After ``targets = value``: remember which targets now hold a model-like value, and which names
+        hold the Keras wrapper just made (:meth:`_note_search_fits`)."""
+        if self._last_wrapper is not None or self._estimators:
+            wrapper = self._last_wrapper is not None and self._last_wrapper[2] is value
+            for target in targets:
+                if target.__class__ is ast.Name:
+                    self._estimators[(id(self._frame), target.id)] = wrapper
         made = None
         for target in targets:
             if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
@@ -361,7 +367,7 @@ class SweepReader:
             self._wrapper_loops.append(loop)
             if id(node) in self._search_fits:
                 self._add_fits(loop, self._search_fits.pop(id(node)))
-            self._last_wrapper = (self._frame, loop)
+            self._last_wrapper = (self._frame, loop, node)
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
             self._project_call(ref, where, callee_text(where), bound)
@@ -382,7 +388,7 @@ class SweepReader:
         if estimator.__class__ is ast.Call:
             self._search_fits[id(estimator)] = fits  # read when the wrapper's call is visited, next
             return
-        if estimator.__class__ is ast.Name and self.resolve(estimator) is OTHER:
+        if estimator.__class__ is ast.Name and self._estimators.get((id(self._frame), estimator.id)) is False:
             # ``clf = RandomForestClassifier()`` then ``GridSearchCV(clf, ...)``: not the Keras wrapper made
             # earlier under the same name (a first-contact notebook: twelve scikit-learn searches of `clf`
             # were added to its Keras wrapper's fits, and its 3-fold cross-validation was reported)
