@@ -179,6 +179,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
         self._attribute_index: dict = {}  # class -> how its methods use each self.X (resolution.SelfUses)
         self._class_sites: tuple | None = None  # the module's calls of its classes, what each scope binds (on first use)
         self._module_ints: dict = {}  # module-level names bound once to an int
+        self._module_lens: dict = {}  # module-level names bound once to a list or tuple literal -> its length
         self._off_flags: frozenset = frozenset()  # module-level names bound only to False or None
         self._top_statements: list = []  # module-level statements outside defs (their calls give counts)
         self._source: bytes | None = None  # the module's source, when given (a call's text is looked for in it)

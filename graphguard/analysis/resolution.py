@@ -375,10 +375,13 @@ class Resolver:
             if kind == "len":
                 literal = given.__class__ in (ast.List, ast.Tuple, ast.Set) and not any(
                     e.__class__ is ast.Starred for e in given.elts)
-                if not literal:
-                    return None
-                values.append(len(given.elts))
-                continue
+                if literal:
+                    values.append(len(given.elts))
+                    continue
+                if given.__class__ is ast.Name and given.id in self._module_lens:
+                    values.append(self._module_lens[given.id])  # ``compute_style_cost(model, STYLE_LAYERS)``
+                    continue
+                return None
             value = None if given is None else constant_int(given)
             if value is None and isinstance(given, ast.Name):
                 value = self._module_ints.get(given.id)
@@ -510,6 +513,7 @@ class Resolver:
         those bound only to ``False``/``None`` (``_off_flags``)."""
         self._calls_by_name = {}
         ints: dict = {}
+        lens: dict = {}
         flags: dict = {}
         statements = list(self._tree.body) if self._tree is not None else []
         top = []
@@ -522,12 +526,19 @@ class Resolver:
                     and isinstance(statement.targets[0], ast.Name)):
                 ints.setdefault(statement.targets[0].id, set()).add(constant_int(statement.value))
                 value = statement.value
+                lens.setdefault(statement.targets[0].id, set()).add(
+                    len(value.elts) if value.__class__ in (ast.List, ast.Tuple) and not any(
+                        e.__class__ is ast.Starred for e in value.elts) else None)
                 flags.setdefault(statement.targets[0].id, set()).add(
                     value.value if value.__class__ is ast.Constant and value.value in (False, None) else _UNSET)
             elif isinstance(statement, (ast.If, ast.With, ast.Try)):
                 statements.extend(statement.body)
                 statements.extend(getattr(statement, "orelse", ()))
         self._module_ints = {n: next(iter(v)) for n, v in ints.items() if len(v) == 1 and None not in v}
+        # ``STYLE_LAYERS = [("conv1_1", 0.2), ...]`` once, never grown in place (``.append``, ``+=``)
+        source = self._source or b""
+        self._module_lens = {n: next(iter(v)) for n, v in lens.items() if len(v) == 1 and None not in v
+                             and not any(f"{n}{grow}".encode() in source for grow in (".append(", ".extend(", ".insert(", " +="))}
         # ``TUNING = False`` once, and no ``global`` statement that could set it elsewhere
         self._off_flags = frozenset() if (self._source is None or b"global " in self._source) else frozenset(
             name for name, values in flags.items() if _UNSET not in values)
