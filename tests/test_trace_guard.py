@@ -747,3 +747,21 @@ def test_a_number_inside_a_dict_argument_is_the_one_named_in_the_fix():
             for i in range(40):
                 scaled({"scale": float(i)})
     assert "pass `cfg['scale']` as a tensor (tf.constant(cfg['scale']))" in str(info.value)
+
+
+def test_a_retracing_error_leaving_the_with_block_has_only_the_users_frames():
+    # A twenty-first new user's trial: graphguard's own `raise` line in a TraceGuard error's traceback
+    # (GraphGuard's, graphguard run's and pytest's showed only the user's frames).
+    import traceback
+
+    @tf.function
+    def scale(x, k):
+        return x * k
+
+    with pytest.raises(RetracingError) as raised:
+        with TraceGuard(max_traces=2):
+            for k in range(6):
+                scale(tf.ones([2]), k)
+    files = [frame.filename for frame in traceback.extract_tb(raised.value.__traceback__)]
+    assert files and all("graphguard" + os.sep + "runtime" not in name for name in files), files
+    assert files[-1] == HERE

@@ -56,7 +56,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Optional, Union
 
-from graphguard.runtime.attribution import is_internal, live_frames, source, user_origin, user_path
+from graphguard.runtime.attribution import is_internal, live_frames, source, user_origin, user_path, user_traceback
 from graphguard.runtime.bounded import bounded_trips
 from graphguard.runtime.report import where
 from graphguard.runtime.trace_report import (
@@ -597,8 +597,12 @@ class TraceGuard:
     def __enter__(self) -> "TraceGuard":
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.stop()
+        if isinstance(exc, RetracingError):
+            # the traceback ends at the user's line, as GraphGuard's does (a twenty-first new user's
+            # trial: graphguard's own `raise` frame in a TraceGuard error's traceback)
+            user_traceback(tb)
 
     # -- counting (called by the patched Function.__call__) ------------------------------------------
 
