@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import linecache
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from graphguard.analysis.syntax import constant_int  # the linter's reading of an int literal
 
@@ -40,7 +40,7 @@ __all__ = ["BOUND", "bounded_trips", "in_a_loop"]
 BOUND = 10
 
 _Location = tuple  # (filename, lineno)
-_trees: dict[str, Optional[tuple[ast.Module, dict[int, ast.AST]]]] = {}
+_trees: dict[Any, Optional[tuple[ast.Module, dict[int, ast.AST]]]] = {}
 _SAME_COUNT = frozenset({"enumerate", "sorted", "list", "tuple", "reversed", "set"})
 
 
@@ -177,18 +177,23 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _parsed(filename: str) -> Optional[tuple[ast.Module, dict[int, ast.AST]]]:
-    if filename not in _trees:
+    key: Any = filename
+    if filename.startswith("<"):
+        # a name that stands for new code each time (``<timed exec>``: every ``%%time`` cell's body; a
+        # twenty-first new user's trial: a timed cell's loop was read from the previous timed cell)
+        key = (filename, "".join(linecache.getlines(filename)))
+    if key not in _trees:
         source = "".join(linecache.getlines(filename))
         try:
             tree = ast.parse(source) if source else None
         except (SyntaxError, ValueError):
             tree = None
         if tree is None:
-            _trees[filename] = None
+            _trees[key] = None
         else:
             parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-            _trees[filename] = (tree, parents)
-    return _trees[filename]
+            _trees[key] = (tree, parents)
+    return _trees[key]
 
 
 def _innermost(tree: ast.Module, lineno: int) -> Optional[ast.AST]:
