@@ -172,6 +172,9 @@ class DeferredOperator(NamedTuple):
 
     construction: Construction
     refs: tuple
+    #: parameters of the function the operator acts on: a tensor when a caller passes one (phase 2's
+    #: values), as ``def evaluate(sess, logits): sess.run(logits * 2)`` called with the model's output
+    params: tuple = ()
 
 
 class Retention(NamedTuple):
@@ -242,6 +245,9 @@ class FunctionFacts:
     #: shared empty tuple until the first one
     return_values: tuple | list = ()
     deferred_uses: tuple | list = ()  #: :class:`DeferredUse` records, rare as well
+    #: (parameter, row, subject) of the operators outside loops on parameters it passes to no TensorFlow
+    #: call (``def scaled(logits): return logits * 2``): ops when a call passes a tensor (phase 3)
+    param_operators: tuple | list = ()
     # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a
     # set on first use (a module has thousands of functions; each empty list costs time and memory).
     retentions: tuple | list = ()  #: :class:`Retention` stores in its loops

@@ -161,13 +161,33 @@ def _outer_row(module: ModuleFacts, item, loop) -> int:
     return outer.row if outer is not None and outer.row != loop.row else 0
 
 
+def _param_operator(project: Project, module: ModuleFacts, call, callee) -> Origin | None:
+    """Where the function ``call`` runs applies an operator to a parameter that this call passes a
+    tensor or variable for (``scaled(pred)`` with ``def scaled(logits): return logits * 2``): the call
+    builds an op there. None otherwise."""
+    target = project.resolve(module, call.ref)
+    if target is None:
+        return None
+    facts = target[0].functions.get(target[1])
+    if facts is None or not facts.param_operators:
+        return None
+    shift = 1 if call.bound else 0
+    for param, row, subject in facts.param_operators:
+        index = callee.params.index(param) - shift if param in callee.params else -1
+        for where, value in call.values:
+            if (where == param or where == index) and isinstance(value, TFObject) and value.kind in ("tensor", "variable"):
+                return Origin(target[0].path, row, subject)
+    return None
+
+
 def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFacts) -> list[Finding]:
     found: list[Finding] = []
     key = (module.path, facts.name)
     extra = project.flow.extra_constructions.get(key)
     constructions = [*facts.constructions, *(c for c in extra if c.loops)] if extra else list(facts.constructions)
     for deferred in facts.deferred_operators:
-        if any(project.flow.returns_tensor(module, ref) for ref in deferred.refs):
+        if any(project.flow.returns_tensor(module, ref) for ref in deferred.refs) or (
+                deferred.params and project.flow.passes_tensor(module, facts.name, deferred.params)):
             constructions.append(deferred.construction)
 
     calls = project.resolved_calls(module, facts.name)
@@ -239,7 +259,14 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
                 continue
         found.append(Finding(module.path, trial.site, Effect.MODEL, trial.subject, loop.row, loop.column, via=via))
     for call, callee in calls:
-        if id(call) in suppressed or not (callee.builds or callee.trains_model):
+        if id(call) in suppressed:
+            continue
+        if not (callee.builds or callee.trains_model):
+            via = _param_operator(project, module, call, callee) if call.loops and call.values else None
+            loop = None if via is None else _session_loop(module, call, project.bound)
+            if loop is not None:
+                found.append(Finding(module.path, call.site, Effect.OPERATOR, f"`{call.callee}(...)`",
+                                     loop.row, loop.column, via=via))
             continue
         if callee.trains_model is not None and not project.worker_class(module, call.ref) and not (
                 callee.trains_guard and project.never_runs(module, call, callee, callee.trains_guard)):

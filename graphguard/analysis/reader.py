@@ -605,6 +605,15 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
             if names & frame.tensor_params:
                 facts.constructions.append(construction._replace(callee=written if not construction.loops
                                                                  else short(ast.unparse(written))))
+            elif construction.loops:
+                # a tensor when a caller passes one (phase 3: what the calls pass for the parameter; a
+                # twenty-second new user's trial: ``sess.run(pred * 2)`` in a helper handed the model's output)
+                add(facts, "deferred_operators", DeferredOperator(
+                    construction._replace(callee=short(ast.unparse(written))), (), tuple(sorted(names))))
+            elif len(facts.param_operators) < 4 and not frame.is_class:
+                # ``def scaled(logits): return logits * 2``: ops at a call that passes a tensor (phase 3)
+                for name in sorted(names):
+                    add(facts, "param_operators", (name, construction.site.row, f"`{short(ast.unparse(written))}`"))
 
     def _visit_body(self, body: list) -> None:
         """A function body, watching for an early-return cache guard: ``if key in self._ops: return``

@@ -275,6 +275,12 @@ class ValueFlow:
         target = self.project.resolve(module, ref)
         return target is not None and not TENSOR_VALUES.isdisjoint(self.returns.get((target[0].path, target[1]), ()))
 
+    def passes_tensor(self, module: ModuleFacts, name: str, params: tuple) -> bool:
+        """Whether some call of function ``name`` (of ``module``) passes a tensor or variable for one of
+        ``params``: an operator on that parameter builds an op."""
+        given = self.params.get((module.path, name), {})
+        return any(not TENSOR_VALUES.isdisjoint(given.get(param, ())) for param in params)
+
     def calls(self, module: ModuleFacts, name: str, facts) -> list:
         """The project calls of function ``name``: those written, and those its deferred uses became."""
         extra = self.extra_calls.get((module.path, name))
