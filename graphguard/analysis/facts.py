@@ -245,7 +245,7 @@ class FunctionFacts:
     #: shared empty tuple until the first one
     return_values: tuple | list = ()
     deferred_uses: tuple | list = ()  #: :class:`DeferredUse` records, rare as well
-    #: (parameter, row, subject) of the operators outside loops on parameters it passes to no TensorFlow
+    #: (parameter, Site, subject) of the operators outside loops on parameters it passes to no TensorFlow
     #: call (``def scaled(logits): return logits * 2``): ops when a call passes a tensor (phase 3)
     param_operators: tuple | list = ()
     # The GG201/GG202 facts below are rare: they start as a shared empty tuple, and become a list or a

@@ -172,11 +172,11 @@ def _param_operator(project: Project, module: ModuleFacts, call, callee) -> Orig
     if facts is None or not facts.param_operators:
         return None
     shift = 1 if call.bound else 0
-    for param, row, subject in facts.param_operators:
+    for param, site, subject in facts.param_operators:
         index = callee.params.index(param) - shift if param in callee.params else -1
         for where, value in call.values:
             if (where == param or where == index) and isinstance(value, TFObject) and value.kind in ("tensor", "variable"):
-                return Origin(target[0].path, row, subject)
+                return Origin(target[0].path, site.row, subject)
     return None
 
 

@@ -613,7 +613,7 @@ class ModuleReader(Resolver, FlowReader, CallReader, SweepReader, EagerReader, O
             elif len(facts.param_operators) < 4 and not frame.is_class:
                 # ``def scaled(logits): return logits * 2``: ops at a call that passes a tensor (phase 3)
                 for name in sorted(names):
-                    add(facts, "param_operators", (name, construction.site.row, f"`{short(ast.unparse(written))}`"))
+                    add(facts, "param_operators", (name, construction.site, f"`{short(ast.unparse(written))}`"))
 
     def _visit_body(self, body: list) -> None:
         """A function body, watching for an early-return cache guard: ``if key in self._ops: return``
