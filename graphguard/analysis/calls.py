@@ -118,9 +118,10 @@ class CallReader:
                 isinstance(func_value, (TFName, TFObject))
                 or isinstance(node.func, ast.Attribute) and isinstance(self.resolve(node.func.value), (TFName, TFObject)))):
             self._search_driver(node)
-        elif name in SEARCH_FITS or (name is not None and name.endswith("SearchCV")):
+        elif name in SEARCH_FITS or (name is not None and name.endswith("SearchCV")
+                                     and not isinstance(func_value, ProjectRef)):
             # (``BayesSearchCV``, ``HyperbandSearchCV``, ``TuneSearchCV``: a search of unknown size, not
-            # one fit of the wrapper it is given)
+            # one fit of the wrapper it is given; a project's own ``kerasGridSearchCV`` is read as code)
             self._note_search_fits(node, name)
         if name == "reuse_variables" and isinstance(node.func, ast.Attribute) and not node.args:
             # ``tf.get_variable_scope().reuse_variables()``, ``scope.reuse_variables()``: from here to the end
