@@ -948,3 +948,21 @@ def test_a_call_spread_over_several_lines_is_named_with_its_fix(model):
     first = str(info.value).splitlines()[0]
     assert f"at {_at('MULTILINE-LEAK')} (tf.reduce_mean)" in first
     assert f"{_at('MULTILINE-LEAK')} (op, GG101)" in str(info.value)
+
+
+def test_a_saver_built_before_guarding_saves_and_restores_through_the_guard(model, tmp_path):
+    # A twenty-second new user's trial: `saver.save(guarded, ...)` after replacing every `sess` with the
+    # guard raised "TypeError: 'sess' must be a Session" at the end of the first epoch, although
+    # docs/graph-guard.md says a Saver built earlier keeps working.
+    graph, sess, x, w, loss = model
+    step = tf.assign_add(w, 1.0)
+    saver = tf.train.Saver([w])
+    with GraphGuard(sess) as guarded:
+        for epoch in range(3):
+            for _ in range(4):
+                guarded.run(step)
+            path = saver.save(guarded, str(tmp_path / "model"), global_step=epoch)
+        saver.restore(guarded, path)
+        assert guarded.run(w) == 14.0 and w.eval(session=guarded) == 14.0  # 2.0 + 12 steps
+        assert isinstance(guarded, GraphGuard) and type(guarded).__name__ == "GraphGuard"
+        assert guarded.graph is sess.graph and guarded.sess_str == sess.sess_str

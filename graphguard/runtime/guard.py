@@ -539,6 +539,33 @@ class _SessionGuard(_Monitor):
         return "by GraphGuard(mode='finalize')"
 
 
+_SESSION_CLASS: list = []  # the GraphGuard subclass that is a TensorFlow SessionInterface, made once
+
+
+def _as_session_class() -> Optional[type]:
+    """``GraphGuard`` made a subclass of TensorFlow's ``SessionInterface`` too (the type that
+    ``Saver.save``/``restore`` and ``Tensor.eval(session=...)`` check), with that interface's members
+    delegated to the session as ``GraphGuard``'s other attributes are; None when TensorFlow's class
+    cannot be found."""
+    if not _SESSION_CLASS:
+        try:
+            from tensorflow.python.client.session import SessionInterface
+        except ImportError:  # pragma: no cover - TensorFlow without the module
+            _SESSION_CLASS.append(None)
+        else:
+            members = {
+                "__module__": GraphGuard.__module__,
+                "__qualname__": GraphGuard.__qualname__,
+                "__doc__": GraphGuard.__doc__,
+                "graph": property(lambda self: self._sess.graph),
+                "sess_str": property(lambda self: self._sess.sess_str),
+                "partial_run_setup": lambda self, *args, **kwargs: self._sess.partial_run_setup(*args, **kwargs),
+                "partial_run": lambda self, *args, **kwargs: self._sess.partial_run(*args, **kwargs),
+            }
+            _SESSION_CLASS.append(type("GraphGuard", (GraphGuard, SessionInterface), members))
+    return _SESSION_CLASS[0]
+
+
 class GraphGuard:
     """Guard a ``tf.compat.v1.Session`` (or ``MonitoredSession``) against graph growth.
 
@@ -668,6 +695,11 @@ class GraphGuard:
         if mode == "finalize":
             core._graph.finalize()
         self.run = core.run  # an instance attribute: see _SessionGuard
+        session_class = _as_session_class()
+        if session_class is not None:
+            # A tf.compat.v1 SessionInterface too: ``saver.save(guarded, path)`` checks the type (a
+            # twenty-second new user's trial: "TypeError: 'sess' must be a Session" after an epoch)
+            self.__class__ = session_class
 
     # -- the loop -------------------------------------------------------------------------------
 
