@@ -821,6 +821,22 @@ def test_an_assign_of_a_step_value_in_a_step_loop_inside_an_epoch_loop_is_fed_fr
     assert "+            sess.run(assign_lr_op, feed_dict={lr_value: 0.1 * 0.99 ** step})" in diff
 
 
+def test_an_assign_of_a_schedule_helpers_value_is_fed_as_when_it_is_named_first(tmp_path):
+    # A twenty-second new user's trial: `new_lr = lr_schedule(step)` then `sess.run(tf.assign(lr, new_lr))`
+    # had the placeholder-fed fix; `sess.run(tf.assign(lr, lr_schedule(step)))` had none, with the reason
+    # "it reads step, which the loop assigns". A helper that names TensorFlow may return a tensor: no fix.
+    script = tmp_path / "train.py"
+    script.write_text("import math\nimport tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\nlr = tf.Variable(0.1)\n\n\n"
+                      "def schedule(step):\n    return 0.1 * math.cos(step / 1000)\n\n\n"
+                      "def tensor_schedule(step):\n    return tf.constant(0.1) * 0.99 ** step\n\n\n"
+                      "with tf.Session() as sess:\n    for step in range(1000):\n"
+                      "        sess.run(tf.assign(lr, schedule(step)))\n"
+                      "        sess.run(tf.assign(lr, tensor_schedule(step)))\n")
+    diff = graphguard("--diff", "--unsafe-fixes", str(script)).stdout
+    assert "+        sess.run(assign_lr_op, feed_dict={lr_value: schedule(step)})" in diff, diff
+    assert "tensor_schedule(step)})" not in diff, diff
+
+
 def test_a_graph_tensor_handed_to_a_helper_does_not_make_a_move_unsafe(tmp_path):
     # A tenth new user's trial: "unsafe: the loop hands logits to a call that may change it in place" for
     # `logits = tf.matmul(x, w)`; no Python call changes a graph tensor. A list handed over still may be.

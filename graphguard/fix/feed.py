@@ -24,6 +24,8 @@ float64 array made float64), and the shape is left open.
 
 from __future__ import annotations
 
+import ast
+
 from typing import Optional
 
 import libcst as cst
@@ -63,12 +65,24 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
             return None
     try:
         variable_reads = reads.expression_reads(module, variable)
-        value_reads = reads.expression_reads(module, value)
+        if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                and _python_valued(module, value.func.value)):
+            # ``schedule(step)``: a function of this file that names no TensorFlow, called in the feed
+            value_reads = reads.Reads()
+            value_reads.helpers.append(value.func.value)
+            for arg in value.args:
+                inner = reads.expression_reads(module, arg.value)
+                if inner.tf_calls or inner.helpers:
+                    return None
+                value_reads.names |= inner.names
+        else:
+            value_reads = reads.expression_reads(module, value)
     except reads.NotFixable:
         return None
     if variable_reads.names & loop_names or variable_reads.tf_calls or variable_reads.helpers:
         return None
-    if value_reads.tf_calls or value_reads.helpers or not value_reads.names & loop_names:
+    if (value_reads.tf_calls or not value_reads.names & loop_names
+            or any(not _python_valued(module, helper) for helper in value_reads.helpers)):
         return None  # a tensor value, or one that does not change (the plain hoist handles that)
     if _tensor_in_loop(module, loop, value_reads.names & loop_names, variable_reads.names):
         return None  # `new_lr = lr * 0.9` in the loop: a tensor, which a feed cannot take
@@ -94,6 +108,29 @@ def propose_feed(module, loop, expr: cst.BaseExpression, anchor_names: set, loop
                f"{module.positions[loop].start.line}, and feed the value per step (unsafe: the value must "
                "be a Python or NumPy value, not a tensor)")
     return Fix(UNSAFE, message, tuple(edits))
+
+
+def _python_valued(module, helper: str, seen: Optional[set] = None) -> bool:
+    """Whether ``helper`` (``lr_schedule`` in ``tf.assign(lr, lr_schedule(step))``) is a function of
+    this file that names no TensorFlow or Keras, directly or through the functions of this file it
+    calls: its result is a Python or NumPy value, which a placeholder can take, as when it is first
+    bound to a name in the loop (a twenty-second new user's trial had the fix for one spelling and not
+    the other). The call stays in the loop, in the feed: what it does besides is done as before."""
+    function = module.file.functions.get(helper)
+    if function is None:
+        return False
+    seen = set() if seen is None else seen
+    if helper in seen:
+        return True
+    seen.add(helper)
+    tensorflow = {alias for alias, imported in module.aliases.items() if imported.split(".")[0] in ("tensorflow", "keras")}
+    for node in ast.walk(function):
+        if node.__class__ is ast.Name and node.id in tensorflow:
+            return False
+        if (node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id != helper
+                and node.func.id in module.file.functions and not _python_valued(module, node.func.id, seen)):
+            return False
+    return True
 
 
 def _tensor_in_loop(module, loop, names: set, variable_names: set) -> bool:

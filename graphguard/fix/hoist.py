@@ -402,7 +402,17 @@ def _propose(file: File, module: Region, site: tuple, expr: cst.BaseExpression, 
         # `save_checkpoint(sess, step)`: called for what it does (saving, logging), not for a value.
         # Moving the call would do that once; the fix belongs inside the helper (build its Saver once).
         raise _NotFixable("a helper called for its effect builds the ops; build them once inside it")
-    reads = _reads(module, expr, trusted=None if through else expr if isinstance(expr, cst.Call) else None)
+    try:
+        reads = _reads(module, expr, trusted=None if through else expr if isinstance(expr, cst.Call) else None)
+    except _NotFixable:
+        # ``sess.run(tf.assign(lr, schedule(step)))``: the helper stays in the loop, in the feed, so what
+        # it does besides computing the value does not stop the placeholder-fed fix
+        from graphguard.fix.feed import propose_feed
+
+        fix = propose_feed(module, loop, expr, set(), facts.names)
+        if fix is not None:
+            return fix
+        raise
     if not reads.tf_calls and not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
         if not reads.helpers:
             raise _NotFixable("it builds nothing graphguard knows")
