@@ -526,7 +526,8 @@ def test_the_prefilter_sees_every_import_of_a_module_of_the_tree(tmp_path, impor
     # Regression (new-user trial, issue 18): imports after `;`, after `if x:`, split by a backslash,
     # relative ones without blanks around the dots, after a form feed or a byte-order mark were not
     # seen, and a module reaching the checked tree only through them was skipped unparsed.
-    from graphguard.checker import _imports_project, _project_names
+    from graphguard.checker import _project_names
+    from graphguard.prefilter import _imports_project
 
     package = tmp_path / "pkg"
     package.mkdir()
