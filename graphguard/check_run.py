@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import gc
 import os
-import re
 import sys
 
 from graphguard.lint import (
@@ -61,7 +60,7 @@ def check(args) -> int:
     with ``--fix``, ``--fix-only`` and ``--add-noqa`` (and ``-o``)."""
     from graphguard.checker import Checker
     from graphguard.config import ConfigError, apply_override, find_config, load_config
-    from graphguard.discovery import find_python_files
+    from graphguard.discovery import find_python_files, followed_imports
     from graphguard.suppressions import add_noqa
 
     paths = args.paths or ["."]
@@ -168,7 +167,7 @@ def check(args) -> int:
             print(f"graphguard: the cache folder {folder} {reason}; checking without a cache", file=sys.stderr)
     jobs = min(args.jobs or os.cpu_count() or 1, 4 * (os.cpu_count() or 1))  # more processes than that only cost
     explicit = [os.path.normpath(p) for p in paths if not stdin and os.path.isfile(p)]
-    context, left = _followed(explicit, files, config) if explicit else ([], [])
+    context, left = followed_imports(explicit, files, config) if explicit else ([], [])
     report = checker.check_paths(files, sources, jobs=jobs, cache=cache, explicit=explicit, context=context)
     if hold:
         gc.freeze()  # the held facts: never to be scanned by the collector, nor freed (see main())
@@ -346,82 +345,8 @@ def _with_fixes(diagnostics: list, sources: dict | None, cache=None, jobs: int =
     return attached
 
 
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([\w, \t(]+)|import[ \t]+([\w., \t]+))",
-                     re.MULTILINE)
-
-
-#: The most imported project modules ``graphguard check FILE`` reads to follow calls (:func:`_followed`).
-FOLLOW_LIMIT = 500
-
-
-def _imports(path: str) -> dict[str, str]:
-    """The project modules the file ``path`` imports: dotted name -> the file found for it, in its own
-    folder or the current folder (an installed package of the same name is not project code, see
-    :func:`_installed`). Read with a regular expression over the file's bytes and a ``stat`` per
-    imported name: no analysis. Empty for a file that cannot be read."""
-    found_files: dict[str, str] = {}
-    try:
-        with open(path, "rb") as handle:
-            source = handle.read(1 << 20)
-    except OSError:
-        return found_files
-    folders = [os.path.dirname(os.path.abspath(path)), os.getcwd()]
-    for dots, module, names, plain in _IMPORT.findall(source):
-        if plain:
-            candidates = [part.strip().split(b" ")[0] for part in plain.split(b",")]
-        elif module:
-            candidates = [module]
-        else:  # ``from . import models``
-            candidates = [name.strip().split(b" ")[0] for name in names.replace(b"(", b"").split(b",")]
-        for dotted in candidates:
-            parts = [part.decode("ascii", "replace") for part in dotted.split(b".") if part]
-            if not parts:
-                continue
-            for index, folder in enumerate(folders[:1] if dots else folders):
-                base = os.path.join(folder, *parts)
-                found = next((f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)), None)
-                if found is not None:
-                    if not (index and _installed(parts[0])):
-                        found_files[".".join(parts)] = found
-                    break
-    return found_files
-
-
-def _followed(explicit: list[str], files: list[str], config) -> tuple[list[str], list[str]]:
-    """For files named on the command line: the project modules they import, and those modules' own,
-    that the run does not check (a new user's trial: ``graphguard check train.py`` passed a loop whose
-    op-building helper lives in ``metrics.py``; pre-commit passes only the changed files). They are
-    read so that calls into them are followed, as mypy and pyright follow imports, and not reported.
-    Returns (paths to read, at most :data:`FOLLOW_LIMIT`; dotted names of those past the limit).
-    Excluded files (``exclude``) are not read."""
-    seen = {os.path.abspath(f) for f in files}
-    followed: list[str] = []
-    left: list[str] = []
-    frontier = list(explicit[:FOLLOW_LIMIT])
-    while frontier:
-        imported = {}
-        for path in frontier:
-            imported.update(_imports(path))
-        frontier = []
-        for name, found in imported.items():
-            absolute = os.path.abspath(found)
-            if absolute in seen:
-                continue
-            seen.add(absolute)
-            relative = os.path.relpath(absolute)
-            shown = absolute if relative.startswith(os.pardir) else relative
-            if config.is_excluded(shown):
-                continue
-            if len(followed) >= FOLLOW_LIMIT:
-                left.append(name)
-                continue
-            followed.append(shown)
-            frontier.append(shown)
-    return followed, left
-
-
 def _unfollowed_note(left: list[str]) -> str:
-    """The hint for imported project modules past :data:`FOLLOW_LIMIT`: calls into them are not followed.
+    """The hint for imported project modules past :data:`graphguard.discovery.FOLLOW_LIMIT`: calls into them are not followed.
     Empty when there is nothing to say."""
     if not left:
         return ""
@@ -463,25 +388,6 @@ def _fixable_note(diagnostics: list, unsafe: bool) -> str:
     if fixable:
         return f"[*] {fixable} fixable with the `--fix` option{extra}{after}."
     return f"No fixes available{extra}{after}." if hidden else ""
-
-
-def _installed(name: str) -> bool:
-    """Whether the top-level module ``name`` is importable without the current folder: installed in the
-    environment (an editable install too) or in the standard library. A script run from elsewhere
-    imports that one, so a folder of the same name here (graphguard's own clone, where its demos import
-    ``graphguard``) is not the script's project code. Asks the import system's finders; imports nothing."""
-    here = os.getcwd()
-    search = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
-    for finder in sys.meta_path:
-        find = getattr(finder, "find_spec", None)
-        if find is None:
-            continue
-        try:
-            if find(name, search) is not None:
-                return True
-        except (ImportError, ValueError, TypeError):
-            continue
-    return False
 
 
 def _hidden_note(count: int, bound: int, models: bool = False) -> str:

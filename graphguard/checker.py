@@ -522,9 +522,11 @@ class Checker:
         except KeyError:
             return None
 
-    def check_source(self, source: bytes, filename: str, *, frees: bool = True) -> list[Diagnostic]:
+    def check_source(self, source: bytes, filename: str, *, frees: bool = True,
+                     context: Iterable[str] = ()) -> list[Diagnostic]:
         """Findings for one file's ``source`` bytes (its encoding cookie is honoured), checked alone and
-        without the prefilter. Raises what an internal error raises (tests want the traceback).
+        without the prefilter (with ``context``: those files read too, for the calls into them, and not
+        reported). Raises what an internal error raises (tests want the traceback).
 
         ``frees=False`` reads the file as if it freed nothing: its ``clear_session()`` and
         ``reset_default_graph()`` calls (in a loop, or in a function a loop calls) are left out, so a
@@ -541,8 +543,13 @@ class Checker:
                 facts.resets_graph = False
         for code, message, row, column in result.diagnostics:
             report.diagnostics += self._checker_diagnostic(filename, code, message, row, column)
-        self._report([result.facts] if result.facts else [], report, reraise=True)
-        return _unique(report.diagnostics)
+        modules = [result.facts] if result.facts else []
+        for path in context:
+            extra = _read_file(path, self._settings, None, prefilter=False)
+            if extra.facts is not None:
+                modules.append(extra.facts)
+        self._report(modules, report, reraise=True)
+        return [d for d in _unique(report.diagnostics) if d.filename == filename]
 
     # ------------------------------------------------------------------ phases
 

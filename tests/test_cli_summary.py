@@ -245,7 +245,7 @@ def test_a_named_file_follows_the_project_modules_it_imports_and_reports_only_it
 
 
 def test_past_the_follow_limit_imported_modules_are_named_in_a_hint(tmp_path, monkeypatch):
-    from graphguard import check_run
+    from graphguard import check_run, discovery
     from graphguard.config import Config
 
     (tmp_path / "a.py").write_text("import b\n")
@@ -253,9 +253,9 @@ def test_past_the_follow_limit_imported_modules_are_named_in_a_hint(tmp_path, mo
     (tmp_path / "c.py").write_text("x = 1\n")
     (tmp_path / "train.py").write_text("import a\n")
     monkeypatch.chdir(tmp_path)
-    assert check_run._followed(["train.py"], ["train.py"], Config()) == (["a.py", "b.py", "c.py"], [])
-    monkeypatch.setattr(check_run, "FOLLOW_LIMIT", 1)
-    followed, left = check_run._followed(["train.py"], ["train.py"], Config())
+    assert discovery.followed_imports(["train.py"], ["train.py"], Config()) == (["a.py", "b.py", "c.py"], [])
+    monkeypatch.setattr(discovery, "FOLLOW_LIMIT", 1)
+    followed, left = discovery.followed_imports(["train.py"], ["train.py"], Config())
     assert (followed, left) == (["a.py"], ["b"])
     assert check_run._unfollowed_note(left) == (
         "hint: 1 more imported project module not read (b): calls into it are not followed; check the folder "

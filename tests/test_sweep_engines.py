@@ -506,6 +506,25 @@ def test_a_sweep_written_as_a_comprehension_is_named_not_measured():
     assert unwrapped_rows(source, "grid.py") == [14]
 
 
+def test_a_sweep_run_by_a_search_engine_over_a_builder_in_another_module_is_named_not_measured(tmp_path):
+    # A twenty-third new user's trial: `study.optimize(objective, n_trials=15)` over a model builder in
+    # common.py ran "without SweepGuard" under "no GG201/GG202 finding" while graphguard check reported
+    # both: the script is read with the project modules it imports, and the search call is named as one.
+    from graphguard.runtime.sweep_script import plan, search_rows, unwrapped_rows
+
+    (tmp_path / "common.py").write_text("import keras\n\n\ndef build(units):\n"
+                                        "    model = keras.Sequential([keras.layers.Dense(units)])\n"
+                                        "    model.compile('adam', 'mse')\n    return model\n")
+    script = tmp_path / "search.py"
+    source = (b"import optuna\nfrom common import build\n\nKEEP = []\n\n\ndef objective(trial):\n"
+              b"    model = build(trial.suggest_int('units', 4, 64))\n    model.fit(X, Y, epochs=2)\n"
+              b"    KEEP.append(model)\n    return 0.0\n\n\n"
+              b"study = optuna.create_study()\nstudy.optimize(objective, n_trials=15)\n")
+    script.write_bytes(source)
+    assert plan(source, str(script)) is None
+    assert unwrapped_rows(source, str(script)) == [] and search_rows(source, str(script)) == [15]
+
+
 def test_a_session_is_not_held_by_its_graph():
     # seventh new-user trial: sessions kept in a list were reported as held by the default graph
     from graphguard.runtime.sweep_judgement import _default_graph_chain

@@ -374,7 +374,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     traces = trace_guard.report()
     retraced = bool(traces.retracing)
     grew = (stopped_by_guard and not retraced) or any(report.grew or report.stopped for _, _, report in reports)
-    unjudged = None if failed else _unjudged(args.script, script, code, args.sweep)
+    # (--sweep that measured nothing judges nothing: the loops keeping models are named as without it)
+    unjudged = None if failed else _unjudged(args.script, script, code, args.sweep and sweep is not None,
+                                             asked=args.sweep)
     silent = leaked and _linter_silent(script, code)
     _print_reports(reports, args, grew, traces, failed, sweep_report, unjudged, silent)
     over = _rss_over_at_end(reports, args.max_rss_growth)
@@ -451,13 +453,22 @@ def _sweep_plan(typed: str, script: str, code: Optional[types.CodeType]) -> Any:
         source = handle.read()
     planned = plan(source, script)
     if planned is None:
-        from graphguard.runtime.sweep_script import unwrapped_rows
+        from graphguard.runtime.sweep_script import search_rows, unwrapped_rows
 
         rows = unwrapped_rows(source, script)
+        searches = [] if rows else search_rows(source, script)
         if rows:
             print(f"graphguard run --sweep: the sweep at {typed}:{', '.join(map(str, rows))} is a comprehension, "
                   "which --sweep cannot divide into trials (write it as a for loop to measure it): running it "
                   "without SweepGuard", file=sys.stderr)
+        elif searches:
+            # ``study.optimize(objective, n_trials=15)``: the linter's GG201/GG202 are at an engine's search
+            # call, not a loop of the script (a twenty-third new user's trial read "no GG201/GG202 finding"
+            # beside graphguard check's two)
+            print(f"graphguard run --sweep: the sweep at {typed}:{', '.join(map(str, searches))} is run by a search engine (Optuna, Keras "
+                  "Tuner, scikit-learn, hyperopt...), which --sweep cannot divide into trials: pass the engine's "
+                  "callback, SweepGuard().optuna_callback() or .keras_callback() (docs/sweep-guard.md), to measure "
+                  "it; running it without SweepGuard", file=sys.stderr)
         else:
             print(f"graphguard run --sweep: no loop in {typed} builds and trains a model (no GG201/GG202 finding, "
                   "no loop calling .fit() or .train()): running it without SweepGuard", file=sys.stderr)

@@ -33,6 +33,7 @@ The linter runs in-process on the one script (no TensorFlow import: it never imp
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -90,9 +91,16 @@ def _loop_rows(source: bytes, filename: str, codes: list[str], frees: bool = Tru
     most that many, as the linter does); ``frees=False`` reads the script as if it freed nothing. Empty
     when the linter fails: its trouble must not stop the run."""
     from graphguard.checker import Checker
+    from graphguard.config import Config
+    from graphguard.discovery import followed_imports
 
     try:
-        found = Checker(codes, max_bounded_iterations=bound).check_source(source, filename, frees=frees)
+        # the project modules the script imports, read for the calls into them (a twenty-third new user's
+        # trial: a sweep whose model builder lives in common.py was "no GG201/GG202 finding")
+        context, _ = followed_imports([filename], [filename], Config())
+        context = [os.path.abspath(path) for path in context] if os.path.isabs(filename) else context
+        found = Checker(codes, max_bounded_iterations=bound).check_source(source, filename, frees=frees,
+                                                                          context=context)
     except Exception:
         return []
     return sorted({d.loop_row for d in found if d.loop_row is not None})
@@ -132,8 +140,19 @@ def unwrapped_rows(source: bytes, filename: str) -> list[int]:
     comprehensions (``models = [train(u) for u in range(15)]``), which have no body of statements to put
     in a ``with``. A new user's trial: such a sweep ran unmeasured under a verdict that read as a pass."""
     tree = ast.parse(source, filename)
-    loops = {node.lineno for node in ast.walk(tree) if isinstance(node, Loop)}
-    return [row for row in _finding_rows(source, filename) if row not in loops]
+    comprehensions = {node.lineno for node in ast.walk(tree)
+                      if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))}
+    return [row for row in _finding_rows(source, filename) if row in comprehensions]
+
+
+def search_rows(source: bytes, filename: str) -> list[int]:
+    """The rows of the script's GG201/GG202 findings whose loop is neither a loop statement nor a
+    comprehension: a search engine's call (``study.optimize(objective, n_trials=15)``, ``fmin``,
+    ``GridSearchCV(...)``), whose trials ``--sweep`` cannot divide (the engines' callbacks can)."""
+    tree = ast.parse(source, filename)
+    written = {node.lineno for node in ast.walk(tree)
+               if isinstance(node, (Loop, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))}
+    return [row for row in _finding_rows(source, filename) if row not in written]
 
 
 def _by_shape(tree: ast.AST, loops: list[ast.AST]) -> list[ast.AST]:

@@ -146,7 +146,8 @@ def _linter_silent(script: str, code: Optional[types.CodeType]) -> bool:
         return False
 
 
-def _unjudged(typed: str, script: str, code: Optional[types.CodeType], sweep: bool) -> Optional[str]:
+def _unjudged(typed: str, script: str, code: Optional[types.CodeType], sweep: bool,
+              asked: bool = False) -> Optional[str]:
     """The verdict's note on what the script does that no runtime guard judged, read by the linter: a
     loop that keeps or rebuilds a Keras model per iteration (GG201/GG202, however short; without
     ``--sweep`` only, which judges it), and Keras' ``predict``/``fit`` per step (GG303/GG306, as the
@@ -171,8 +172,10 @@ def _unjudged(typed: str, script: str, code: Optional[types.CodeType], sweep: bo
         # loop named here read as contradicting graphguard check, which hides it)
         short = [row for row in kept if row not in reported]
         rows = ", ".join(f"{row} (short: graphguard check leaves it out)" if row in short else str(row) for row in kept)
+        how = ("--sweep could not divide it into trials (see the note at the start)" if asked
+               else "graphguard run --sweep judges what each iteration keeps")
         notes.append(f"models kept per iteration not judged: the loop at {typed}:{rows} makes a "
-                     f"Keras model per iteration (GG201/GG202); graphguard run --sweep judges what each iteration keeps")
+                     f"Keras model per iteration (GG201/GG202); {how}")
     if steps:
         notes.append(f"Keras predict or fit per step not judged: the loop at {typed}:{', '.join(map(str, steps))} calls "
                      f"it on one step's data (GG303/GG306; graphguard check {typed} shows where)")
