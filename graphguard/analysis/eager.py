@@ -377,8 +377,8 @@ class EagerReader(NumberReader, SampleReader):
         if chosen is not None:
             construction, depth = chosen
             names = next(n for c, n in candidates if c is construction)
+            others = [c for c, d in varying if c is not construction and d == depth]  # (before the replace below)
             construction = construction._replace(loops=self._value_loops(names, construction.loops[:depth + 1]))
-            others = [c for c, d in varying if c is not construction and d == depth]
             if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
                 # (a shape and a number too: ``train_step(tf.ones([n, 3]), lr)``, a twentieth trial)
                 # the arguments only: "(shape set by ...)" after each made a line of 213 characters

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from graphguard.analysis.bindings import Instance, ProjectRef, TFName, TFObject
-from graphguard.analysis.samples import NUMBER_FUNCTIONS, maybe_number_or_sample_call
+from graphguard.analysis.samples import NUMBER_FUNCTIONS, RANDOM_INTS, maybe_number_or_sample_call
 from graphguard.analysis.shapes import shape_of
 from graphguard.analysis.syntax import assigned_targets, dotted_name
 
@@ -217,6 +217,11 @@ class NumberReader:
                     and not any(self._is_tf_value(o) or self._unseen_element(o) for o in operands))
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
                 and self.resolve(node.func) is None):
+            return True
+        if (node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in RANDOM_INTS
+                and 1 <= len(node.args) <= 2 and not node.keywords):
+            # ``T = np.random.randint(5, 40)``, one integer: a length drawn per iteration (a twenty-third new
+            # user's trial: ``np.random.rand(16, T, 4)`` per step, a new input shape each time)
             return True
         if node.__class__ is ast.Call and node.func.__class__ is ast.Name and self._number_returns:
             value = self.resolve(node.func)  # ``cosine_lr(step, total)``, a function of this module

@@ -35,6 +35,9 @@ from graphguard.analysis.syntax import (
 
 #: Builtins whose result is a Python number when their argument is one.
 NUMBER_FUNCTIONS = frozenset({"int", "float", "round", "abs", "len"})
+#: Methods that draw one random integer (``random.randint(5, 40)``, ``np.random.randint(5, 40)``, a
+#: generator's ``integers``): a length drawn per iteration (GG301: a new input shape each time)
+RANDOM_INTS = frozenset({"randint", "randrange", "integers"})
 
 #: The most rows a slice cut by hand may take and still be a minibatch (``x[i:i + 32]``) for GG303/GG306:
 #: the fixed cost of predict does not depend on the batch up to 64 rows (TF-FACTS), and is still most of
@@ -74,7 +77,7 @@ def maybe_number_or_sample_call(node: ast.Call) -> bool:
     func = node.func
     name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
     return (name in NUMBER_FUNCTIONS or name in ONE_SAMPLE_FUNCTIONS or name == "reshape" or name in ARRAY_FUNCTIONS
-            or name in SAME_ROWS or name in SHAPED or name in ("min", "max"))
+            or name in SAME_ROWS or name in SHAPED or name in ("min", "max") or name in RANDOM_INTS)
 
 
 #: Argument node types that may be a batch of one (:meth:`SampleReader._one_sample`).

@@ -19,6 +19,10 @@ __all__ = ["few_values", "shape_of", "shape_of_new", "sliced_shape"]
 _SHAPED_FIRST = frozenset({"tf.ones", "tf.zeros", "tf.fill", "tf.random.normal", "tf.random.uniform",
                            "tf.random.truncated_normal", "tf.random_normal", "tf.random_uniform", "np.ones",
                            "np.zeros", "np.empty", "np.full", "numpy.ones", "numpy.zeros", "numpy.empty", "numpy.full"})
+#: A NumPy ``Generator``'s (``rng = np.random.default_rng()``) draws, whose ``size=`` (or, for
+#: ``standard_normal`` and ``random``, first argument) is the shape.
+_GENERATOR_DRAWS = frozenset({"standard_normal", "random", "normal", "uniform", "integers", "choice", "binomial",
+                              "poisson", "exponential"})
 #: Calls whose positional arguments are the dimensions: ``np.random.rand(n, 8)``.
 _SHAPED_ALL = frozenset({"np.random.rand", "np.random.randn", "numpy.random.rand", "numpy.random.randn"})
 
@@ -34,7 +38,11 @@ def shape_of_new(node: ast.AST) -> tuple | None:
     shape = next((k.value for k in node.keywords if k.arg in ("shape", "size", "dims")), None)
     if shape is None and name in _SHAPED_FIRST and node.args:
         shape = node.args[0]
-    if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")):
+    last = name.rpartition(".")[2]
+    if shape is None and "." in name and last in ("standard_normal", "random") and node.args:
+        shape = node.args[0]  # ``rng.standard_normal((16, T, 4))``: a NumPy Generator's draw of that shape
+    if shape is None or name not in _SHAPED_FIRST and not name.startswith(("np.random.", "numpy.random.", "tf.random.")) \
+            and last not in _GENERATOR_DRAWS:
         return None
     return tuple(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else (shape,)
 
@@ -70,7 +78,23 @@ def few_values(node: ast.AST) -> bool:
     return False
 
 
+#: Calls that keep their input's shape: ``tf.constant(x)``, ``np.asarray(x)`` (and ``x.astype(...)``,
+#: ``x.copy()``).
+_SAME_SHAPE = frozenset({"tf.constant", "tf.convert_to_tensor", "np.asarray", "np.array", "numpy.asarray", "numpy.array"})
+
+
 def shape_of(node: ast.AST) -> tuple | None:
     """The shape expressions of the tensor ``node`` passes, made (:func:`shape_of_new`) or sliced
-    (:func:`sliced_shape`); None when neither says."""
+    (:func:`sliced_shape`), through calls that keep the shape (``np.random.rand(16, T, 4).astype(...)``,
+    a twenty-third new user's trial); None when neither says."""
+    for _ in range(4):
+        if node.__class__ is not ast.Call:
+            break
+        func = node.func
+        if func.__class__ is ast.Attribute and func.attr in ("astype", "copy"):
+            node = func.value
+        elif node.args and callee_text(func) in _SAME_SHAPE:
+            node = node.args[0]
+        else:
+            break
     return shape_of_new(node) or sliced_shape(node)
