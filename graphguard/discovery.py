@@ -112,17 +112,18 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([\w,
 FOLLOW_LIMIT = 500
 
 
-def _imports(path: str) -> dict[str, str]:
+def _imports(path: str, source: bytes | None = None) -> dict[str, str]:
     """The project modules the file ``path`` imports: dotted name -> the file found for it, in its own
     folder or the current folder (an installed package of the same name is not project code, see
     :func:`_installed`). Read with a regular expression over the file's bytes and a ``stat`` per
     imported name: no analysis. Empty for a file that cannot be read."""
     found_files: dict[str, str] = {}
-    try:
-        with open(path, "rb") as handle:
-            source = handle.read(1 << 20)
-    except OSError:
-        return found_files
+    if source is None:
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read(1 << 20)
+        except OSError:
+            return found_files
     folders = [os.path.dirname(os.path.abspath(path)), os.getcwd()]
     for dots, module, names, plain in _IMPORT.findall(source):
         if plain:
@@ -145,7 +146,8 @@ def _imports(path: str) -> dict[str, str]:
     return found_files
 
 
-def followed_imports(explicit: list[str], files: list[str], config) -> tuple[list[str], list[str]]:
+def followed_imports(explicit: list[str], files: list[str], config,
+                     sources: dict[str, bytes] | None = None) -> tuple[list[str], list[str]]:
     """For files named on the command line: the project modules they import, and those modules' own,
     that the run does not check (a new user's trial: ``graphguard check train.py`` passed a loop whose
     op-building helper lives in ``metrics.py``; pre-commit passes only the changed files). They are
@@ -156,10 +158,11 @@ def followed_imports(explicit: list[str], files: list[str], config) -> tuple[lis
     followed: list[str] = []
     left: list[str] = []
     frontier = list(explicit[:FOLLOW_LIMIT])
+    absolute_style = bool(explicit) and os.path.isabs(explicit[0])
     while frontier:
         imported = {}
         for path in frontier:
-            imported.update(_imports(path))
+            imported.update(_imports(path, sources.get(path) if sources else None))
         frontier = []
         for name, found in imported.items():
             absolute = os.path.abspath(found)
@@ -167,7 +170,9 @@ def followed_imports(explicit: list[str], files: list[str], config) -> tuple[lis
                 continue
             seen.add(absolute)
             relative = os.path.relpath(absolute)
-            shown = absolute if relative.startswith(os.pardir) else relative
+            # written as the named files are (absolute beside absolute): the analysis tells a module
+            # beside its importer by their folders (`check /abs/train.py` missed model.py's helper)
+            shown = absolute if relative.startswith(os.pardir) or absolute_style else relative
             if config.is_excluded(shown):
                 continue
             if len(followed) >= FOLLOW_LIMIT:

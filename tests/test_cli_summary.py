@@ -239,6 +239,14 @@ def test_a_named_file_follows_the_project_modules_it_imports_and_reports_only_it
     folder = graphguard("check", "--no-cache", ".", cwd=tmp_path)  # the folder: model.py's own loop too
     assert folder.returncode == 1 and sorted(line.split(":")[0] for line in folder.stdout.splitlines()) == [
         "model.py", "train.py"]
+    # named by its absolute path, and an editor's buffer on stdin named by --stdin-filename: the same
+    # (a twenty-third new user's trial: `check -` dropped the finding through model.py)
+    absolute = graphguard("check", "--no-cache", str(tmp_path / "train.py"), cwd=tmp_path.parent)
+    assert [line.split(":")[1] for line in absolute.stdout.splitlines()] == ["7"], absolute.stdout + absolute.stderr
+    buffer = subprocess.run([sys.executable, "-m", "graphguard", "check", "-", "--stdin-filename",
+                             str(tmp_path / "train.py")], input=(tmp_path / "train.py").read_text(),
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert [line.split(":")[1] for line in buffer.stdout.splitlines()] == ["7"], buffer.stdout + buffer.stderr
     (tmp_path / "pyproject.toml").write_text("[tool.graphguard]\nexclude = ['model.py']\n")
     excluded = graphguard("check", "--no-cache", "train.py", cwd=tmp_path)  # an excluded module is not read
     assert excluded.returncode == 0, excluded.stdout
