@@ -443,3 +443,14 @@ def test_a_branch_on_an_attribute_set_from_a_flag_parameter(smooth, expected):
     # ``self.smooth = smooth`` then ``if self.smooth:`` in ``__init__`` (keras-rl's dueling flag): a
     # construction that leaves it False never builds the softmax (the mechanism of fixture lookalike/135).
     assert codes(FLAG_HELPER.format(smooth=smooth)) == expected
+
+
+def test_a_learning_rate_parameter_of_the_programs_own_function_says_no_keras_era():
+    # A twenty-third new user's trial: `def build(units=32, lr=1e-3):` in a Keras 3 module read as standalone
+    # Keras before 2.4 (its `Adam(lr=...)` keyword), and a 15-model sweep got the TF1-era bound of 10.
+    from graphguard.analysis.runtimes import read_runtime
+
+    assert read_runtime(b"import keras\n\ndef build(units=32, lr=1e-3):\n    return keras.Sequential()\n").keras_era == ""
+    assert read_runtime(b"import keras\n\ndef build(units,\n          lr=1e-3):\n    pass\n").keras_era == ""
+    assert read_runtime(b"import keras\nopt = keras.optimizers.Adam(lr=0.01)\n").keras_era == "old"
+    assert read_runtime(b"import keras\ndef f(a): return Adam(lr=0.1)\n").keras_era == "old"

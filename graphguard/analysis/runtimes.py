@@ -44,6 +44,20 @@ _BEFORE_2_4 = re.compile(
     rb"|wrappers|noise|local)|utils\.np_utils|engine|backend\.tensorflow_backend|legacy)\b"
     rb"|\b(?:get_session|set_session)[ \t]*\(|\bConvolution[123]D\b|\bimage_dim_ordering\b"
     rb"|\bfrom[ \t]+keras\.utils[ \t]+import[^\n#]*\bnp_utils\b")  # the same module, through ``from ... import``
+def _before_2_4(source: bytes) -> bool:
+    """Whether ``source`` holds a spelling of :data:`_BEFORE_2_4`, not counting ``lr=`` in a function's
+    own signature (``def build(units=32, lr=1e-3):``, a parameter, not Keras' keyword: a twenty-third
+    new user's trial's Keras 3 sweep was read as standalone Keras before 2.4 by it)."""
+    for match in _BEFORE_2_4.finditer(source):
+        if match.group(0).lstrip(b"(, \t\r\n").startswith((b"lr", b"nb_epoch")):
+            before = source[max(0, match.start() - 400):match.start()]
+            opened = max(before.rfind(b"def "), before.rfind(b"lambda "))
+            if opened >= 0 and b":" not in before[opened:].split(b")")[-1] and b"):" not in before[opened:]:
+                continue  # inside ``def f(..., lr=...)``
+        return True
+    return False
+
+
 #: Spellings only Keras 2.6 and later (on TF 2, eager) has: the ``keras.optimizers.*_v2`` modules (Keras
 #: 2.6-2.8, where ``Adam(lr=...)`` still runs with a warning) and TF 2's ``tf.summary.create_file_writer``.
 #: They outweigh a spelling of :data:`_BEFORE_2_4` beside them.
@@ -66,7 +80,7 @@ def cheap_predict(source: bytes) -> bool:
         return False
     if _OTHER_BACKEND.search(source):
         return True
-    return bool(_STANDALONE.search(source) and _BEFORE_2_4.search(source) and not _KERAS_2_6.search(source))
+    return bool(_STANDALONE.search(source) and _before_2_4(source) and not _KERAS_2_6.search(source))
 
 
 def spells_compat_v1(source: bytes) -> bool:
@@ -107,7 +121,7 @@ def read_runtime(source: bytes) -> Runtime:
     keras = b"keras" in source
     era = ""
     if keras:
-        if _STANDALONE.search(source) and _BEFORE_2_4.search(source) and not _KERAS_2_6.search(source):
+        if _STANDALONE.search(source) and _before_2_4(source) and not _KERAS_2_6.search(source):
             era = "old"
         elif _NEW_KERAS.search(source):
             era = "new"

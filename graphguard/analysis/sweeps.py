@@ -48,10 +48,10 @@ _FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: here: it calls ``clear_session()`` before building each trial's model.
 SEARCH_DRIVERS = frozenset({"map", "submit", "delayed", "minimize", "best_ensemble", "best_models",
                              "RandomSearch", "Hyperband", "GridSearch",
-                             "KerasClassifier", "KerasRegressor",
+                             "KerasClassifier", "KerasRegressor", "SKLearnClassifier", "SKLearnRegressor",
                              "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize",
                              "dummy_minimize", "BayesianOptimization"})
-KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor"})
+KERAS_WRAPPERS = frozenset({"KerasClassifier", "KerasRegressor", "SKLearnClassifier", "SKLearnRegressor"})  # (Keras 3's own)
 #: scikit-learn's model selection, which fits a copy of its estimator per candidate and fold: name ->
 #: whether it fits the best candidate once more at the end (``refit=True``, the default).
 SEARCH_FITS = {"GridSearchCV": True, "RandomizedSearchCV": True, "cross_val_score": False,
