@@ -302,7 +302,8 @@ def _breakdown(files: list[str]) -> dict[str, float]:
     import pickle
 
     from graphguard.analysis.reader import read_module
-    from graphguard.checker import Report, _imports_project, _project_names, relevant
+    from graphguard.checker import Report, _project_names
+    from graphguard.prefilter import _imports_project, relevant
 
     files = [path for path in files if path.endswith((".py", ".pyi"))]
     project = _project_names(files)
@@ -378,7 +379,7 @@ def _most_imported(files: list[str]) -> tuple[str, int]:
     """The ``.py`` file that the most other files of the run import (by its dotted names, as the
     checker's prefilter reads imports), and how many import it."""
     from graphguard.analysis.fixpoint import module_names
-    from graphguard.checker import imported_names
+    from graphguard.prefilter import imported_names
 
     by_name: dict[str, set] = {}
     for path in files:
