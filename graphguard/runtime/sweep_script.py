@@ -33,7 +33,6 @@ The linter runs in-process on the one script (no TensorFlow import: it never imp
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -98,7 +97,6 @@ def _loop_rows(source: bytes, filename: str, codes: list[str], frees: bool = Tru
         # the project modules the script imports, read for the calls into them (a twenty-third new user's
         # trial: a sweep whose model builder lives in common.py was "no GG201/GG202 finding")
         context, _ = followed_imports([filename], [filename], Config())
-        context = [os.path.abspath(path) for path in context] if os.path.isabs(filename) else context
         found = Checker(codes, max_bounded_iterations=bound).check_source(source, filename, frees=frees,
                                                                           context=context)
     except Exception:
