@@ -8,7 +8,9 @@ class TensorOperatorInSessionLoop(Rule):
     """
     ## What it does
     Finds a Python operator or subscript applied to a tensor (`loss * 2`, `logits[0]`, `-x`, `a + b`,
-    `x @ w`, `y > 0.5`) on every iteration of a loop that runs session steps.
+    `x @ w`, `y > 0.5`) on every iteration of a loop that runs session steps. A helper's parameter is a
+    tensor when a call passes one (`def evaluate(sess, scores): sess.run(scores * 2)` called with the
+    model's output; `complement(probs)` with `def complement(p): return 1.0 - p`, at that call).
 
     ## Why is this bad?
     On a tensor, Python operators are TensorFlow ops: `loss * 2` adds a `Mul` op, `logits[0]` a
