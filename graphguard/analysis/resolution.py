@@ -637,7 +637,12 @@ class Resolver:
         if structural(iterable):
             return 1  # ``for layer in model.layers``: one op per element of the model, built once
         if iterable.__class__ in _COMPREHENSIONS and len(iterable.generators) == 1:
-            return 1 if self._trips(iterable.generators[0].iter) == 1 else None  # ``[l for l in model.layers if ...]``
+            inner = self._trips(iterable.generators[0].iter)
+            if not iterable.generators[0].ifs:
+                # ``[{"units": u} for u in (8, 16, 32)]``: as many as it iterates (a grid's values written as a
+                # comprehension, a twenty-fourth new user's trial)
+                return inner
+            return 1 if inner == 1 else None  # ``[l for l in model.layers if ...]``
         if iterable.__class__ is ast.Name:
             count = self._named_count(iterable.id, "len")  # ``folds = kf.split(x)``, then ``for f in folds``
             if count is None:

@@ -33,8 +33,9 @@ def shape_of_new(node: ast.AST) -> tuple | None:
     if not isinstance(node, ast.Call):
         return None
     name = callee_text(node.func)
-    if name in _SHAPED_ALL:
-        return tuple(node.args)
+    if name in _SHAPED_ALL or ("." in name and name.rpartition(".")[2] in ("rand", "randn") and node.args
+                               and not node.keywords):
+        return tuple(node.args)  # (``rng.randn(n, 4)`` of a ``np.random.RandomState`` too)
     shape = next((k.value for k in node.keywords if k.arg in ("shape", "size", "dims")), None)
     if shape is None and name in _SHAPED_FIRST and node.args:
         shape = node.args[0]
