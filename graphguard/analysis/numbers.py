@@ -12,7 +12,7 @@ import ast
 from graphguard.analysis.bindings import Instance, ProjectRef, TFName, TFObject
 from graphguard.analysis.samples import NUMBER_FUNCTIONS, RANDOM_INTS, maybe_number_or_sample_call
 from graphguard.analysis.shapes import shape_of
-from graphguard.analysis.syntax import assigned_targets, dotted_name
+from graphguard.analysis.syntax import assigned_targets, dotted_name, parameter_defaults
 
 
 class NumberReader:
@@ -171,8 +171,8 @@ class NumberReader:
             func = node.func
             if func.__class__ is not ast.Name:
                 return False
-            if self.resolve(func) is not None:  # ``zip(range(n), lrs())`` with ``def lrs(): ... yield v``
-                value = self.resolve(func)
+            value = self.resolve(func)
+            if value is not None:  # ``zip(range(n), lrs())`` with ``def lrs(): ... yield v``
                 return (bool(self._number_generators) and isinstance(value, ProjectRef) and value.ref.module == ""
                         and value.ref.name in self._number_generators)
             if func.id == "range":
@@ -264,11 +264,7 @@ def _number_defaults(node: ast.AST | None) -> list[str]:
     """The parameters of the ``def`` ``node`` whose default is a number literal (``base=0.1``)."""
     if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    arguments = node.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
-             *((arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)]
-    return [arg.arg for arg, default in pairs
+    return [name for name, default in parameter_defaults(node.args).items()
             if default.__class__ is ast.Constant and type(default.value) in (int, float)]
 
 

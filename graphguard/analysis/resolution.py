@@ -40,7 +40,7 @@ from graphguard.analysis.bindings import (
 )
 from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import Loop
-from graphguard.analysis.syntax import callee_text, cli_options, constant_int, dotted_name
+from graphguard.analysis.syntax import callee_text, cli_options, constant_int, dotted_name, parameter_defaults
 
 STEP_METHODS = frozenset({"run", "partial_run"})
 TENSOR_KINDS = frozenset({"tensor", "variable"})
@@ -359,8 +359,7 @@ class Resolver:
         self._param_counts[key] = None  # a call that passes the parameter on to itself
         args = node.args
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        defaults = parameter_defaults(args)
         method = frame.class_name is not None and bool(positional) and positional[0] in ("self", "cls")
         values = []
         for call in self._calls_named(node.name):

@@ -527,3 +527,14 @@ def cli_options(tree: ast.Module) -> tuple[dict, set]:
         if isinstance(name, str) and default is not None:
             defaults[name.replace("-", "_")] = default
     return defaults, namespaces
+
+
+def parameter_defaults(arguments: ast.arguments) -> dict:
+    """Parameter name -> its default's expression, for the parameters of ``arguments`` that have one
+    (positional and keyword-only)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = {arg.arg: default for arg, default in zip(positional[len(positional) - len(arguments.defaults):],
+                                                         arguments.defaults)}
+    defaults.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                    if default is not None)
+    return defaults
