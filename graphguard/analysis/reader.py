@@ -70,7 +70,7 @@ from graphguard.analysis.flow import FlowReader, flag_defaults
 from graphguard.analysis.imports import ImportReader
 from graphguard.analysis.frame import Frame
 from graphguard.analysis.operators import OperatorReader
-from graphguard.analysis.resolution import BUILTINS, Resolver, followable
+from graphguard.analysis.resolution import BUILTINS, Resolver, followable, join_values
 from graphguard.analysis.sweeps import SweepReader
 from graphguard.analysis.syntax import (
     assigned_targets,
@@ -106,6 +106,8 @@ def _leaf_classes() -> frozenset:
 
 #: Classes generic_visit passes over without a call (``visit_Name`` does nothing either).
 _SKIP = _leaf_classes() | {ast.Name}
+#: The list methods that put a value in (``extend`` puts a container's elements in).
+_FILLS = frozenset({"append", "insert", "extend"})
 
 
 def _dispatch(cls: type):
@@ -256,6 +258,29 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
 
     def visit_Expr(self, node: ast.Expr) -> None:
         self.visit(node.value)
+        call = node.value
+        if (call.__class__ is ast.Call and call.func.__class__ is ast.Attribute and call.args
+                and call.func.attr in _FILLS and call.func.value.__class__ is ast.Name):
+            self._filled(call.func.value.id, call.args[-1] if call.func.attr != "extend" else call.args[0],
+                         call.func.attr == "extend")
+
+    def _filled(self, name: str, arg: ast.AST, many: bool) -> None:
+        """``pop.append(Network(choices))`` in a loop: the list holds instances of a project class, so
+        a later ``for network in pop: network.train(data)`` calls ``Network.train``. Only instances of
+        project classes join a list's elements (a list of tensors built per element stays unknown: a
+        loop over it is structural), and only for a list the same function made."""
+        scope = self._frame.scope
+        current = scope.get(name)
+        if not isinstance(current, Elements) or current.setup or current.saved:
+            return
+        value = self.resolve(arg)
+        if many:
+            value = value.element if isinstance(value, Elements) else None
+        if not isinstance(value, Instance):
+            return
+        element = join_values((current.element, value))
+        if element != current.element:
+            scope[name] = Elements(element, None)
 
 
     def visit_Name(self, node: ast.Name) -> None:
