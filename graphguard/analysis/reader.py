@@ -488,7 +488,11 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
             self._minibatch_functions.add(facts.name)  # ``get_random_batch()``: its callers hold a minibatch
             self._draw_names = self._draw_names | {facts.name.rsplit(".", 1)[-1]}
         elements = node.value.elts if isinstance(node.value, ast.Tuple) else ()
-        for position, element in ((None, node.value), *enumerate(elements)):
+        # ``return {"model": model, "score": score}``: the dict keeps the model alive wherever the
+        # result is kept (a list of trial results, hyperopt's ``Trials``), as the model itself would.
+        held = (((None, value) for value in node.value.values if value is not None)
+                if node.value.__class__ is ast.Dict else ())
+        for position, element in ((None, node.value), *enumerate(elements), *held):
             made = self._model_value(element)
             if made is not None:
                 if not facts.uses_returned and made.subject in self._frame.used:

@@ -271,9 +271,10 @@ class SweepReader:
                 if made:
                     self._frame.made[dotted] = made
 
-    def _retention(self, container: ast.AST, values, node: ast.AST) -> None:
+    def _retention(self, container: ast.AST, values, node: ast.AST, text: str | None = None) -> None:
         """Record ``node`` when it keeps, in ``container``, a model-like value made on each iteration of
-        a loop that ``container`` outlives (it was not bound again inside that loop)."""
+        a loop that ``container`` outlives (it was not bound again inside that loop); ``text`` names the
+        keeping statement (by default its source)."""
         while True:
             if isinstance(container, ast.Subscript):
                 container = container.value  # ``solvers[rule].append(solver)``: kept as long as ``solvers`` is
@@ -308,16 +309,30 @@ class SweepReader:
                 if not made.loops:
                     # ``BUILT.append(model)`` at function level, into a global or an attribute: every
                     # call keeps its model (reported at the calls in loops, phase 3).
-                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, CALLER, made.refs)
+                    retention = Retention(self._site(node), text or short(ast.unparse(node)), made.subject, CALLER, made.refs)
                     frame.pending_retentions.append((retention, made.subject, owner, "trained" if made.trained else made.always))
                 return
             for loop in reversed(frame.loops):
                 if loop.index in made.loops and loop.index not in owner_loops:
                     nest = tuple(outer.index for outer in frame.loops if outer.index not in owner_loops)
-                    retention = Retention(self._site(node), short(ast.unparse(node)), made.subject, loop.index,
-                                          made.refs, nest)
+                    retention = Retention(self._site(node), text or short(ast.unparse(node)), made.subject,
+                                          loop.index, made.refs, nest)
                     frame.pending_retentions.append((retention, made.subject, owner, "trained" if made.trained else made.always))
                     return
+
+    def _kept_by_trials(self, node: ast.Call, objectives) -> None:
+        """hyperopt's ``fmin`` keeps every dict the objective returns (``Trials.results``, the ``trials=``
+        object or fmin's own until it returns): an objective that returns its model
+        (``return {"loss": -acc, "status": STATUS_OK, "model": model}``) keeps every trial's model
+        alive, the memory growth reported for hyperas (maxpumperla/hyperas#16)."""
+        trials = next((k.value for k in node.keywords if k.arg == "trials"), None)
+        container = trials if isinstance(trials, (ast.Name, ast.Attribute)) else ast.Name("Trials", ast.Load())
+        for where, _ref, bound in objectives:
+            if bound or not isinstance(where, (ast.Name, ast.Attribute)):
+                continue
+            call = ast.copy_location(ast.Call(where, [], []), node)
+            self._synthetic.append(call)  # kept alive: the memo is keyed by id()
+            self._retention(container, (call,), node, dotted_name(container) if trials is not None else "fmin")
 
     def _may_retain(self) -> bool:
         """Whether a store here may keep a model across iterations: inside a loop, or in a function
@@ -371,6 +386,8 @@ class SweepReader:
         self._frame.loops.append(loop)
         for where, ref, bound in objectives:
             self._project_call(ref, where, callee_text(where), bound)
+        if callee_text(node.func).rsplit(".", 1)[-1] == "fmin":
+            self._kept_by_trials(node, objectives)
         self._frame.loops.pop()
 
 

@@ -41,6 +41,17 @@ class ModelRetainedAcrossIterations(Rule):
     EFFECTS = frozenset({Effect.RETAINED})
     TITLE = "Models kept across loop iterations"
     MESSAGE = "{subject} keeps each model of the loop at line {loop_row} alive"
+
+    @classmethod
+    def message(cls, subject: str, loop_row: int, via=None, kind: str = "", outer_row: int = 0,
+                path: str | None = None) -> str:
+        """As :meth:`Rule.message`; a search driver's trials are named as such (``keeps the model of
+        every trial of the search at line 12 alive``)."""
+        text = super().message(subject, loop_row, via, kind, outer_row, path)
+        if kind == "search":
+            text = text.replace(f"each model of the loop at line {loop_row}",
+                                f"the model of every trial of the search at line {loop_row}", 1)
+        return text
     ADVICE = (
         "no earlier iteration's model can be freed (not by del, gc.collect() or clear_session()): keep only "
         "what you need (the scores, the best model, its weights)"
@@ -161,6 +172,20 @@ for batch_size in batch_sizes:
     model.compile(optimizer="adam", loss="mse")
     histories[batch_size] = model.fit(x, y, batch_size=batch_size, verbose=0).history
 """,
+        # A hyperopt objective that returns the loss alone: Trials keeps numbers, not models.
+        """\
+from hyperopt import STATUS_OK, fmin, hp, tpe
+from tensorflow import keras
+
+def objective(params):
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(params["units"]), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    loss = model.fit(x, y, epochs=5, verbose=0).history["loss"][-1]
+    return {"loss": loss, "status": STATUS_OK}
+
+best = fmin(objective, {"units": hp.choice("units", [16, 64, 256])}, algo=tpe.suggest, max_evals=100)
+""",
     )
 
     INVALID = (
@@ -266,6 +291,21 @@ class Sweep:
             with graph.as_default():
                 train(config)
             self.graphs += [graph]  # GG202
+""",
+        # hyperopt keeps every dict the objective returns (`Trials.results`): each trial's model too.
+        """\
+from hyperopt import STATUS_OK, Trials, fmin, hp, tpe
+from tensorflow import keras
+
+def objective(params):
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(params["units"]), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    loss = model.fit(x, y, epochs=5, verbose=0).history["loss"][-1]
+    return {"loss": loss, "status": STATUS_OK, "model": model}
+
+trials = Trials()
+best = fmin(objective, {"units": hp.choice("units", [16, 64, 256])}, algo=tpe.suggest, max_evals=100, trials=trials)  # GG202
 """,
     )
 
