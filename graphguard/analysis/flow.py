@@ -21,7 +21,9 @@ from graphguard.analysis.facts import CALLER, EVERY, FLAG, Loop, Retention
 _KEPT_PER_ELEMENT = frozenset({Effect.RECOMPILE, Effect.NEW_FUNCTION})
 from graphguard.analysis.syntax import (
     collected_calls,
+    initializes_each,
     looks_up_by,
+    work_list,
     waits_for_a_person,
     assigned_targets,
     callee_text,
@@ -150,6 +152,9 @@ class FlowReader:
             # ``for name in names: t = graph.get_tensor_by_name(name)``: the loop walks the graph's or the
             # model's structure by name, one element each, whatever the list: one-shot setup.
             loop.trips = 1
+        if loop.trips is None and node.target.__class__ is ast.Name and initializes_each(node.body, node.target.id):
+            loop.trips = 1  # ``for v in var_list: sess.run(tf.variables_initializer([v]))``: one per variable
+            self._walks.add(id(node))
         if loop.trips is None and waits_for_a_person(None, node.body):
             loop.trips = PERSON_PACED
         for statement in node.orelse:
@@ -165,6 +170,8 @@ class FlowReader:
         del self._counters[len(self._counters) - len(counters):]
         if waits_for_a_person(node.test, node.body):
             loop.trips = PERSON_PACED
+        elif work_list(node.test, node.body, self._walks):
+            loop.trips = 1  # ``while remaining: for v in remaining: ...; remaining = retry``: a pass per level
         for statement in node.orelse:
             self.visit(statement)
 

@@ -171,6 +171,7 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
         #: loop index -> the names of ``_loop_binds`` its body binds other than as a nested loop's target
         self._bound_here: dict[int, set] = {}
         self._for_nodes: dict[int, ast.For] = {}  # ``for`` loop index -> its statement (GG301's value loops)
+        self._walks: set[int] = set()  # ids of ``for`` statements that walk a structure (one op per element)
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
         self._parts: dict = {}  # (class name or frame id, dotted name) -> (ref, "returns:N") (GG303)
@@ -771,7 +772,7 @@ def read_module(tree: ast.Module, path: str, source_lines: list[bytes] | None = 
             reader.facts.exports[name] = value.ref  # imported, or another name's function (``pred = _pred``)
     reader.facts.stars = tuple(reader._project_stars)
     reader.facts.imports = tuple(dict.fromkeys(reader._imports))
-    reader._loop_binds = reader._bound_here = reader._for_nodes = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
+    reader._loop_binds = reader._bound_here = reader._for_nodes = reader._walks = reader._compiled = reader._parts = reader._attr_numbers = None  # the tree is not kept
     reader._tree = reader._calls_by_name = reader._class_sites = reader._class_methods = reader._source = reader._source_lines = None
     reader._top_statements = []
     reader._grids = reader._search_fits = {}

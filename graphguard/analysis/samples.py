@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 
+from graphguard.analysis.bindings import ProjectRef
 from graphguard.analysis.facts import CALLER
 from graphguard.analysis.syntax import (
     ARRAY_FUNCTIONS,
@@ -146,9 +147,12 @@ class SampleReader:
         name = func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)
         if name == "enumerate" and value.args:
             return self._batch_source(value.args[0])
-        if name not in BATCH_SOURCES:
-            return False
         size = next((k.value for k in value.keywords if k.arg == "batch_size"), None)
+        if name not in BATCH_SOURCES and not (size is not None and isinstance(self.resolve(func), ProjectRef)):
+            # (a loader of the project given ``batch_size=`` -- ``load_test_set(path, batch_size=64)``,
+            # ``DataGenerator(files, batch_size=32)`` -- hands out batches of that size, whatever it
+            # calls inside: its batches are ordinary batched inference too)
+            return False
         if size is None and name in ("batch", "padded_batch") and value.args:
             size = value.args[0]
         rows = None if size is None else self._count_value(size)

@@ -352,6 +352,45 @@ def looks_up_by(body: list, name: str) -> bool:
     return False
 
 
+#: TF1 functions whose argument is a list of variables (``tf.variables_initializer([v])``).
+_VARIABLE_LISTS = frozenset({"variables_initializer", "initialize_variables"})
+
+
+def initializes_each(body: list, name: str) -> bool:
+    """Whether ``body`` initialises the loop variable ``name`` as a TensorFlow variable
+    (``tf.variables_initializer([v])``, ``v.initializer``): the loop walks a collection of variables,
+    one initializer each (a helper that initialises variables in dependency order), not steps."""
+    for statement in body:
+        for node in ast.walk(statement):
+            if node.__class__ is ast.Attribute and node.attr == "initializer" and (
+                    node.value.__class__ is ast.Name and node.value.id == name):
+                return True
+            if node.__class__ is not ast.Call:
+                continue
+            func = node.func
+            if (func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)) not in _VARIABLE_LISTS:
+                continue
+            for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+                if arg.__class__ in (ast.List, ast.Tuple) and any(
+                        element.__class__ is ast.Name and element.id == name for element in arg.elts):
+                    return True
+    return False
+
+
+def work_list(test: ast.AST, body: list, walks) -> bool:
+    """Whether ``while test: body`` works through a list: ``test`` reads one name (``while remaining:``,
+    ``while len(remaining) > 0:``) that ``body`` loops over (a ``for`` in ``walks``, the loops that walk
+    a structure) and binds anew (``remaining = retry``): it runs at most as often as the list is long."""
+    names = {node.id for node in ast.walk(test) if node.__class__ is ast.Name and node.id != "len"}
+    if len(names) != 1:
+        return False
+    name = names.pop()
+    walked = any(statement.__class__ is ast.For and id(statement) in walks and statement.iter.__class__ is ast.Name
+                 and statement.iter.id == name for statement in body)
+    return walked and any(statement.__class__ is ast.Assign and any(
+        target.__class__ is ast.Name and target.id == name for target in statement.targets) for statement in body)
+
+
 def waits_for_a_person(test: ast.AST | None, body: list) -> bool:
     """Whether every iteration of a loop with ``test`` (a ``while``'s, or None) and ``body`` waits for a
     person: it calls ``input()`` (``raw_input()``), OpenCV's ``waitKey(0)`` (``waitKey()``: block until a
