@@ -205,7 +205,10 @@ class EagerReader(NumberReader, SampleReader):
             part = self._parts.get((self._frame.class_name if dotted and dotted.startswith("self.") else self._frame.facts.name,
                                     dotted))
             if part is not None:
-                return (part,)
+                # ``_, model, _ = train(...)``: a model when the call gives one there; or when it is asked
+                # what only Keras takes (``model.predict(x, verbose=0)``), whatever phase 2 can follow
+                # (a tuple passed through a function handed in as a parameter)
+                return True if any(keyword.arg in keywords for keyword in call.keywords) else (part,)
         if isinstance(value, Instance):
             # An object of a project class that makes a Keras model, unless the class has its own
             # method of that name (``Brain.predict``: a project call, followed as such). A capitalised

@@ -12,7 +12,7 @@ import ast
 from graphguard.analysis.bindings import Instance, ProjectRef, TFName, TFObject
 from graphguard.analysis.samples import NUMBER_FUNCTIONS, RANDOM_INTS, maybe_number_or_sample_call
 from graphguard.analysis.shapes import shape_of
-from graphguard.analysis.syntax import assigned_targets, dotted_name, parameter_defaults
+from graphguard.analysis.syntax import assigned_targets, dotted_name, one_sample, parameter_defaults
 
 
 class NumberReader:
@@ -89,12 +89,12 @@ class NumberReader:
                 self._number_returns and self._is_number(value)):
             if numbers:
                 numbers.discard(dotted)
-            if samples:
-                first = value.args[0] if value.args else None
-                if first.__class__ is ast.Name and first.id in samples:
-                    samples.add(dotted)  # ``x = preprocess_input(x, mode="tf")``: made from one sample, row for row
-                else:
-                    samples.discard(dotted)
+            if self._made_of_one_sample(value):
+                # ``x = preprocess_input(x, mode="tf")``, ``x = scale(scaler, s.reshape(1, n))``: made from
+                # one sample, row for row
+                samples.add(dotted)
+            elif samples:
+                samples.discard(dotted)
             return
         if value_kind in _SEQUENCES and self._number_elements(value):
             frame.number_lists.add(dotted)  # ``lrs = [0.5 * i for i in range(100)]``, then ``for lr in lrs``
@@ -111,6 +111,22 @@ class NumberReader:
             samples.add(dotted)
         else:
             samples.discard(dotted)
+
+    def _made_of_one_sample(self, value: ast.Call) -> bool:
+        """Whether the call ``value`` transforms one sample, row for row: a positional argument is one
+        (a name bound to one, or written as one: ``x.reshape(1, n)``) and the call does not repeat rows
+        (``np.repeat``, ``np.tile``, ``broadcast_to``)."""
+        func = value.func
+        if (func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)) in _REPEATS_ROWS:
+            return False
+        samples = self._frame.samples
+        for arg in value.args:
+            if arg.__class__ is ast.Name:
+                if arg.id in samples:
+                    return True
+            elif arg.__class__ is not ast.Constant and one_sample(arg, samples.__contains__, lists=False):
+                return True
+        return False
 
     def _note_loop_numbers(self, node: ast.For) -> None:
         """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``,
@@ -270,6 +286,8 @@ def _number_defaults(node: ast.AST | None) -> list[str]:
 
 #: The literals and comprehensions a list of Python numbers is written as (``_number_elements``).
 _SEQUENCES = frozenset({ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Call})
+#: Functions that repeat their argument's rows (``np.repeat(x[None], 64, axis=0)``: not one sample).
+_REPEATS_ROWS = frozenset({"repeat", "tile", "broadcast_to"})
 
 
 def _may_draw(name, draws: frozenset) -> bool:
