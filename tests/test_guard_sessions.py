@@ -471,3 +471,38 @@ def test_different_models_each_imported_once_with_a_session_open_are_quiet(tmp_p
     # Unattributed, the four imports all fell under one unknown line: growth across 4 sessions.
     status, out, err, _ = _run(tmp_path, FOUR_MODELS)
     assert status == 0 and "served" in out, err
+
+
+ARGPARSE_SAVER = """\
+import argparse
+import numpy as np
+import tensorflow.compat.v1 as tf
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=60)
+args = parser.parse_args()
+x = tf.placeholder(tf.float32, [None, 2])
+w = tf.Variable(tf.zeros([2, 1]))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_mean(tf.matmul(x, w)))
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(args.steps):
+        sess.run(train_op, {x: np.ones((4, 2))})
+        if step % 20 == 0:
+            saver = tf.train.Saver()
+            saver.save(sess, SAVE_PATH, global_step=step)
+"""
+
+
+def test_a_saver_every_20th_of_an_options_default_steps_is_bounded_as_check_says(tmp_path):
+    # A twenty-fifth new user's trial: `graphguard check` hid a Saver every 20th of `--steps 60` (3
+    # builds), `graphguard run` stopped it at the second. Run with more steps than the default, the
+    # growth goes past that count and is reported, without the "grows 3 times at most" note.
+    script = _script(tmp_path, ARGPARSE_SAVER.replace("SAVE_PATH", repr(str(tmp_path / "m"))))
+    status, out, err = _graphguard_run(str(script))
+    assert status == 0, err
+    assert err.strip().splitlines()[-1].startswith(
+        f"graphguard run: no sustained graph growth; bounded growth tolerated at {where(str(script), 15)} (tf.train.Saver)")
+    status, out, err = _graphguard_run(str(script), "--steps", "100")
+    assert status == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("graphguard run: graph growth found: ") and "bounded" not in last, last

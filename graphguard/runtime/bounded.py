@@ -32,7 +32,7 @@ import ast
 import linecache
 from typing import Any, Iterable, Optional
 
-from graphguard.analysis.syntax import constant_int  # the linter's reading of an int literal
+from graphguard.analysis.syntax import cli_options, constant_int  # the linter's readings of an int and an option
 
 __all__ = ["BOUND", "bounded_trips", "in_a_loop"]
 
@@ -216,6 +216,25 @@ def _scope(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
     return scopes
 
 
+_options: dict[int, tuple[dict, set]] = {}
+
+
+def _int_value(node: ast.AST, tree: ast.Module) -> Optional[int]:
+    """An int literal, or a command-line option with an int default read from the parsed options
+    (``args.steps`` after ``parser.add_argument("--steps", type=int, default=60)``, ``FLAGS.epochs``):
+    the count the script runs by default, as the linter reads it (:func:`graphguard.analysis.syntax.cli_options`).
+    A run given another value grows more often than that, and :meth:`~graphguard.runtime.growth.GrowthAccounting._within_bound`
+    then reports it: a line may not grow more times than its loops were counted."""
+    value = constant_int(node)
+    if value is not None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return value
+    options = _options.get(id(tree))
+    if options is None:
+        options = _options[id(tree)] = cli_options(tree)
+    defaults, namespaces = options
+    return defaults.get(node.attr) if node.value.id in namespaces else None
+
+
 def _count(iterable: ast.AST, tree: ast.Module, scopes: list[ast.AST]) -> Optional[int]:
     if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
         return None if any(isinstance(e, ast.Starred) for e in iterable.elts) else len(iterable.elts)
@@ -224,7 +243,7 @@ def _count(iterable: ast.AST, tree: ast.Module, scopes: list[ast.AST]) -> Option
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords:
         name = iterable.func.id
         if name == "range" and 1 <= len(iterable.args) <= 3:
-            bounds = [constant_int(arg) for arg in iterable.args]
+            bounds = [_int_value(arg, tree) for arg in iterable.args]
             if None in bounds:
                 return None
             try:

@@ -157,6 +157,12 @@ class GrowthAccounting:
         )
         return growth, (), message, new_ops[0].type if new_ops else None, added
 
+    def _grown_at_most(self, key, trips: Optional[int]) -> bool:
+        """Whether the growth along ``key`` (creating line, call path) came on at most ``trips`` steps, the
+        count its loops have in the source (None: not counted). A run told to loop longer than a
+        command-line option's default grows more often than that (a twenty-fifth new user's trial)."""
+        return trips is not None and self._line_steps.get(_same_cell(key), [0])[0] <= trips
+
     def _within_bound(self, paths: set, bound: int, times: Optional[int] = None) -> bool:
         """Whether growth along every one of ``paths`` (creating line, call path) is bounded: the loops
         around it run a number of times the source fixes, at most ``bound`` in all
@@ -221,7 +227,7 @@ class GrowthAccounting:
                 seen_steps[0] += 1
                 seen_steps[1] = steps
             sustained = sustained or seen_steps[0] >= self._min_growth_steps
-        cases = sustained and all(bounded_trips((key[0], *key[1])) is not None for key in paths)
+        cases = sustained and all(self._grown_at_most(key, bounded_trips((key[0], *key[1]))) for key in paths)
         # growth in loops the source counts, at most max_bounded_iterations runs in all, as the linter
         # leaves them out (a thirteenth new user's trial: `check` silent, `run` stopped the script)
         bound = self._max_bounded
@@ -276,7 +282,7 @@ class GrowthAccounting:
         looped = any(in_a_loop((key[0], *key[1])) for key in paths)
         message += f"{WHY if looped else WHY_NO_LOOP}\n{fix_text(earlier + (growth,), in_loop=looped)}"
         limits = [bounded_trips((key[0], *key[1]), cases=False) for key in paths]
-        if limits and None not in limits:
+        if limits and None not in limits and all(self._grown_at_most(key, limit) for key, limit in zip(paths, limits)):
             # A new user's fifth trial: `check` hides a re-initializer per epoch of three, `run` stopped
             # the script at it. Growth it is; say that it is bounded and why the linter was silent.
             # (what to do first; the option in each front end's spelling: an eighth trial was pointed at a

@@ -65,7 +65,10 @@ def _bounded_note(patterns: list, warned: bool = False) -> str:
     for growth in patterns:
         paths = {pair for group in growth.groups for pair in group.callers} or {
             ((line.filename, line.lineno), ()) for group in growth.groups for line in group.lines}
-        counts += [bounded_trips((key, *path), cases=False) for key, path in paths]
+        trips = [bounded_trips((key, *path), cases=False) for key, path in paths]
+        # a run told to loop longer than the source's default (``--steps 400`` against ``default=60``)
+        # grew more often than the loops were counted: not bounded (a twenty-fifth new user's trial)
+        counts += [None if count is not None and growth.steps > count else count for count in trips]
     if not counts or None in counts:
         return ""
     # (a seventh new user's trial: the note half-excused a failed run; it says what to do first)
