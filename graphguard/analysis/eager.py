@@ -52,7 +52,7 @@ from graphguard.analysis.catalog import Effect
 from graphguard.analysis.facts import add, flag_marks
 from graphguard.analysis.samples import HELPER_DRAW, NO_NAMES, SampleReader
 from graphguard.analysis.numbers import NumberReader
-from graphguard.analysis.shapes import few_values, shape_of
+from graphguard.analysis.shapes import few_values, same_shape_source, shape_of
 from graphguard.analysis.syntax import callee_text, dotted_name, one_sample, short
 
 #: Keyword arguments only Keras' ``Model.predict``/``compile`` take (scikit-learn's ``predict`` takes
@@ -329,8 +329,10 @@ class EagerReader(NumberReader, SampleReader):
                 # ``g(tf.ones((n, 8)))``: a tensor whose shape a changing number sets (a ninth new
                 # user's trial); a tensor's shape is part of the trace key (TF-FACTS: 50 traces in 50
                 # calls). A slice of fixed length (``data[i:i + 64]``) keeps its shape.
+                source = same_shape_source(arg)  # ``step(tf.constant(xb))`` after ``xb = xs[:bs]``: ``xb``'s shape
                 shape = shape_of(arg) or (
-                    frame.shaped.get(dotted_name(arg)) if frame.shaped and arg.__class__ in (ast.Name, ast.Attribute) else None)
+                    frame.shaped.get(dotted_name(source)) if frame.shaped and source.__class__ in (ast.Name, ast.Attribute)
+                    else None)
                 if not shape or any(few_values(part) for part in shape) or self._relaxed_callee(func_value, node):
                     continue
                 names = frozenset().union(*(self._read_names(part, numbers_only=True) for part in shape))

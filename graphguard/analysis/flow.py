@@ -423,6 +423,20 @@ class FlowReader:
             value = Param(value.name)  # ``self.dueling = dueling`` above it in ``__init__``: the parameter
         return (value.name, flag[1]) if isinstance(value, Param) and value.name in self._frame.params else None
 
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        """``sess.run(init) if step == 0 else None``: the conditional expression's branches are guarded as
+        an ``if`` statement's are, by a counter test (one iteration) or an every-``k``-th test."""
+        self.visit(node.test)
+        counted = self._counter_exemption(node.test)
+        every = None if counted is not None or self._frame.facts.traced else self._every(node.test)
+        guard = counted if counted is not None else every
+        if guard is not None:
+            self._frame.exempt.append(guard)
+        self.visit(node.body)
+        if guard is not None:
+            self._frame.exempt.pop()
+        self.visit(node.orelse)
+
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         if self._never_true(node.test):

@@ -22,10 +22,15 @@ class NumberReader:
         """After ``target = value`` (or ``target op= value``): whether ``target`` now holds a Python number
         or a batch of one sample. Called on every assignment: the common case (a call's result bound to
         a name that held neither) returns after a few type checks."""
+        kind = target.__class__
+        if (kind is ast.Tuple and not augmented and value.__class__ is ast.Tuple and len(target.elts) == len(value.elts)
+                and not any(part.__class__ is ast.Starred for part in (*target.elts, *value.elts))):
+            for part, part_value in zip(target.elts, value.elts):  # ``xb, yb = xs[i:i + bs], ys[i:i + bs]``
+                self._note_number(part, part_value)
+            return
         frame = self._frames[-1]
         if frame.loops:
             self._note_loop_bind(target, None if augmented else value)
-        kind = target.__class__
         if kind is ast.Subscript:
             if (frame.samples or self._sample_loops) and value is not None:
                 self._note_filled(target, value)  # ``state[i] = minibatch[i][0]``

@@ -50,9 +50,10 @@ def shape_of_new(node: ast.AST) -> tuple | None:
 
 def sliced_shape(node: ast.AST) -> tuple | None:
     """The length expression of a slice whose length its upper bound sets (``data[:n]``,
-    ``xs[0:10 + epoch]``, ``x[:, :n]``), as a shape: ``(n,)``; None for other subscripts. A slice with
-    a lower bound that is not a constant is a window of fixed length (``data[i:i + 64]``,
-    ``x[k * bs:(k + 1) * bs]``): its shape does not change with the loop."""
+    ``xs[0:10 + epoch]``, ``x[:, :n]``), or a window ``x[i:i + w]`` whose width is a name or an
+    expression (``(w,)``: it changes when ``w`` does: ``xs[start:start + bs]`` over ``for bs in range(5, 45)``),
+    as a shape: ``(n,)``; None for other subscripts. Another slice with a lower bound that is not a
+    constant is a window of fixed length (``data[i:i + 64]``, ``x[k * bs:(k + 1) * bs]``)."""
     if node.__class__ is not ast.Subscript:
         return None
     index = node.slice
@@ -63,6 +64,10 @@ def sliced_shape(node: ast.AST) -> tuple | None:
             continue
         if part.lower is None or part.lower.__class__ is ast.Constant:
             return (part.upper,)
+        upper = part.upper
+        if (upper.__class__ is ast.BinOp and upper.op.__class__ is ast.Add and upper.right.__class__ is not ast.Constant
+                and ast.dump(upper.left) == ast.dump(part.lower)):
+            return (upper.right,)  # ``xs[start:start + bs]``: a window whose width ``bs`` sets
     return None
 
 
@@ -84,10 +89,9 @@ def few_values(node: ast.AST) -> bool:
 _SAME_SHAPE = frozenset({"tf.constant", "tf.convert_to_tensor", "np.asarray", "np.array", "numpy.asarray", "numpy.array"})
 
 
-def shape_of(node: ast.AST) -> tuple | None:
-    """The shape expressions of the tensor ``node`` passes, made (:func:`shape_of_new`) or sliced
-    (:func:`sliced_shape`), through calls that keep the shape (``np.random.rand(16, T, 4).astype(...)``,
-    a twenty-third new user's trial); None when neither says."""
+def same_shape_source(node: ast.AST) -> ast.AST:
+    """What ``node`` takes its shape from, through calls that keep it (``tf.constant(xb)``: ``xb``;
+    ``np.random.rand(16, T, 4).astype(...)``: the ``rand`` call); ``node`` itself otherwise."""
     for _ in range(4):
         if node.__class__ is not ast.Call:
             break
@@ -98,4 +102,12 @@ def shape_of(node: ast.AST) -> tuple | None:
             node = node.args[0]
         else:
             break
+    return node
+
+
+def shape_of(node: ast.AST) -> tuple | None:
+    """The shape expressions of the tensor ``node`` passes, made (:func:`shape_of_new`) or sliced
+    (:func:`sliced_shape`), through calls that keep the shape (``np.random.rand(16, T, 4).astype(...)``,
+    a twenty-third new user's trial); None when neither says."""
+    node = same_shape_source(node)
     return shape_of_new(node) or sliced_shape(node)
