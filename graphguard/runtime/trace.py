@@ -305,7 +305,7 @@ class _Code:
             call_sites=tuple(CallSite(f, n, text, t) for (f, n), (text, t) in sites[:_MAX_SITES]),
             created_at=tuple(sorted(self.created.items(), key=lambda item: -item[1])[:5]),
             changes=self.ordered_causes(), retracing=self.retracing, excused=self.excused,
-            recompiled=self.recompiled,
+            recompiled=self.recompiled, method=self.method,
             fix=fix_for(self.ordered_causes(), self.retracing) if self.retracing else "",
         )
 

@@ -170,6 +170,8 @@ class TracedFunction:
     excused: int = 0
     #: the most ``tf.function`` objects of this (Keras) code made for one model: one per ``compile()``
     recompiled: int = 0
+    #: a method (``@tf.function`` on a method: one object per instance, as it must be)
+    method: bool = False
 
     @property
     def defined_at(self) -> str:
@@ -185,6 +187,14 @@ class TracedFunction:
         out["created_at"] = [{"where": w, "functions": n} for w, n in self.created_at]
         out["changes"] = [dict(asdict(change), text=str(change)) for change in self.changes]
         return out
+
+    def remade(self, max_traces: int) -> bool:
+        """Whether the project's own function (not TensorFlow's or Keras') was traced more than
+        ``max_traces`` times through more than ``max_traces`` new ``tf.function`` objects, without being
+        called retracing (each object is called more often than it traces): a ``tf.function`` made per
+        epoch, or a step function made per trial. Marked in the table, not failed."""
+        return (not self.retracing and not self.internal and not self.method and self.functions > max_traces
+                and self.traces - self.excused > max_traces)
 
     def summary(self) -> str:
         """One line: ``train.<locals>.step (train.py:12): 9 traces in 9 calls``, with the objects."""
@@ -364,7 +374,8 @@ class TraceReport:
         for fn in shown:
             verdict = ("RETRACING" if fn.retracing == "same_function" else
                        "NEW OBJECTS" if fn.retracing == "new_function" else
-                       "RECOMPILED" if fn.retracing == "recompiled" else "")
+                       "RECOMPILED" if fn.retracing == "recompiled" else
+                       "remade (see below)" if fn.remade(self.max_traces) else "")
             rows.append((fn.name, fn.defined_at, str(fn.traces), str(fn.calls), str(fn.functions), verdict))
         rows = [(_fit(row[0], 40), _fit(row[1], 40), *row[2:]) for row in rows]
         widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -380,6 +391,14 @@ class TraceReport:
                 lines.append(f"  {fn.name.rsplit('.', 1)[-1]}: {fn.excused} of its {fn.traces} traces not counted against "
                              f"max_traces (each for a new trial's model, a case of a loop over at most 10, or a "
                              f"Python bool's other value)")
+            elif fn.remade(self.max_traces):
+                # (a twenty-fifth new user's trial: a tf.function made anew per epoch, 30 traces, read "0
+                # retracing" with no word of why while check reported GG302)
+                made = f" at {fn.created_at[0][0]}" if fn.created_at else ""
+                lines.append(f"  {fn.name.rsplit('.', 1)[-1]}: {fn.functions} tf.function objects made{made}, each traced "
+                             f"anew ({fn.traces} traces in {fn.calls} calls): not counted as retracing, as fewer than "
+                             f"half of its calls traced (a step function made once per trial counts so too); if it is "
+                             f"made per epoch or per call, make it once, outside that loop (GG302)")
         if left_out:
             lines.append(f"  ... and {left_out} more tf.function{'s' * (left_out != 1)} with fewer traces, none "
                          f"retracing (TraceGuard.report().functions lists them all)")
