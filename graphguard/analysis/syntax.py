@@ -387,8 +387,9 @@ def work_list(test: ast.AST, body: list, walks) -> bool:
     name = names.pop()
     walked = any(statement.__class__ is ast.For and id(statement) in walks and statement.iter.__class__ is ast.Name
                  and statement.iter.id == name for statement in body)
-    return walked and any(statement.__class__ is ast.Assign and any(
-        target.__class__ is ast.Name and target.id == name for target in statement.targets) for statement in body)
+    return walked and any(node.__class__ is ast.Assign and any(
+        target.__class__ is ast.Name and target.id == name for target in node.targets)
+        for statement in body for node in ast.walk(statement))  # (also under an ``if``/``else``)
 
 
 def waits_for_a_person(test: ast.AST | None, body: list) -> bool:
