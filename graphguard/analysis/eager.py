@@ -208,7 +208,11 @@ class EagerReader(NumberReader, SampleReader):
                 # ``_, model, _ = train(...)``: a model when the call gives one there; or when it is asked
                 # what only Keras takes (``model.predict(x, verbose=0)``), whatever phase 2 can follow
                 # (a tuple passed through a function handed in as a parameter)
-                return True if any(keyword.arg in keywords for keyword in call.keywords) else (part,)
+                # (a model bound anew in the innermost loop is a trial's: phase 3 tells its evaluation
+                # from a per-step predict through the part, as before)
+                frame = self._frame
+                per_trial = bool(frame.loops) and frame.loops[-1].index in frame.bound.get(dotted, ())
+                return True if not per_trial and any(keyword.arg in keywords for keyword in call.keywords) else (part,)
         if isinstance(value, Instance):
             # An object of a project class that makes a Keras model, unless the class has its own
             # method of that name (``Brain.predict``: a project call, followed as such). A capitalised

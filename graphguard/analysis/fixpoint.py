@@ -518,7 +518,7 @@ class Project(CallArguments):
             returns = [c for c in (self.summary(module, ref) for ref in facts.returns)
                        if c is not None] if facts.returns else ()
             model_returns = [(position, c, kind) for position, c, kind in
-                             ((position, self._model_source(module, ref, kind), kind)
+                             ((position, self._model_source(module, ref, kind), self._called_kind(module, ref, kind))
                               for position, ref, kind in facts.model_returns)
                              if c is not None] if facts.model_returns else ()
             trials = [c for trial in facts.trials if not trial.loops and CALLER not in trial.exempt
@@ -738,7 +738,18 @@ class Project(CallArguments):
     def is_model(self, importer: ModuleFacts, ref: Ref, kind: str) -> bool:
         """Whether what project code ``ref`` gives is a model (see :func:`~graphguard.analysis.summaries.is_model_summary` for ``kind``)."""
         summary = self._model_source(importer, ref, kind)
-        return summary is not None and is_model_summary(summary, kind)
+        return summary is not None and is_model_summary(summary, self._called_kind(importer, ref, kind))
+
+    def _called_kind(self, importer: ModuleFacts, ref: Ref, kind: str) -> str:
+        """``kind``, or ``"returns"`` for a constructor's ``"builds"`` when the name called turned out to
+        be a function (``return Pipeline(pretrain=True)`` of an imported CapWords function that trains a
+        model and returns a dict of scores): what it returns is the question, not what it builds (set
+        AA's GG202 on a hyperopt objective, at a sitting's primer diff)."""
+        if kind == "builds" and ref.name.endswith(".__init__"):
+            target = self.resolve(importer, ref)
+            if target is not None and not target[1].endswith(".__init__"):
+                return "returns"
+        return kind
 
     def _model_source(self, importer: ModuleFacts, ref: Ref, kind: str):
         """The summary that answers :meth:`is_model`, or for ``"class"`` the answer itself: a project
