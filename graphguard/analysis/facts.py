@@ -342,6 +342,16 @@ def add(facts: FunctionFacts, name: str, item) -> None:
     items.append(item)
 
 
+#: The end of a project call's ``callee`` text for a read of a ``@property`` (``net.predictions``): a
+#: message names it without ``(...)``.
+PROPERTY = " [property]"
+
+
+def called(callee: str) -> str:
+    """How a message names a project call: ```train(...)```, or ```net.predictions``` for a property read."""
+    return f"`{callee[:-len(PROPERTY)]}`" if callee.endswith(PROPERTY) else f"`{callee}(...)`"
+
+
 def subject_of(construction: Construction) -> str:
     """How a message names a construction: ```loss * 2``` or ```tf.argmax(...)```."""
     if construction.effect is Effect.OPERATOR or construction.effect in EAGER_SUBJECTS:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from graphguard.analysis.bindings import ProjectRef, TFObject
 from graphguard.analysis.catalog import EAGER_EFFECTS, Effect
-from graphguard.analysis.facts import CALLER, UNBUILT, Construction, FunctionFacts, ModuleFacts, Site, subject_of
+from graphguard.analysis.facts import CALLER, UNBUILT, Construction, FunctionFacts, ModuleFacts, Site, called, subject_of
 from graphguard.analysis.fixpoint import Project
 from graphguard.analysis.summaries import Origin, bounded
 
@@ -265,14 +265,14 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             via = _param_operator(project, module, call, callee) if call.loops and call.values else None
             loop = None if via is None else _session_loop(module, call, project.bound)
             if loop is not None:
-                found.append(Finding(module.path, call.site, Effect.OPERATOR, f"`{call.callee}(...)`",
+                found.append(Finding(module.path, call.site, Effect.OPERATOR, called(call.callee),
                                      loop.row, loop.column, via=via))
             continue
         if callee.trains_model is not None and not project.worker_class(module, call.ref) and not (
                 callee.trains_guard and project.never_runs(module, call, callee, callee.trains_guard)):
             loop = _model_loop(module, call, model_bound)
             if loop is not None:
-                found.append(Finding(module.path, call.site, Effect.MODEL, f"`{call.callee}(...)`",
+                found.append(Finding(module.path, call.site, Effect.MODEL, called(call.callee),
                                      loop.row, loop.column, via=callee.trains_model))
         loop = _session_loop(module, call, project.bound)
         if loop is None:
@@ -286,12 +286,12 @@ def _function_findings(project: Project, module: ModuleFacts, facts: FunctionFac
             if effect is Effect.OPERATOR and Effect.OP in callee.builds:
                 continue  # one call, one finding: a helper's operators are more of the ops GG101 reports
             if effect is not Effect.MODEL and effect not in EAGER_EFFECTS and not project.runs_eagerly(origin.path, eager):
-                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`",
+                found.append(Finding(module.path, call.site, effect, called(call.callee),
                                      loop.row, loop.column, via=origin, outer_row=_outer_row(module, call, loop)))
     for call, callee in calls:
         if callee.retains is not None and call.loops and not bounded(module, call.loops, max(project.bound, 1)):
             loop = module.loops[_once_skipped(module, call.loops)]
-            found.append(Finding(module.path, call.site, Effect.RETAINED, f"`{call.callee}(...)`",
+            found.append(Finding(module.path, call.site, Effect.RETAINED, called(call.callee),
                                  loop.row, loop.column, via=callee.retains))
     for retention in facts.retentions:
         if retention.loop == CALLER:
@@ -375,7 +375,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
             for effect in (Effect.VARIABLE, Effect.MODEL):
                 origin = callee.builds.get(effect)
                 if origin is not None and not (effect is Effect.MODEL and UNBUILT in call.exempt):
-                    found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, f"`{call.callee}(...)`",
+                    found.append(Finding(module.path, call.site, Effect.TRACED_VARIABLE, called(call.callee),
                                          call.site.row, call.site.column, via=origin))
                     break
         trial = bool(call.loops) and (call.loops[-1] in trial_loops or (callee.trains is not None and not call.branched))
@@ -391,7 +391,7 @@ def _eager_findings(project: Project, module: ModuleFacts, facts: FunctionFacts,
         for effect in _CALLER_EAGER_EFFECTS:
             origin = callee.builds.get(effect)
             if origin is not None and not (sweep and effect in _SWEEP_EFFECTS) and not (trial and effect is Effect.PREDICT):
-                found.append(Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
+                found.append(Finding(module.path, call.site, effect, called(call.callee), loop.row, loop.column,
                                      via=origin))
     return found
 
@@ -412,7 +412,7 @@ def _predicts_through(project: Project, module: ModuleFacts, call, callee) -> li
         loop = _eager_loop(project, module, call._replace(loops=loops))
         if loop is None:
             continue
-        found[effect] = Finding(module.path, call.site, effect, f"`{call.callee}(...)`", loop.row, loop.column,
+        found[effect] = Finding(module.path, call.site, effect, called(call.callee), loop.row, loop.column,
                                 via=origin)
     return list(found.values())
 

@@ -57,6 +57,7 @@ from graphguard.analysis.runtimes import Runtime
 from graphguard.analysis.eager import EagerReader
 from graphguard.analysis.facts import (
     CALLER,
+    PROPERTY,
     ClassFacts,
     Construction,
     DeferredOperator,
@@ -171,6 +172,8 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
         #: loop index -> the names of ``_loop_binds`` its body binds other than as a nested loop's target
         self._bound_here: dict[int, set] = {}
         self._for_nodes: dict[int, ast.For] = {}  # ``for`` loop index -> its statement (GG301's value loops)
+        self._properties: dict[str, set] = {}  # class -> its ``@property`` methods
+        self._property_names: set = set()  # every class's, for a set lookup per attribute read
         self._walks: set[int] = set()  # ids of ``for`` statements that walk a structure (one op per element)
         self._in_decorator = False
         self._compiled: set[int] = set()  # ids of the arguments of a reported ``model.compile(...)``
@@ -246,11 +249,21 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
         # ``self.a.b.c``: down the chain of attributes in a loop, not a generic visit per level (a
         # third of the generic visits on the public corpus); only what ends it (a call, a subscript)
         # is visited.
+        if node.attr in self._property_names and node.ctx.__class__ is ast.Load:
+            self._property_read(node)
         node = node.value
         while node.__class__ is ast.Attribute:
             node = node.value
         if node.__class__ is not ast.Name:
             self.visit(node)
+
+    def _property_read(self, node: ast.Attribute) -> None:
+        """``net.predictions`` where ``predictions`` is a ``@property`` of the module's class ``Net``:
+        reading it runs the method (``return tf.argmax(self.out, 1)``: a new op per read in a loop), as
+        a call of it would."""
+        owner = self.resolve(node.value)
+        if isinstance(owner, Instance) and owner.cls.module == "" and node.attr in self._properties.get(owner.cls.name, ()):
+            self._project_call(owner.cls.member(node.attr), node, callee_text(node) + PROPERTY, bound=True)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -649,6 +662,11 @@ class ModuleReader(Resolver, ImportReader, FlowReader, CallReader, SweepReader, 
         qualname = self._qualname(node.name)
         self._class_methods[qualname] = {statement.name: statement for statement in node.body
                                          if statement.__class__ is ast.FunctionDef}
+        properties = {statement.name for statement in node.body if statement.__class__ is ast.FunctionDef
+                      and any(d.__class__ is ast.Name and d.id == "property" for d in statement.decorator_list)}
+        if properties:
+            self._properties[qualname] = properties
+            self._property_names |= properties
         if per_step is not None:
             self._per_step[qualname] = per_step
         if keras_base is not None:
