@@ -70,6 +70,11 @@ def checkpoints(sess):
     for step in range(args.steps):
         if step % 20 == 0:
             tf.train.Saver().save(sess, "m")          # 61: every 20th of the option's 60 by default
+
+def decayed(sess):
+    for step in range(300):
+        if step % 50 == 0:
+            sess.run(tf.assign(lr, 0.95 ** (step // 50)))  # 66: reads the counter, every 50th step
 '''
 
 
@@ -111,6 +116,9 @@ def test_any_counted_loop_is_bounded_when_the_case_is_not_asked_for(script):
     # a loop over a command-line option's int default runs that many times by default, as the linter
     # reads it (a twenty-fifth new user's trial: check hid a Saver every 20th of `--steps 60`, run stopped it)
     assert bounded_trips([(script, 61)], cases=False) == 3
+    # a line under an every-k-th guard that reads the counter is periodic growth, not a case of a loop
+    # over a handful (a twenty-sixth new user's trial: one decayed assign was told as five "cases")
+    assert bounded_trips([(script, 66)]) is None and bounded_trips([(script, 66)], cases=False) == 6
 
 
 def test_growth_more_often_than_the_counted_loops_is_not_called_bounded(script):
