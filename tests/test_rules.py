@@ -434,3 +434,27 @@ def test_gg301_names_every_argument_the_loop_changes_in_one_finding():
     """).encode()
     found = Checker(["GG301"]).check_source(source, "t.py")
     assert [d.message.split(":")[0] for d in found] == ["`step`, `min(lr, 0.05)` in `train_step(...)`"], found
+
+
+def test_gg301_says_shape_for_arrays_whose_length_changes_and_value_for_numbers():
+    # A twenty-sixth new user's trial: arrays of a new length per epoch were said to be "a new value".
+    source = b"""\
+import numpy as np
+import tensorflow as tf
+
+@tf.function
+def step(x, y, scale):
+    return tf.reduce_sum(x) * scale + tf.reduce_sum(y)
+
+data = np.random.rand(500, 8)
+for epoch in range(100):
+    xb = data[:32 + epoch]
+    yb = data[:32 + epoch]
+    step(xb, yb, 1.0)
+    step(xb, yb, 0.5 * epoch)
+    step(tf.ones((epoch + 1, 8)), 1.0, 1.0)
+"""
+    messages = [finding.message for finding in CHECKER.check_source(source, "t.py")]
+    assert messages[0].startswith("`xb`, `yb` (shapes) in `step(...)`: a new shape per iteration"), messages
+    assert messages[1].startswith("`xb` (shape), `yb` (shape), `0.5 * epoch` in `step(...)`: a new value or shape per"), messages
+    assert "(shape set by `epoch`) in `step(...)`: a new shape per iteration" in messages[2], messages

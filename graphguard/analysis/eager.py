@@ -391,11 +391,15 @@ class EagerReader(NumberReader, SampleReader):
             if others:  # ``train_step(x, step, lr)``: every argument that loop changes, in one finding
                 # (a shape and a number too: ``train_step(tf.ones([n, 3]), lr)``, a twentieth trial)
                 # the arguments only: "(shape set by ...)" after each made a line of 213 characters
-                args = [c.callee.rpartition(" in `")[0].split("` (shape set by", 1)[0]
-                        + ("`" if "` (shape set by" in c.callee else "") for c in (construction, *others)]
-                args = sorted(set(args), key=args.index)
+                parts = [(c.callee.rpartition(" in `")[0].split("` (shape set by", 1)[0].rstrip("`"),
+                          "` (shape set by" in c.callee) for c in (construction, *others)]
+                parts = sorted(set(parts), key=parts.index)
+                shapes = all(shape for _, shape in parts)  # "`x`, `y` (shapes)"; else "`x` (shape), `lr`"
+                args = [(text if len(text) <= 24 else text[:21] + "...") + ("` (shape)" if shape and not shapes else "`")
+                        for text, shape in parts]
                 callee = construction.callee.rpartition(" in `")[2]
-                construction = construction._replace(callee=", `".join(args) + " in `" + callee)
+                construction = construction._replace(
+                    callee=", `".join(args) + (" (shapes)" if shapes else "") + " in `" + callee)
             if traced is True:
                 self._eager_fact(construction, frame=frame)
             elif isinstance(traced, _Returns):

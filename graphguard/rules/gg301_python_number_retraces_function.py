@@ -37,6 +37,19 @@ class PythonNumberRetracesFunction(Rule):
     EFFECTS = frozenset({Effect.RETRACE_ARGUMENT})
     TITLE = "Python number passed to a tf.function in a loop"
     MESSAGE = "{subject}: a new value per iteration of the loop at line {loop_row} retraces the tf.function"
+
+    @classmethod
+    def message(cls, subject: str, loop_row: int, via=None, kind: str = "", outer_row: int = 0,
+                path: str | None = None) -> str:
+        """As :meth:`Rule.message`, saying "a new shape" for a tensor whose shape a number sets, and "a new
+        value or shape" when both kinds of argument change (a twenty-sixth new user's trial: arrays of a
+        new length per epoch were called "a new value")."""
+        text = super().message(subject, loop_row, via, kind, outer_row, path)
+        arguments = subject.rpartition(" in `")[0]
+        if "(shape" in arguments:
+            alone = arguments.endswith(("(shapes)", "`)")) and "(shape)" not in arguments  # every one a shape
+            text = text.replace(": a new value per", ": a new shape per" if alone else ": a new value or shape per", 1)
+        return text
     ADVICE = (
         "a tf.function traces a new graph for every new Python value and every new input shape: pass "
         "numbers as tensors (tf.constant(...)) or give the function an input_signature (None for a "
