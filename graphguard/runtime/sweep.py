@@ -126,6 +126,7 @@ from graphguard.runtime.sweep_references import (
     find_chain,
     loop_variables,
 )
+from graphguard.runtime.errors import warn_at
 from graphguard.runtime.sweep_judgement import _Judgement, _measure_reasons
 from graphguard.runtime.sweep_report import (AliveObject, ReferenceChain, RssTrend, SweepReport, TrialRecord,
                                              trial_label)
@@ -763,9 +764,12 @@ class SweepGuard(_Judgement):
         category = SweepTrendWarning if record.trend_only else SweepLeakWarning
         level = _user_stacklevel(self._engine is not None)
         if self._engine_site is not None and level is None:  # an engine's thread: no user frame on it
-            warnings.warn_explicit(message, category, *self._engine_site)
+            warn_at(message, category, *self._engine_site)
         else:
-            warnings.warn(message, category, stacklevel=level or 2)
+            # at the user's line, saying that Python prints that line after the message (a twenty-sixth
+            # new user's trial read the echoed ``clear_session()`` as graphguard's advice)
+            frame = sys._getframe((level or 2) - 1)  # stacklevel k names the frame k - 1 above this one
+            warn_at(message, category, frame.f_code.co_filename, frame.f_lineno)
 
     def _phase(self) -> None:
         """A new sweep loop of the same script starts (``graphguard run --sweep`` calls it before each
