@@ -861,3 +861,22 @@ def test_a_saver_does_not_climb_above_a_writer_that_writes_the_whole_graph_out()
     (fix,) = propose_fixes(source, Checker().check_source(source.encode(), "x.py")).values()
     text, _ = apply(source, [fix])
     assert "sess.graph)\n    saver = tf.train.Saver(max_to_keep=None)\n    for epoch" in text, text
+
+
+def test_predict_on_a_dataset_or_generator_gets_no_predict_on_batch_fix(tmp_path):
+    # A twenty-seventh new user's trial: the unsafe fix wrote predict_on_batch(ds) for a tf.data.Dataset,
+    # which raises "Only input tensors may be passed as positional arguments" when run.
+    (tmp_path / "infer.py").write_text(
+        "import numpy as np\nimport tensorflow as tf\n"
+        "model = tf.keras.models.load_model('m.keras')\n"
+        "for epoch in range(20):\n"
+        "    ds = tf.data.Dataset.from_tensor_slices(np.random.rand(64, 10)).batch(16)\n"
+        "    a = model.predict(ds, verbose=0)\n"
+        "    b = model.predict(datagen.flow(images[epoch]), verbose=0)\n"
+        "    c = model.predict(np.random.rand(64, 10), verbose=0)\n")
+    items = {item["location"]["row"]: item for item in
+             json.loads(graphguard("--output-format", "json", "infer.py", cwd=tmp_path).stdout)}
+    assert items[6]["fix"] is None and items[6]["fix_unavailable"].startswith("predict is given a dataset or generator")
+    assert items[8]["fix"]["applicability"] == "unsafe"  # arrays: predict_on_batch takes them
+    if 7 in items:
+        assert items[7]["fix"] is None

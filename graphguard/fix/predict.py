@@ -50,6 +50,10 @@ def predict_on_batch(file, row: int, column: int, through: bool) -> tuple[Option
         return None, "the predict call was not found"
     if len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
         return None, "predict is given more than the data as positional arguments"
+    if _data_source(file.tree, call.args[0]):
+        # (a twenty-seventh new user's trial: ``predict_on_batch(ds)`` raised "Only input tensors may be
+        # passed as positional arguments" on a tf.data.Dataset)
+        return None, "predict is given a dataset or generator, which predict_on_batch does not take"
     single = one_sample(call.args[0])
     droppable = _DROPPED_FOR_ONE if single else _DROPPED_ALWAYS
     others = sorted(k.arg or "**" for k in call.keywords if k.arg not in droppable)
@@ -70,6 +74,32 @@ def predict_on_batch(file, row: int, column: int, through: bool) -> tuple[Option
         return Fix(SAFE, f"Call predict_on_batch on the one sample{dropped}", tuple(edits)), ""
     return Fix(UNSAFE, f"Call predict_on_batch{dropped} (unsafe: the data is run as one batch, not in batches "
                        "of 32)", tuple(edits)), ""
+
+
+#: Calls that make a ``tf.data.Dataset`` or a Keras data generator (and methods that chain on one):
+#: ``predict`` iterates them, ``predict_on_batch`` takes only arrays and tensors.
+_DATA_SOURCES = frozenset({
+    "from_tensor_slices", "from_tensors", "from_generator", "batch", "padded_batch", "prefetch", "map",
+    "shuffle", "repeat", "take", "skip", "unbatch", "cache", "flow", "flow_from_directory",
+    "flow_from_dataframe", "image_dataset_from_directory", "text_dataset_from_directory",
+    "audio_dataset_from_directory", "timeseries_dataset_from_array", "TFRecordDataset", "TextLineDataset",
+})
+
+
+def _data_source(tree: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` (``predict``'s data) is a dataset or a generator: written as one
+    (``tf.data.Dataset...batch(16)``, ``datagen.flow(x)``, a generator expression) or a name that an
+    assignment of the file binds to one."""
+    if isinstance(node, ast.GeneratorExp):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        return name in _DATA_SOURCES or ".data." in f".{syntax.callee_text(func)}"
+    if isinstance(node, ast.Name):
+        return any(isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in sub.targets)
+                   and not isinstance(sub.value, ast.Name) and _data_source(tree, sub.value) for sub in ast.walk(tree))
+    return False
 
 
 def _call_at(file, row: int, column: int) -> Optional[ast.Call]:

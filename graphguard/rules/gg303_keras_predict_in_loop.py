@@ -52,7 +52,9 @@ batch it is given and returns the same NumPy array (or list of arrays); measured
 `np.expand_dims(x, 0)`, `x.reshape(1, -1)`, `np.array([x])`, `x[i:i+1]`); `verbose=` and
 `batch_size=` are dropped (one batch either way). For other data (the loop's batch, a name bound
 elsewhere) it is unsafe: `predict` splits a large input into batches of 32, `predict_on_batch` runs it
-whole. A call with other arguments, or a finding at the call of a helper that predicts, is not fixed.
+whole. A call with other arguments, on a dataset or generator (`tf.data`, `datagen.flow(...)`, a name
+bound to one: `predict_on_batch` takes only arrays and tensors), or a finding at the call of a helper
+that predicts, is not fixed.
 Two differences are not counted as a change: `predict_on_batch` prints no progress bar (`predict`
 prints `1/1 ━━━ 0s` on every call unless `verbose=0`), and with oneDNN (the default on x86) its float32
 results may differ from `predict`'s in the last bits (up to 8e-5 on outputs of about 100, measured
