@@ -880,3 +880,25 @@ def test_predict_on_a_dataset_or_generator_gets_no_predict_on_batch_fix(tmp_path
     assert items[8]["fix"]["applicability"] == "unsafe"  # arrays: predict_on_batch takes them
     if 7 in items:
         assert items[7]["fix"] is None
+
+
+def test_a_hoisted_call_whose_unpacked_result_another_finding_reads_says_the_fix_is_partial(tmp_path):
+    # A twenty-eighth new user's trial: `logits, h = step(tok, state)` was hoisted as `step_op`, and
+    # `tf.argmax(logits, 1)` stayed in the loop (it reads a name the loop assigns): the fixed decoder
+    # still grew, and the fix's message had not said so.
+    (tmp_path / "decode.py").write_text(
+        "import tensorflow.compat.v1 as tf\n"
+        "tok = tf.placeholder(tf.int32, [None])\n"
+        "state = tf.placeholder(tf.float32, [None, 8])\n"
+        "def step(ids, h):\n"
+        "    e = tf.nn.embedding_lookup(emb, ids)\n"
+        "    return tf.matmul(e, w), h\n"
+        "def decode(sess, h):\n"
+        "    for _ in range(40):\n"
+        "        logits, new_h = step(tok, state)\n"
+        "        out, h = sess.run([tf.argmax(logits, 1), new_h], {state: h})\n")
+    items = {item["location"]["row"]: item for item in
+             json.loads(graphguard("--output-format", "json", "decode.py", cwd=tmp_path).stdout)}
+    assert items[9]["fix"]["message"].endswith(
+        "(partial: what it returns is read by the finding at line 10, which stays in the loop)"), items[9]["fix"]
+    assert items[10]["fix"] is None and items[10]["fix_unavailable"].startswith("it reads logits")

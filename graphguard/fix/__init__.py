@@ -57,7 +57,35 @@ def propose_fixes(text: str, diagnostics: list, reasons: dict | None = None) -> 
             if reasons is not None:
                 reasons[d] = str(why)
             continue
+    _say_partial(module, found, wanted, reasons)
     return found
+
+
+def _say_partial(module, found: dict, wanted: list, reasons: dict | None) -> None:
+    """A fix that moves a call out of a loop whose statement unpacks its result there (``logits, h =
+    step_fn_op``) leaves in the loop the findings that read those names (``tf.argmax(logits, 1)``: "it
+    reads logits, which the loop assigns"): its message says it is partial and what stays (a
+    twenty-eighth new user's trial: the fixed decoder still grew, and nothing had said so)."""
+    import re
+    from dataclasses import replace
+
+    if not found or not reasons:
+        return
+    for d, fix in list(found.items()):
+        if d.code not in ("GG101", "GG106") or "(via " not in d.message:
+            continue
+        line = module.text.splitlines()[d.row - 1] if d.row <= len(module.text.splitlines()) else ""
+        target = re.match(r"\s*([\w\s,()\[\]]+?)\s*=[^=]", line)
+        if target is None:
+            continue
+        names = set(re.findall(r"\w+", target[1]))
+        left = [other for other in wanted if other is not d and other.loop_row == d.loop_row and other not in found
+                and any(re.search(rf"\b{re.escape(name)}\b", reasons.get(other, "").partition(", which")[0])
+                        for name in names) and reasons.get(other, "").startswith("it reads ")]
+        if left:
+            stays = ", ".join(f"line {other.row}" for other in left)
+            found[d] = replace(fix, message=f"{fix.message} (partial: what it returns is read by the finding at {stays}, "
+                                            f"which stays in the loop)")
 
 
 def _outer_row(message: str) -> int:
