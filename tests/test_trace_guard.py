@@ -673,6 +673,11 @@ def test_more_traces_than_calls_says_why():
 
     fn = TracedFunction("train_step", "__main__", "t.py", 3, 9, 8, 1, 9, False)
     assert fn.summary().endswith("9 traces in 8 calls (a call that creates variables traces twice)")
+    # the table says it too (a twenty-eighth trial: Keras' "traces 3, calls 2" looked impossible)
+    from graphguard.runtime.trace_report import TraceReport
+
+    assert "(more traces than calls: TensorFlow traces a function twice on a call that creates variables)" in \
+        TraceReport(8, (fn,)).format()
 
 
 def test_the_fix_applied_to_an_object_that_already_retraced_says_so():

@@ -399,6 +399,9 @@ class TraceReport:
                              f"anew ({fn.traces} traces in {fn.calls} calls): not counted as retracing, as fewer than "
                              f"half of its calls traced (a step function made once per trial counts so too); if it is "
                              f"made per epoch or per call, make it once, outside that loop (GG302)")
+        if any(fn.traces > fn.calls for fn in shown):
+            # (a twenty-eighth new user's trial: Keras' "traces 3, calls 2" in the table looked impossible)
+            lines.append("  (more traces than calls: TensorFlow traces a function twice on a call that creates variables)")
         if left_out:
             lines.append(f"  ... and {left_out} more tf.function{'s' * (left_out != 1)} with fewer traces, none "
                          f"retracing (TraceGuard.report().functions lists them all)")
