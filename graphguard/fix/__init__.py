@@ -66,7 +66,7 @@ def _say_partial(module, found: dict, wanted: list, reasons: dict | None) -> Non
     step_fn_op``) leaves in the loop the findings that read those names (``tf.argmax(logits, 1)``: "it
     reads logits, which the loop assigns"): its message says it is partial and what stays (a
     twenty-eighth new user's trial: the fixed decoder still grew, and nothing had said so)."""
-    import re
+    import ast
     from dataclasses import replace
 
     if not found or not reasons:
@@ -74,14 +74,14 @@ def _say_partial(module, found: dict, wanted: list, reasons: dict | None) -> Non
     for d, fix in list(found.items()):
         if d.code not in ("GG101", "GG106") or "(via " not in d.message:
             continue
-        line = module.text.splitlines()[d.row - 1] if d.row <= len(module.text.splitlines()) else ""
-        target = re.match(r"\s*([\w\s,()\[\]]+?)\s*=[^=]", line)
-        if target is None:
+        names = {target.id for statement in ast.walk(module.tree)
+                 if isinstance(statement, ast.Assign) and statement.lineno == d.row
+                 for node in statement.targets for target in ast.walk(node) if isinstance(target, ast.Name)}
+        if not names:
             continue
-        names = set(re.findall(r"\w+", target[1]))
         left = [other for other in wanted if other is not d and other.loop_row == d.loop_row and other not in found
-                and any(re.search(rf"\b{re.escape(name)}\b", reasons.get(other, "").partition(", which")[0])
-                        for name in names) and reasons.get(other, "").startswith("it reads ")]
+                and reasons.get(other, "").startswith("it reads ")
+                and names & set(reasons[other][len("it reads "):].partition(", which")[0].split(", "))]
         if left:
             stays = ", ".join(f"line {other.row}" for other in left)
             found[d] = replace(fix, message=f"{fix.message} (partial: what it returns is read by the finding at {stays}, "
