@@ -124,14 +124,8 @@ class NumberReader:
         func = value.func
         if (func.attr if func.__class__ is ast.Attribute else getattr(func, "id", None)) in _REPEATS_ROWS:
             return False
-        samples = self._frame.samples
-        for arg in value.args:
-            if arg.__class__ is ast.Name:
-                if arg.id in samples:
-                    return True
-            elif arg.__class__ is not ast.Constant and one_sample(arg, samples.__contains__, lists=False):
-                return True
-        return False
+        bound = self._frame.samples.__contains__  # (a name: one when this body bound it to one)
+        return any(arg.__class__ is not ast.Constant and one_sample(arg, bound, lists=False) for arg in value.args)
 
     def _note_loop_numbers(self, node: ast.For) -> None:
         """``for step in range(n)``, ``for i, batch in enumerate(data)``, ``for lr in [0.1, 0.01]``,
